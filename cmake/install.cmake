@@ -1,0 +1,18 @@
+# Installs headers, the library, the CLI, the worker (libexec) and a CMake package config so that
+# consumers write find_package(ktune) and link ktune::ktune.
+include(CMakePackageConfigHelpers)
+install(DIRECTORY include/ktune DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+get_property(ktune_modules GLOBAL PROPERTY KTUNE_MODULES)
+install(TARGETS ktune ${ktune_modules} EXPORT ktuneTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS ktune-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS ktune-worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR})
+install(EXPORT ktuneTargets NAMESPACE ktune:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ktune)
+configure_package_config_file(cmake/ktuneConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/ktuneConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ktune)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/ktuneConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/ktuneConfig.cmake ${PROJECT_BINARY_DIR}/ktuneConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ktune)

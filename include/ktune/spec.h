@@ -1,0 +1,93 @@
+// Spec: a tuning job described in YAML or JSON (one schema, docs/spec.md), and what it becomes:
+// Problems, a KernelTemplate, extern choices and a reference.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ktune/choice.h"
+#include "ktune/compare.h"
+#include "ktune/extern_choice.h"
+#include "ktune/kernel_template.h"
+#include "ktune/problem.h"
+#include "ktune/search_space.h"
+
+namespace ktune {
+
+struct KernelDecl {
+  std::filesystem::path source;  // resolved against the spec's folder
+  std::string entry;
+  std::string language = "c++";
+  bool mustache = false;  // render: mustache
+  std::vector<std::string> flags;
+};
+
+struct ArgDecl {
+  std::string name;
+  ArgRole role = ArgRole::kIn;
+  DType dtype = DType::kF32;
+  std::vector<std::string> shape;    // expressions over problem sizes (buffers)
+  std::vector<std::string> strides;  // optional; empty: row-major
+  std::string offset;                // optional expression; empty: 0
+  std::string value;                 // expression (scalars)
+  int line = 0;
+};
+
+struct ProblemDecl {
+  std::string name;  // optional in the file; defaults to "M=32,N=4096,K=4096" (binding order)
+  std::vector<std::pair<std::string, std::int64_t>> sizes;
+  int line = 0;
+};
+
+struct ReferenceDecl {
+  enum class Kind { kNone, kKernel, kExtern };
+  Kind kind = Kind::kNone;
+  KernelDecl kernel;        // kKernel: same signature as the template
+  std::string extern_name;  // kExtern: the name of an entry in `externs`
+};
+
+struct Spec {
+  std::filesystem::path file;
+  std::string name;
+  KernelDecl kernel;
+  std::vector<ArgDecl> args;
+  std::vector<ProblemDecl> problems;
+  std::vector<Param> params;
+  std::vector<std::string> restrictions;
+  ReferenceDecl reference;
+  std::optional<Tolerance> tolerance;  // empty: default_tolerance() of each output's dtype
+  std::vector<ExternDesc> externs;
+  std::uint64_t seed = 0;
+};
+
+// Reads and validates a spec (.yaml, .yml or .json; the content decides, JSON being YAML). Every
+// error names the file, line and column, the field, and what was expected, e.g.
+//   "spec.yaml:12:12: args[2].dtype: unknown dtype 'f33'; expected one of f16, bf16, ...".
+// Validation covers the search space (restrictions parse and name known parameters), the
+// kernel source file's existence, shape expressions naming only problem sizes, and externs.
+[[nodiscard]] Result<Spec> load_spec(const std::filesystem::path& file);
+[[nodiscard]] Result<Spec> parse_spec(std::string_view text, const std::filesystem::path& file);
+
+[[nodiscard]] Signature spec_signature(const Spec& spec);
+// Evaluates shapes, strides, offsets and scalar values for one problem.
+[[nodiscard]] Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl);
+
+// What a spec tunes: candidates (template configs, then externs) and the reference (null when
+// the spec names none: then candidates are checked only for NaN, unwritten outputs, redzones and
+// modified inputs).
+struct SpecChoices {
+  std::shared_ptr<KernelTemplate> kernel_template;
+  std::vector<ChoicePtr> candidates;
+  ChoicePtr reference;
+};
+// Reads the kernel (and reference) sources and builds the choices. Reference externs are built a
+// second time so that the reference is independent of the candidate with the same name.
+[[nodiscard]] Result<SpecChoices> make_spec_choices(const Spec& spec);
+
+}  // namespace ktune

@@ -1,0 +1,45 @@
+// Problem: its signature and its stable key.
+#include "ktune/problem.h"
+
+#include <fmt/format.h>
+
+namespace ktune {
+
+std::string_view arg_role_name(ArgRole role) {
+  switch (role) {
+    case ArgRole::kIn: return "in";
+    case ArgRole::kOut: return "out";
+    case ArgRole::kInOut: return "inout";
+    case ArgRole::kScalar: return "scalar";
+  }
+  return "unknown";
+}
+
+Signature Problem::signature() const {
+  Signature sig;
+  sig.reserve(args.size());
+  for (const ProblemArg& a : args) sig.push_back(a.param);
+  return sig;
+}
+
+std::string Problem::key() const {
+  std::string key = op + "(";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ProblemArg& a = args[i];
+    if (i) key += ", ";
+    key += fmt::format("{} {} ", arg_role_name(a.param.role), a.param.name);
+    if (a.param.role == ArgRole::kScalar) {
+      key += fmt::format("{}=", dtype_name(a.param.dtype));
+      if (const auto* v = std::get_if<std::int64_t>(&a.scalar)) {
+        key += fmt::format("{}", *v);
+      } else {
+        key += fmt::format("{}", std::get<double>(a.scalar));
+      }
+    } else {
+      key += a.tensor.key();
+    }
+  }
+  return key + ")";
+}
+
+}  // namespace ktune

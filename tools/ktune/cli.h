@@ -1,0 +1,24 @@
+// The ktune CLI: shared context and one registration function per subcommand (cmd_<verb>.cpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+
+namespace ktune::cli {
+
+// Exit codes: 0 success, 1 a reported error, 2 a usage error.
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+
+struct CliContext {
+  std::filesystem::path cache_dir;  // --cache-dir, else $KTUNE_CACHE_DIR, else ~/.cache/ktune
+  int exit_code = 0;
+};
+
+// Each registers a subcommand on `app`; its callback runs after parsing and sets ctx.exit_code.
+void add_tune_command(CLI::App& app, CliContext& ctx);
+void add_space_command(CLI::App& app, CliContext& ctx);
+void add_cache_command(CLI::App& app, CliContext& ctx);
+
+}  // namespace ktune::cli

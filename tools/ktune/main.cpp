@@ -1,0 +1,39 @@
+// ktune: the command-line tool. Subcommands live in cmd_<verb>.cpp.
+#include <fmt/format.h>
+
+#include "cli.h"
+#include "ktune/file_util.h"
+
+int main(int argc, char** argv) {
+  using namespace ktune::cli;
+  CLI::App app{
+      "ktune finds the fastest correct implementation of a compute kernel for a problem on this "
+      "machine, and remembers it."};
+  app.set_version_flag("--version", std::string("ktune ") + KTUNE_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+
+  CliContext ctx;
+  ctx.cache_dir = ktune::default_cache_dir();
+  app.add_option("--cache-dir", ctx.cache_dir,
+                 "Folder of the code and tuning caches (default: $KTUNE_CACHE_DIR, else "
+                 "~/.cache/ktune)");
+
+  add_tune_command(app, ctx);
+  add_space_command(app, ctx);
+  add_cache_command(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  return ctx.exit_code;
+}
