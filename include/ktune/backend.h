@@ -31,8 +31,8 @@ struct Artifact {
   double compile_s = 0;
 };
 
-// A loaded artifact. launch() takes one pointer per signature parameter: a buffer's data pointer,
-// or a pointer to a scalar's value stored as dtype_cpp_scalar_type(dtype).
+// A loaded artifact. launch() takes one pointer per signature parameter: a buffer's first element
+// (storage start + offset), or a pointer to a scalar's value stored as dtype_cpp_scalar_type(dtype).
 class Module {
  public:
   virtual ~Module() = default;

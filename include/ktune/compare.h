@@ -34,7 +34,8 @@ struct Comparison {
 
 // Compares the elements `spec` addresses. An element still holding the poison pattern makes the
 // outcome kUnwrittenOutput (checked first), a NaN or Inf where the reference is finite makes it
-// kNanOutput, anything else out of tolerance kWrongResult.
+// kNanOutput, anything else out of tolerance kWrongResult. Integer poison is a legal value, so an
+// integer element equal to the reference passes even when it matches the poison pattern.
 [[nodiscard]] Comparison compare(const TensorSpec& spec, const std::byte* actual,
                                  const std::byte* expected, const Tolerance& tolerance);
 

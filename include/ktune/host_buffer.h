@@ -18,6 +18,7 @@ class HostBuffer {
  public:
   HostBuffer() = default;
   // `bytes` of data (64-byte aligned) with `redzone_bytes` before and after, redzones filled.
+  // The redzone is rounded up to a multiple of 64 so that the data stays aligned.
   [[nodiscard]] static HostBuffer allocate(std::size_t bytes,
                                            std::size_t redzone_bytes = kDefaultRedzoneBytes);
 

@@ -1,5 +1,9 @@
 // SearchSpace: tunable parameters with their value lists, restrictions as expressions over them
 // (muparser syntax: TILE_M * TILE_N <= 4096 && UNROLL != 3), and enumeration of valid configs.
+// Restrictions may use && || == != < <= > >= + - * / ^ ?: and muparser's functions (min, max,
+// abs, ...), plus `!` (logical not, prefix; `!!x` does not parse) and `%` (fmod, binds like *).
+// Values are doubles during evaluation: integers are exact up to 2^53. A restriction keeps a
+// config when it evaluates to a non-zero number (NaN rejects).
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,38 @@
+# The README's two commands. Both install the Debian packages they need (only the missing ones),
+# configure and build.
+#   make demo   tune examples/matmul_cpu on this CPU, with the SQLite tuning cache
+#   make test   run the whole test suite through ctest
+BUILD ?= build
+JOBS ?= $(shell nproc)
+BUILD_TYPE ?= Release
+CMAKE_ARGS ?=
+DEBIAN_PACKAGES = cmake g++ make pkg-config libfmt-dev nlohmann-json3-dev libyaml-cpp-dev \
+  libcli11-dev libsqlite3-dev libkainjow-mustache-dev libmuparser-dev libopenblas-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev
+
+.PHONY: deps configure build demo test clean
+
+deps:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing $$missing"; \
+	  sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	  $$sudo apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+configure: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/bin/ktune tune examples/matmul_cpu/matmul.yaml
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD)

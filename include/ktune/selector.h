@@ -1,0 +1,72 @@
+// Selector: Inductor's AlgorithmSelectorCache.__call__ for ktune. Given a problem, its candidates
+// and a reference, it looks the answer up in the tuning cache, or compiles every candidate in
+// parallel, verifies each against the reference, measures the valid ones, re-measures close
+// calls, picks the fastest, records every outcome and prints the AUTOTUNE table.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ktune/backend.h"
+#include "ktune/choice.h"
+#include "ktune/compare.h"
+#include "ktune/cpu_benchmarker.h"
+#include "ktune/problem.h"
+#include "ktune/tuning_cache.h"
+
+namespace ktune {
+
+struct SelectorOptions {
+  CpuBenchOptions bench;
+  unsigned jobs = 0;        // compile threads; 0: all cores
+  bool read_cache = true;   // a hit skips compiling and measuring
+  bool write_cache = true;  // store the outcome of a tuning run
+  // Candidates whose first median is within this fraction of the best are measured again,
+  // interleaved, before the pick.
+  double close_call_band = 0.05;
+  int close_call_rounds = 15;
+  int table_rows = 10;  // fastest rows in the AUTOTUNE table; failures are always listed
+  std::uint64_t seed = 0;
+  std::optional<Tolerance> tolerance;  // empty: by dtype
+  std::FILE* out = stdout;             // the AUTOTUNE table and the pick; null: silent
+  std::FILE* progress = stderr;        // progress lines; null: silent
+  std::filesystem::path json_log;      // JSON lines appended here when set
+};
+
+struct Selection {
+  std::size_t winner_index = 0;  // into the candidates passed to select()
+  TuningRecord record;
+  bool from_cache = false;
+  double select_s = 0;  // wall time of select()
+};
+
+class Selector {
+ public:
+  Selector(const Backend& backend, TuningCache& cache, SelectorOptions options);
+
+  // kNoValidChoice (with a summary of the outcomes) when nothing compiled, ran and verified;
+  // kInvalidArgument when the reference itself fails.
+  [[nodiscard]] Result<Selection> select(const Problem& problem, std::vector<ChoicePtr>& candidates,
+                                         Choice* reference);
+
+  // The tuning-cache key select() uses for these candidates.
+  [[nodiscard]] TuningKey key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
+                                  const Choice* reference) const;
+
+ private:
+  const Backend& backend_;
+  TuningCache& cache_;
+  SelectorOptions options_;
+};
+
+// The AUTOTUNE table: a title line, the fastest `rows` valid candidates (time, % of best, info),
+// every failure with its outcome and message, and a summary line.
+[[nodiscard]] std::string format_autotune_table(const std::string& title,
+                                                const TuningRecord& record, int rows,
+                                                bool from_cache);
+
+}  // namespace ktune

@@ -1,0 +1,211 @@
+// CpuBackend: compiles a translation unit with the system compiler into a shared object in the
+// code cache (content-addressed, written under a temporary name and renamed) and loads it with
+// dlopen. compile() keeps no mutable state, so concurrent compiles are safe.
+#include "ktune/cpu_backend.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "ktune/hash.h"
+#include "ktune/subprocess.h"
+
+namespace ktune {
+namespace {
+
+constexpr std::size_t kErrorTailLines = 20;
+constexpr std::chrono::milliseconds kVersionTimeout{30'000};
+
+std::vector<std::string> split_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::istringstream in{std::string(text)};
+  for (std::string w; in >> w;) words.push_back(std::move(w));
+  return words;
+}
+
+std::string first_line(std::string_view text) {
+  std::size_t end = text.find('\n');
+  return std::string(text.substr(0, end));
+}
+
+std::string last_lines(std::string_view text, std::size_t lines) {
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  std::size_t pos = text.size();
+  for (std::size_t n = 0; n < lines && pos != std::string_view::npos && pos > 0; ++n) {
+    pos = text.rfind('\n', pos - 1);
+  }
+  return std::string(pos == std::string_view::npos ? text : text.substr(pos + 1));
+}
+
+bool mentions_native(const std::vector<std::string>& flags) {
+  for (const std::string& f : flags) {
+    if (f.find("=native") != std::string::npos) return true;
+  }
+  return false;
+}
+
+void remove_quietly(const std::filesystem::path& p) {
+  std::error_code ec;
+  std::filesystem::remove(p, ec);
+}
+
+// Owns one dlopen handle; the entry pointer stays valid as long as the module lives.
+class CpuModule final : public Module {
+ public:
+  using EntryFn = void (*)(void* const*);
+  CpuModule(void* handle, EntryFn entry) : handle_(handle), entry_(entry) {}
+  ~CpuModule() override { ::dlclose(handle_); }
+  CpuModule(const CpuModule&) = delete;
+  CpuModule& operator=(const CpuModule&) = delete;
+
+  Status launch(void* const* args) override {
+    entry_(args);
+    return {};
+  }
+
+ private:
+  void* handle_;
+  EntryFn entry_;
+};
+
+std::string dl_error_text() {
+  const char* e = ::dlerror();
+  return e != nullptr ? e : "unknown dlerror";
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(CpuCompileOptions options, std::filesystem::path cache_dir,
+                       std::string compiler_id)
+    : options_(std::move(options)),
+      code_cache_(std::move(cache_dir)),
+      compiler_id_(std::move(compiler_id)) {}
+
+Result<CpuBackend> CpuBackend::create(CpuCompileOptions options, std::filesystem::path cache_dir) {
+  if (options.compiler == "c++") {
+    const char* cxx = std::getenv("CXX");
+    if (cxx != nullptr && *cxx != '\0') options.compiler = cxx;
+  }
+  std::vector<std::string> argv = split_words(options.compiler);
+  if (argv.empty()) return make_error(ErrorCode::kInvalidArgument, "cpu backend: empty compiler");
+  argv.push_back("--version");
+  ProcessOptions popts;
+  popts.timeout = kVersionTimeout;  // not a compile: the per-compile deadline does not apply
+  popts.max_output_bytes = 64 * 1024;
+  Result<ProcessResult> run = run_process(argv, popts);
+  if (!run) {
+    return make_error(ErrorCode::kUnavailable,
+                      fmt::format("cpu backend: cannot run compiler '{}': {}", options.compiler,
+                                  run.error().message));
+  }
+  if (!run->ok()) {
+    return make_error(
+        ErrorCode::kUnavailable,
+        fmt::format("cpu backend: '{} --version' failed (exit {}, signal {}): {}", options.compiler,
+                    run->exit_code, run->term_signal, last_lines(run->output, 5)));
+  }
+  return CpuBackend(std::move(options), std::move(cache_dir), first_line(run->output));
+}
+
+std::string CpuBackend::device_fingerprint() const { return cpu_fingerprint(); }
+
+std::string CpuBackend::toolchain_fingerprint() const {
+  std::string fp = compiler_id_;
+  for (const std::string& f : options_.flags) fp += " " + f;
+  return fp;
+}
+
+Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
+  const std::string tu = translation_unit(source);
+  Hasher h;
+  h.add("ktune.cpu.v1").add(tu).add(options_.compiler).add(compiler_id_);
+  h.add(static_cast<std::int64_t>(options_.flags.size()));
+  for (const std::string& f : options_.flags) h.add(f);
+  h.add(static_cast<std::int64_t>(source.extra_flags.size()));
+  for (const std::string& f : source.extra_flags) h.add(f);
+  // -march=native code is only valid on this CPU; a shared cache folder must not mix machines.
+  if (mentions_native(options_.flags) || mentions_native(source.extra_flags)) {
+    h.add(cpu_fingerprint());
+  }
+  const std::string key = h.hex();
+
+  if (std::optional<std::filesystem::path> hit = code_cache_.find(key, "so")) {
+    return Artifact{*hit, key, true, 0};
+  }
+  Result<std::filesystem::path> tmp_cpp = code_cache_.temp_path_for(key, "cpp");
+  if (!tmp_cpp) return std::unexpected(tmp_cpp.error());
+  Result<std::filesystem::path> tmp_so = code_cache_.temp_path_for(key, "so");
+  if (!tmp_so) return std::unexpected(tmp_so.error());
+  {
+    std::ofstream out(*tmp_cpp, std::ios::binary);
+    out << tu;
+    out.close();
+    if (!out) {
+      remove_quietly(*tmp_cpp);
+      return make_error(ErrorCode::kIo,
+                        fmt::format("{}: cannot write '{}'", source.name, tmp_cpp->string()));
+    }
+  }
+
+  std::vector<std::string> argv = split_words(options_.compiler);
+  argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
+  argv.insert(argv.end(), source.extra_flags.begin(), source.extra_flags.end());
+  argv.insert(argv.end(), {"-o", tmp_so->string(), tmp_cpp->string()});
+  ProcessOptions popts;
+  popts.timeout = options_.timeout;
+  popts.max_output_bytes = 256 * 1024;
+  Result<ProcessResult> run = run_process(argv, popts);
+
+  auto fail = [&](ErrorCode code, std::string message) -> Result<Artifact> {
+    remove_quietly(*tmp_cpp);
+    remove_quietly(*tmp_so);
+    return make_error(code, std::move(message));
+  };
+  if (!run) return fail(run.error().code, source.name + ": " + run.error().message);
+  if (run->timed_out) {
+    return fail(ErrorCode::kTimeout,
+                fmt::format("{}: compile exceeded {} ms", source.name, options_.timeout.count()));
+  }
+  if (!run->ok()) {
+    std::string how = run->term_signal != 0 ? fmt::format("killed by signal {}", run->term_signal)
+                                            : fmt::format("exited with {}", run->exit_code);
+    return fail(ErrorCode::kCompile, fmt::format("{}: compiler {}: {}", source.name, how,
+                                                 last_lines(run->output, kErrorTailLines)));
+  }
+  // The source goes in first, so that a committed .so always has its .cpp beside it.
+  Result<std::filesystem::path> cpp_path = code_cache_.commit(*tmp_cpp, key, "cpp");
+  if (!cpp_path) return fail(cpp_path.error().code, cpp_path.error().message);
+  Result<std::filesystem::path> so_path = code_cache_.commit(*tmp_so, key, "so");
+  if (!so_path) return fail(so_path.error().code, so_path.error().message);
+  return Artifact{*so_path, key, false, run->wall_s};
+}
+
+Result<std::unique_ptr<Module>> CpuBackend::load(const Artifact& artifact) const {
+  void* handle = ::dlopen(artifact.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    return make_error(ErrorCode::kIo, fmt::format("load '{}': dlopen failed: {}",
+                                                  artifact.path.string(), dl_error_text()));
+  }
+  ::dlerror();  // clear, so a null symbol is told apart from an error
+  void* sym = ::dlsym(handle, "ktune_entry");
+  if (sym == nullptr) {
+    std::string why = dl_error_text();
+    ::dlclose(handle);
+    return make_error(ErrorCode::kIo,
+                      fmt::format("load '{}': no ktune_entry: {}", artifact.path.string(), why));
+  }
+  auto entry = reinterpret_cast<CpuModule::EntryFn>(sym);
+  return std::unique_ptr<Module>(std::make_unique<CpuModule>(handle, entry));
+}
+
+}  // namespace ktune

@@ -1,0 +1,125 @@
+// CpuBenchmarker: warm-up, flushing, adaptive repetition and interleaved re-measurement.
+#include "ktune/cpu_benchmarker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace ktune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Result<double> time_once(const std::function<Status()>& run) {
+  const auto t0 = Clock::now();
+  Status s = run();
+  const auto t1 = Clock::now();
+  if (!s) return std::unexpected(s.error());
+  return std::chrono::duration<double, std::nano>(t1 - t0).count();
+}
+
+std::size_t parse_size(std::string text) {
+  std::size_t mult = 1;
+  if (!text.empty() && (text.back() == 'K' || text.back() == 'M')) {
+    mult = text.back() == 'K' ? 1024 : 1024 * 1024;
+    text.pop_back();
+  }
+  try {
+    return std::stoull(text) * mult;
+  } catch (...) {  // sysfs text we could not read: treated as unknown
+    return 0;
+  }
+}
+
+}  // namespace
+
+std::size_t last_level_cache_bytes() {
+  std::size_t best = 0;
+  const std::filesystem::path dir = "/sys/devices/system/cpu/cpu0/cache";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::ifstream in(entry.path() / "size");
+    std::string text;
+    if (in >> text) best = std::max(best, parse_size(text));
+  }
+  return best;
+}
+
+CpuBenchmarker::CpuBenchmarker(CpuBenchOptions options) : options_(options) {}
+
+void CpuBenchmarker::set_flush_ranges(std::vector<FlushRange> ranges) {
+  ranges_ = std::move(ranges);
+}
+
+void CpuBenchmarker::flush() {
+  if (!options_.flush_cache) return;
+#if defined(__x86_64__) || defined(__i386__)
+  if (!ranges_.empty()) {
+    for (const FlushRange& r : ranges_) {
+      const char* p = static_cast<const char*>(r.data);
+      for (std::size_t i = 0; i < r.bytes; i += 64) __builtin_ia32_clflush(p + i);
+      if (r.bytes) __builtin_ia32_clflush(p + r.bytes - 1);
+    }
+    __builtin_ia32_mfence();
+    return;
+  }
+#endif
+  if (flush_buffer_.empty()) {
+    std::size_t bytes = options_.flush_bytes;
+    if (bytes == 0) {
+      const std::size_t llc = last_level_cache_bytes();
+      bytes = llc ? 2 * llc : std::size_t{64} << 20;
+    }
+    flush_buffer_.assign(bytes, 1);
+  }
+  // Read-modify-write of every cache line evicts the kernel's data, dirty lines included.
+  unsigned s = sink_;
+  for (std::size_t i = 0; i < flush_buffer_.size(); i += 64) {
+    flush_buffer_[i] = static_cast<unsigned char>(flush_buffer_[i] + 1);
+    s += flush_buffer_[i];
+  }
+  sink_ = s;
+}
+
+Result<BenchStats> CpuBenchmarker::measure(const std::function<Status()>& run) {
+  for (int i = 0; i < options_.warmup_runs; ++i) {
+    if (Status s = run(); !s) return std::unexpected(s.error());
+  }
+  std::vector<double> samples;
+  flush();
+  auto first = time_once(run);
+  if (!first) return std::unexpected(first.error());
+  samples.push_back(*first);
+  const double budget_ns = options_.budget_ms * 1e6;
+  const int wanted = static_cast<int>(std::clamp(
+      std::floor(budget_ns / std::max(*first, 1.0)), static_cast<double>(options_.min_runs),
+      static_cast<double>(std::max(options_.max_runs, options_.min_runs))));
+  while (static_cast<int>(samples.size()) < wanted) {
+    flush();
+    auto t = time_once(run);
+    if (!t) return std::unexpected(t.error());
+    samples.push_back(*t);
+  }
+  return compute_stats(std::move(samples));
+}
+
+Result<std::vector<BenchStats>> CpuBenchmarker::measure_interleaved(
+    const std::vector<std::function<Status()>>& runs, int rounds) {
+  std::vector<std::vector<double>> samples(runs.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      flush();
+      auto t = time_once(runs[i]);
+      if (!t) return std::unexpected(t.error());
+      samples[i].push_back(*t);
+    }
+  }
+  std::vector<BenchStats> stats;
+  for (auto& s : samples) stats.push_back(compute_stats(std::move(s)));
+  return stats;
+}
+
+}  // namespace ktune

@@ -1,0 +1,22 @@
+// Helpers shared by the TuningCache implementations (SQLite and in-memory). Private.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "ktune/status.h"
+#include "ktune/tuning_cache.h"
+
+namespace ktune::cache {
+
+// Digest prefixes must hold at least this many hex digits: shorter ones match too much to be a
+// deliberate choice.
+inline constexpr std::size_t kMinDigestPrefix = 4;
+
+// The prefix in lowercase, or kInvalidArgument when it is too short or not hex.
+[[nodiscard]] Result<std::string> normalize_digest_prefix(std::string_view prefix);
+
+// All six fields equal: guards a lookup against a digest collision.
+[[nodiscard]] bool same_key(const TuningKey& a, const TuningKey& b);
+
+}  // namespace ktune::cache

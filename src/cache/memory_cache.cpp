@@ -1,0 +1,90 @@
+// make_memory_cache: a TuningCache held in memory, for tests and --no-cache. It follows the
+// SQLite store's rules exactly (ordering, prefix validation, replacement) so that tests written
+// against one hold for the other.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cache/key_util.h"
+#include "ktune/tuning_cache.h"
+
+namespace ktune {
+namespace {
+
+class MemoryCache final : public TuningCache {
+ public:
+  Result<std::optional<TuningRecord>> lookup(const TuningKey& key) override {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(key.digest());
+    if (it == entries_.end() || !cache::same_key(it->second.record.key, key)) {
+      return std::optional<TuningRecord>();
+    }
+    return std::optional<TuningRecord>(it->second.record);
+  }
+
+  Status store(const TuningRecord& record) override {
+    std::lock_guard lock(mutex_);
+    // A replaced record counts as newly stored, as a re-inserted SQLite row gets a new rowid.
+    entries_[record.key.digest()] = Entry{next_seq_++, record};
+    return {};
+  }
+
+  Result<std::vector<TuningRecord>> list() override {
+    std::lock_guard lock(mutex_);
+    return sorted([](const std::string&) { return true; });
+  }
+
+  Result<std::vector<TuningRecord>> find_prefix(std::string_view prefix) override {
+    auto normalized = cache::normalize_digest_prefix(prefix);
+    if (!normalized) return std::unexpected(normalized.error());
+    std::lock_guard lock(mutex_);
+    return sorted([&](const std::string& digest) { return digest.starts_with(*normalized); });
+  }
+
+  Result<std::size_t> clear() override {
+    std::lock_guard lock(mutex_);
+    const std::size_t n = entries_.size();
+    entries_.clear();
+    return n;
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t seq = 0;  // store order, the tie-break among equal created_unix
+    TuningRecord record;
+  };
+
+  // Newest first: created_unix descending, then the most recently stored.
+  template <class Pred>
+  std::vector<TuningRecord> sorted(Pred keep) const {
+    std::vector<const Entry*> picked;
+    for (const auto& [digest, entry] : entries_) {
+      if (keep(digest)) picked.push_back(&entry);
+    }
+    std::sort(picked.begin(), picked.end(), [](const Entry* a, const Entry* b) {
+      if (a->record.created_unix != b->record.created_unix) {
+        return a->record.created_unix > b->record.created_unix;
+      }
+      return a->seq > b->seq;
+    });
+    std::vector<TuningRecord> out;
+    out.reserve(picked.size());
+    for (const Entry* e : picked) out.push_back(e->record);
+    return out;
+  }
+
+  std::mutex mutex_;  // the interface may be shared by the threads of one selector
+  std::map<std::string, Entry> entries_;
+  std::uint64_t next_seq_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TuningCache> make_memory_cache() { return std::make_unique<MemoryCache>(); }
+
+}  // namespace ktune

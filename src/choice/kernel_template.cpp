@@ -1,0 +1,159 @@
+// KernelTemplate and TemplateChoice: a template renders one KernelSource per Config (parameters
+// as #defines, optionally mustache first); a choice compiles it through a Backend and loads a
+// KernelFn that launches the module.
+#include "ktune/kernel_template.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "choice/mustache_render.h"
+#include "ktune/hash.h"
+
+namespace ktune {
+namespace {
+
+// Values may be arbitrary tokens ("float", "1.5f"); names keep only greppable characters.
+std::string name_part(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '_' || c == '-' || c == '.';
+    out += keep ? c : '_';
+  }
+  return out;
+}
+
+std::string choice_name(const std::string& prefix, const Config& config) {
+  std::string name = prefix;
+  for (std::size_t i = 0; i < config.names.size(); ++i) {
+    name += "_" + config.names[i] + name_part(param_value_str(config.values[i]));
+  }
+  return name;
+}
+
+std::string describe(const KernelParam& p) {
+  return fmt::format("{} {}", arg_role_name(p.role), dtype_name(p.dtype));
+}
+
+class TemplateChoice final : public Choice {
+ public:
+  TemplateChoice(std::shared_ptr<const KernelTemplate> tmpl, Config config)
+      : tmpl_(std::move(tmpl)),
+        config_(std::move(config)),
+        name_(choice_name(tmpl_->desc().name, config_)) {}
+
+  Kind kind() const override { return Kind::kTemplate; }
+  const std::string& name() const override { return name_; }
+  std::string hash_key() const override;
+  std::string info() const override { return config_.str(); }
+  Status supports(const Problem& problem) const override;
+  Status compile(const Backend& backend) override;
+  double compile_s() const override { return compile_s_; }
+  Result<KernelFn> load(const Backend& backend, const Problem& problem) override;
+
+ private:
+  std::shared_ptr<const KernelTemplate> tmpl_;
+  Config config_;
+  std::string name_;
+  std::optional<Artifact> artifact_;
+  double compile_s_ = 0;
+};
+
+std::string TemplateChoice::hash_key() const {
+  const KernelTemplateDesc& d = tmpl_->desc();
+  Hasher h;
+  h.add("ktune.template.v1").add(d.source).add(d.entry);
+  h.add(static_cast<std::int64_t>(d.signature.size()));
+  for (const KernelParam& p : d.signature) {
+    h.add(p.name).add(arg_role_name(p.role)).add(dtype_name(p.dtype));
+  }
+  h.add(static_cast<std::int64_t>(d.mustache ? 1 : 0));
+  h.add(static_cast<std::int64_t>(d.extra_flags.size()));
+  for (const std::string& f : d.extra_flags) h.add(f);
+  h.add(config_.str());
+  return h.hex();
+}
+
+Status TemplateChoice::supports(const Problem& problem) const {
+  const Signature& want = tmpl_->desc().signature;
+  Signature got = problem.signature();
+  if (want.size() != got.size()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: argument count; expected {} ({}), got {}", name_,
+                                  want.size(), tmpl_->desc().entry, got.size()));
+  }
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (want[i].role != got[i].role || want[i].dtype != got[i].dtype) {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("{}: argument {} ('{}'); expected {}, got {} ('{}')", name_, i, want[i].name,
+                      describe(want[i]), describe(got[i]), got[i].name));
+    }
+  }
+  return {};
+}
+
+Status TemplateChoice::compile(const Backend& backend) {
+  Result<KernelSource> source = tmpl_->render(config_);
+  if (!source) return std::unexpected(source.error());
+  Result<Artifact> artifact = backend.compile(*source);
+  if (!artifact) return std::unexpected(artifact.error());
+  compile_s_ = artifact->from_cache ? 0 : artifact->compile_s;
+  artifact_ = std::move(*artifact);
+  return {};
+}
+
+Result<KernelFn> TemplateChoice::load(const Backend& backend, const Problem& problem) {
+  if (Status s = supports(problem); !s) return std::unexpected(s.error());
+  if (!artifact_) {
+    if (Status s = compile(backend); !s) return std::unexpected(s.error());
+  }
+  Result<std::unique_ptr<Module>> module = backend.load(*artifact_);
+  if (!module) return std::unexpected(module.error());
+  std::shared_ptr<Module> shared = std::move(*module);  // KernelFn must be copyable
+  return KernelFn([shared](void* const* args) { return shared->launch(args); });
+}
+
+}  // namespace
+
+KernelTemplate::KernelTemplate(KernelTemplateDesc desc, SearchSpace space)
+    : desc_(std::move(desc)), space_(std::move(space)) {}
+
+std::shared_ptr<KernelTemplate> KernelTemplate::create(KernelTemplateDesc desc, SearchSpace space) {
+  return std::shared_ptr<KernelTemplate>(new KernelTemplate(std::move(desc), std::move(space)));
+}
+
+Result<KernelSource> KernelTemplate::render(const Config& config) const {
+  KernelSource source;
+  source.name = choice_name(desc_.name, config);
+  source.entry = desc_.entry;
+  source.signature = desc_.signature;
+  source.extra_flags = desc_.extra_flags;
+  for (std::size_t i = 0; i < config.names.size(); ++i) {
+    source.defines.emplace_back(config.names[i], param_value_str(config.values[i]));
+  }
+  if (desc_.mustache) {
+    Result<std::string> code = render_mustache(source.name, desc_.source, source.defines);
+    if (!code) return std::unexpected(code.error());
+    source.code = std::move(*code);
+  } else {
+    source.code = desc_.source;
+  }
+  return source;
+}
+
+std::vector<ChoicePtr> KernelTemplate::choices() const {
+  std::vector<ChoicePtr> out;
+  for (Config& config : space_.enumerate()) out.push_back(choice(std::move(config)));
+  return out;
+}
+
+ChoicePtr KernelTemplate::choice(Config config) const {
+  return std::make_unique<TemplateChoice>(shared_from_this(), std::move(config));
+}
+
+}  // namespace ktune

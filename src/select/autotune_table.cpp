@@ -1,0 +1,67 @@
+// The AUTOTUNE table, in the spirit of Inductor's log_results, plus every failure by name.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "ktune/selector.h"
+
+namespace ktune {
+namespace {
+
+std::string format_time(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.3f} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  return fmt::format("{:.2f} us", ns / 1e3);
+}
+
+std::string one_line(std::string s, std::size_t max) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  return s;
+}
+
+}  // namespace
+
+std::string format_autotune_table(const std::string& title, const TuningRecord& record, int rows,
+                                  bool from_cache) {
+  std::vector<const CandidateRecord*> ok;
+  std::vector<const CandidateRecord*> failed;
+  for (const CandidateRecord& c : record.candidates) {
+    (c.outcome == Outcome::kOk ? ok : failed).push_back(&c);
+  }
+  std::stable_sort(ok.begin(), ok.end(), [](const auto* a, const auto* b) {
+    const double ma = a->stats ? a->stats->median_ns : 0;
+    const double mb = b->stats ? b->stats->median_ns : 0;
+    return ma < mb;
+  });
+  std::size_t width = 8;
+  for (const CandidateRecord& c : record.candidates) width = std::max(width, c.name.size());
+  width = std::min<std::size_t>(width, 60);
+
+  std::string out = fmt::format("AUTOTUNE {}{}\n", title, from_cache ? " [tuning cache]" : "");
+  const double best = !ok.empty() && ok.front()->stats ? ok.front()->stats->median_ns : 0;
+  const std::size_t shown = std::min(ok.size(), static_cast<std::size_t>(std::max(rows, 0)));
+  for (std::size_t i = 0; i < shown; ++i) {
+    const CandidateRecord& c = *ok[i];
+    if (c.stats && c.stats->median_ns > 0) {
+      out += fmt::format("  {:<{}} {:>11} {:>6.1f}%  {}\n", c.name, width,
+                         format_time(c.stats->median_ns), 100.0 * best / c.stats->median_ns,
+                         c.info);
+    } else {
+      out += fmt::format("  {:<{}} {:>11} {:>7}  {}\n", c.name, width, "-", "-", c.info);
+    }
+  }
+  if (ok.size() > shown) out += fmt::format("  ... {} more valid candidates\n", ok.size() - shown);
+  for (const CandidateRecord* c : failed) {
+    out += fmt::format("  {:<{}}  {:<17} {}\n", c->name, width, outcome_name(c->outcome),
+                       one_line(c->message, 160));
+  }
+  out += fmt::format(
+      "{} candidates ({} valid, {} failed); {:.2f} s compiling, {:.2f} s verifying and "
+      "benchmarking\n",
+      record.candidates.size(), ok.size(), failed.size(), record.compile_s, record.bench_s);
+  return out;
+}
+
+}  // namespace ktune

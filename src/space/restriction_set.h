@@ -1,0 +1,41 @@
+// RestrictionSet: a SearchSpace's restriction expressions compiled with muparser, evaluated
+// against one slot per parameter. Private to the space module; the only code that sees muparser.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ktune/search_space.h"
+#include "ktune/status.h"
+
+namespace ktune::space_detail {
+
+class RestrictionSet {
+ public:
+  // Checks every restriction (parses, names only integer parameters of `params`, evaluates at the
+  // first value of each parameter) and compiles it. Messages name the restriction.
+  [[nodiscard]] static Result<std::unique_ptr<RestrictionSet>> create(
+      const std::vector<Param>& params, const std::vector<std::string>& restrictions);
+
+  ~RestrictionSet();
+  // The parsers hold pointers into slots_, so the set never moves.
+  RestrictionSet(const RestrictionSet&) = delete;
+  RestrictionSet& operator=(const RestrictionSet&) = delete;
+
+  // Parameter i's value for the next evaluation; string parameters' slots are unused.
+  void set(std::size_t param, double value) { slots_[param] = value; }
+  // Index of the first restriction that rejects the current values, or -1 when all accept.
+  // A restriction accepts when its value is non-zero and not NaN.
+  [[nodiscard]] int first_failing() const;
+
+ private:
+  struct Parsers;
+  explicit RestrictionSet(std::size_t params);
+
+  std::vector<double> slots_;
+  std::unique_ptr<Parsers> parsers_;
+};
+
+}  // namespace ktune::space_detail

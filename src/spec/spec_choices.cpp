@@ -1,0 +1,77 @@
+// make_spec_choices: what a spec tunes (template configs, then externs) and its reference.
+#include <fmt/format.h>
+
+#include "ktune/file_util.h"
+#include "ktune/spec.h"
+
+namespace ktune {
+namespace {
+
+KernelTemplateDesc template_desc(const Spec& spec, const KernelDecl& kernel, std::string name,
+                                 std::string source) {
+  KernelTemplateDesc desc;
+  desc.name = std::move(name);
+  desc.source = std::move(source);
+  desc.entry = kernel.entry;
+  desc.signature = spec_signature(spec);
+  desc.mustache = kernel.mustache;
+  desc.extra_flags = kernel.flags;
+  return desc;
+}
+
+Result<ChoicePtr> make_reference(const Spec& spec) {
+  const ReferenceDecl& ref = spec.reference;
+  if (ref.kind == ReferenceDecl::Kind::kKernel) {
+    auto source = read_file(ref.kernel.source);
+    if (!source) return std::unexpected(source.error());
+    auto space = SearchSpace::create({}, {});
+    if (!space) return std::unexpected(space.error());
+    // The choice keeps its template alive (KernelTemplate is enable_shared_from_this).
+    auto tmpl = KernelTemplate::create(
+        template_desc(spec, ref.kernel, spec.name + "_reference", std::move(*source)),
+        std::move(*space));
+    return tmpl->choice(Config{});
+  }
+  for (const ExternDesc& desc : spec.externs) {
+    if (desc.name != ref.extern_name) continue;
+    ExternDesc copy = desc;
+    copy.name = "reference:" + desc.name;
+    return make_extern_choice(copy);
+  }
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("{}: reference.extern: unknown extern '{}'; expected one of the "
+                                "names in externs",
+                                spec.file.string(), ref.extern_name));
+}
+
+}  // namespace
+
+Result<SpecChoices> make_spec_choices(const Spec& spec) {
+  auto source = read_file(spec.kernel.source);
+  if (!source) return std::unexpected(source.error());
+  auto space = SearchSpace::create(spec.params, spec.restrictions);
+  if (!space) {
+    return make_error(space.error().code,
+                      fmt::format("{}: {}", spec.file.string(), space.error().message));
+  }
+  SpecChoices out;
+  out.kernel_template = KernelTemplate::create(
+      template_desc(spec, spec.kernel, spec.name, std::move(*source)), std::move(*space));
+  out.candidates = out.kernel_template->choices();
+  for (const ExternDesc& desc : spec.externs) {
+    auto choice = make_extern_choice(desc);
+    if (!choice) {
+      return make_error(choice.error().code,
+                        fmt::format("{}: externs: {}", spec.file.string(), choice.error().message));
+    }
+    out.candidates.push_back(std::move(*choice));
+  }
+  if (spec.reference.kind != ReferenceDecl::Kind::kNone) {
+    auto reference = make_reference(spec);
+    if (!reference) return std::unexpected(reference.error());
+    out.reference = std::move(*reference);
+  }
+  return out;
+}
+
+}  // namespace ktune

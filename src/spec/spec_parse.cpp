@@ -1,0 +1,217 @@
+// parse_spec and load_spec: the top level of the schema (docs/spec.md), the kernel, reference,
+// tolerance and seed sections, and the one adapter for yaml-cpp's exceptions.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <system_error>
+
+#include "ktune/file_util.h"
+#include "ktune/spec.h"
+#include "spec/spec_sections.h"
+
+namespace ktune {
+namespace spec_detail {
+
+Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view path,
+                    const std::filesystem::path& dir, KernelDecl& out) {
+  if (auto ok = r.check_keys(node, path, {"source", "entry", "language", "render", "flags"}); !ok) {
+    return ok;
+  }
+  auto source_node = r.require(node, path, "source");
+  if (!source_node) return std::unexpected(source_node.error());
+  auto source = r.string(*source_node, field(path, "source"));
+  if (!source) return std::unexpected(source.error());
+  out.source = (dir / *source).lexically_normal();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(out.source, ec)) {
+    return r.fail(*source_node, field(path, "source"),
+                  fmt::format("file not found; expected a file at '{}'", out.source.string()),
+                  ErrorCode::kNotFound);
+  }
+
+  auto entry_node = r.require(node, path, "entry");
+  if (!entry_node) return std::unexpected(entry_node.error());
+  auto entry = r.identifier(*entry_node, field(path, "entry"));
+  if (!entry) return std::unexpected(entry.error());
+  out.entry = *entry;
+
+  if (YAML::Node language = node["language"]; language.IsDefined()) {
+    auto text = r.string(language, field(path, "language"));
+    if (!text) return std::unexpected(text.error());
+    if (*text != "c++") {
+      return r.fail(language, field(path, "language"),
+                    fmt::format("unsupported language '{}'; expected one of c++", *text));
+    }
+    out.language = *text;
+  }
+  if (YAML::Node render = node["render"]; render.IsDefined()) {
+    auto text = r.string(render, field(path, "render"));
+    if (!text) return std::unexpected(text.error());
+    if (*text != "defines" && *text != "mustache") {
+      return r.fail(
+          render, field(path, "render"),
+          fmt::format("unknown render mode '{}'; expected one of defines, mustache", *text));
+    }
+    out.mustache = *text == "mustache";
+  }
+  if (YAML::Node flags = node["flags"]; flags.IsDefined()) {
+    auto list = r.strings(flags, field(path, "flags"));
+    if (!list) return std::unexpected(list.error());
+    out.flags = std::move(*list);
+  }
+  return {};
+}
+
+namespace {
+
+Status parse_reference(const Reader& r, const YAML::Node& node, const std::filesystem::path& dir,
+                       const std::vector<ExternDesc>& externs, ReferenceDecl& out) {
+  if (auto ok = r.check_keys(node, "reference", {"extern", "kernel"}); !ok) return ok;
+  YAML::Node ext = node["extern"];
+  YAML::Node kernel = node["kernel"];
+  if (ext.IsDefined() == kernel.IsDefined()) {
+    return r.fail(node, "reference",
+                  fmt::format("expected exactly one of extern, kernel; got {}",
+                              ext.IsDefined() ? "both" : "neither"));
+  }
+  if (kernel.IsDefined()) {
+    out.kind = ReferenceDecl::Kind::kKernel;
+    return parse_kernel(r, kernel, "reference.kernel", dir, out.kernel);
+  }
+  auto name = r.string(ext, "reference.extern");
+  if (!name) return std::unexpected(name.error());
+  std::vector<std::string> names;
+  for (const ExternDesc& e : externs) names.push_back(e.name);
+  if (std::find(names.begin(), names.end(), *name) == names.end()) {
+    return r.fail(ext, "reference.extern",
+                  fmt::format("unknown extern '{}'; expected one of the names in externs ({})",
+                              *name, names.empty() ? "none declared" : join(names)));
+  }
+  out.kind = ReferenceDecl::Kind::kExtern;
+  out.extern_name = *name;
+  return {};
+}
+
+Status parse_tolerance(const Reader& r, const YAML::Node& node, const std::vector<ArgDecl>& args,
+                       std::optional<Tolerance>& out) {
+  if (auto ok = r.check_keys(node, "tolerance", {"rtol", "atol", "max_rel_l2"}); !ok) return ok;
+  DType dtype = DType::kF32;
+  for (const ArgDecl& a : args) {
+    if (a.role == ArgRole::kOut || a.role == ArgRole::kInOut) {
+      dtype = a.dtype;
+      break;
+    }
+  }
+  Tolerance tol = default_tolerance(dtype);
+  std::pair<const char*, double*> fields[] = {
+      {"rtol", &tol.rtol}, {"atol", &tol.atol}, {"max_rel_l2", &tol.max_rel_l2}};
+  for (auto [key, dest] : fields) {
+    YAML::Node value = node[key];
+    if (!value.IsDefined()) continue;
+    auto number = r.number(value, field("tolerance", key));
+    if (!number) return std::unexpected(number.error());
+    if (*number < 0) {
+      return r.fail(value, field("tolerance", key),
+                    fmt::format("expected a number >= 0; got {}", *number));
+    }
+    *dest = *number;
+  }
+  out = tol;
+  return {};
+}
+
+Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem::path& dir,
+                 Spec& spec) {
+  if (auto ok = r.check_keys(root, "",
+                             {"name", "kernel", "args", "problems", "params", "restrictions",
+                              "reference", "tolerance", "externs", "seed"});
+      !ok) {
+    return ok;
+  }
+  auto name = r.require(root, "", "name");
+  if (!name) return std::unexpected(name.error());
+  auto name_text = r.identifier(*name, "name");
+  if (!name_text) return std::unexpected(name_text.error());
+  spec.name = *name_text;
+
+  auto kernel = r.require(root, "", "kernel");
+  if (!kernel) return std::unexpected(kernel.error());
+  if (auto ok = parse_kernel(r, *kernel, "kernel", dir, spec.kernel); !ok) return ok;
+
+  auto problems = r.require(root, "", "problems");
+  if (!problems) return std::unexpected(problems.error());
+  std::set<std::string> sizes;
+  if (auto ok = parse_problems(r, *problems, spec.problems, sizes); !ok) return ok;
+
+  auto args = r.require(root, "", "args");
+  if (!args) return std::unexpected(args.error());
+  if (auto ok = parse_args(r, *args, sizes, spec.args); !ok) return ok;
+
+  if (auto ok = parse_space(r, root["params"], root["restrictions"], spec); !ok) return ok;
+  if (YAML::Node externs = root["externs"]; externs.IsDefined()) {
+    if (auto ok = parse_externs(r, externs, spec.args, spec.externs); !ok) return ok;
+  }
+  if (YAML::Node ref = root["reference"]; ref.IsDefined()) {
+    if (auto ok = parse_reference(r, ref, dir, spec.externs, spec.reference); !ok) return ok;
+  }
+  if (YAML::Node tol = root["tolerance"]; tol.IsDefined()) {
+    if (auto ok = parse_tolerance(r, tol, spec.args, spec.tolerance); !ok) return ok;
+  }
+  if (YAML::Node seed = root["seed"]; seed.IsDefined()) {
+    auto value = r.integer(seed, "seed");
+    if (!value) return std::unexpected(value.error());
+    if (*value < 0) {
+      return r.fail(seed, "seed", fmt::format("expected an integer >= 0; got {}", *value));
+    }
+    spec.seed = static_cast<std::uint64_t>(*value);
+  }
+  // Every problem must evaluate: negative or fractional sizes are reported at load time.
+  for (const ProblemDecl& decl : spec.problems) {
+    auto problem = make_problem(spec, decl);
+    if (!problem) return std::unexpected(problem.error());
+  }
+  return {};
+}
+
+}  // namespace
+}  // namespace spec_detail
+
+Result<Spec> parse_spec(std::string_view text, const std::filesystem::path& file) {
+  using namespace spec_detail;
+  Reader reader(file.string());
+  Spec spec;
+  spec.file = file;
+  // The one adapter for yaml-cpp: Load reports syntax errors, and any accessor that throws on a
+  // malformed document ends here too.
+  try {
+    YAML::Node root = YAML::Load(std::string(text));
+    if (auto ok = reader.expect_map(root, "top level"); !ok) return std::unexpected(ok.error());
+    if (auto ok = parse_top(reader, root, file.parent_path(), spec); !ok) {
+      return std::unexpected(ok.error());
+    }
+  } catch (const YAML::ParserException& e) {
+    return make_error(ErrorCode::kParse, fmt::format("{}:{}:{}: syntax error: {}", file.string(),
+                                                     e.mark.line + 1, e.mark.column + 1, e.msg));
+  } catch (const YAML::Exception& e) {
+    std::string where = e.mark.is_null() ? file.string()
+                                         : fmt::format("{}:{}:{}", file.string(), e.mark.line + 1,
+                                                       e.mark.column + 1);
+    return make_error(ErrorCode::kInvalidArgument, fmt::format("{}: {}", where, e.msg));
+  }
+  return spec;
+}
+
+Result<Spec> load_spec(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    return make_error(
+        ErrorCode::kNotFound,
+        fmt::format("{}: spec file not found; expected a YAML or JSON file", file.string()));
+  }
+  auto text = read_file(file);
+  if (!text) return std::unexpected(text.error());
+  return parse_spec(*text, file);
+}
+
+}  // namespace ktune

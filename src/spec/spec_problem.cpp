@@ -1,0 +1,131 @@
+// spec_signature and make_problem: a spec's argument declarations evaluated for one problem.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ktune/spec.h"
+#include "spec/spec_expr.h"
+#include "spec/spec_sections.h"
+
+namespace ktune {
+namespace {
+
+using spec_detail::Bindings;
+
+constexpr double kMaxExact = 9.0e15;  // below 2^53: every integer up to here is a double
+
+std::pair<double, double> integer_range(DType dtype) {
+  switch (dtype) {
+    case DType::kI8:
+      return {-128, 127};
+    case DType::kI32:
+      return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
+    default:
+      return {-kMaxExact, kMaxExact};
+  }
+}
+
+struct Evaluator {
+  const Spec& spec;
+  const ArgDecl& arg;
+  std::size_t index;
+  const std::string& problem;
+  const Bindings& bindings;
+
+  // "<file>:<line>: args[1].shape[0]: 'M-100' is -68 in problem 'small' (arg 'A'); expected ..."
+  std::unexpected<Error> fail(std::string_view field, std::string_view what,
+                              std::string_view expected) const {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}:{}: args[{}].{}: {} in problem '{}' (arg '{}'){}", spec.file.string(),
+                    arg.line, index, field, what, problem, arg.name, expected));
+  }
+
+  Result<double> value(std::string_view field, const std::string& expr) const {
+    auto v = spec_detail::eval_expr(expr, bindings);
+    if (!v) return fail(field, fmt::format("'{}': {}", expr, v.error()), "");
+    return *v;
+  }
+
+  // Shapes, strides and offsets: whole numbers >= 0.
+  Result<std::int64_t> extent(std::string_view field, const std::string& expr) const {
+    auto v = value(field, expr);
+    if (!v) return std::unexpected(v.error());
+    if (*v < 0 || *v != std::nearbyint(*v) || *v > kMaxExact) {
+      return fail(field, fmt::format("'{}' is {}", expr, *v), "; expected a non-negative integer");
+    }
+    return static_cast<std::int64_t>(*v);
+  }
+
+  Result<std::vector<std::int64_t>> extents(std::string_view field,
+                                            const std::vector<std::string>& exprs) const {
+    std::vector<std::int64_t> out;
+    for (std::size_t i = 0; i < exprs.size(); ++i) {
+      auto v = extent(fmt::format("{}[{}]", field, i), exprs[i]);
+      if (!v) return std::unexpected(v.error());
+      out.push_back(*v);
+    }
+    return out;
+  }
+
+  Result<ScalarValue> scalar() const {
+    auto v = value("value", arg.value);
+    if (!v) return std::unexpected(v.error());
+    if (is_floating(arg.dtype)) return ScalarValue(*v);
+    auto [lo, hi] = integer_range(arg.dtype);
+    if (*v != std::nearbyint(*v) || *v < lo || *v > hi) {
+      return fail("value", fmt::format("'{}' is {}", arg.value, *v),
+                  fmt::format("; expected an integer that fits {}", dtype_name(arg.dtype)));
+    }
+    return ScalarValue(static_cast<std::int64_t>(*v));
+  }
+};
+
+}  // namespace
+
+Signature spec_signature(const Spec& spec) {
+  Signature signature;
+  for (const ArgDecl& arg : spec.args) signature.push_back({arg.name, arg.role, arg.dtype});
+  return signature;
+}
+
+Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl) {
+  Problem problem;
+  problem.op = spec.name;
+  problem.name = decl.name.empty() ? spec_detail::default_problem_name(decl) : decl.name;
+  const Bindings& bindings = decl.sizes;
+  for (std::size_t i = 0; i < spec.args.size(); ++i) {
+    const ArgDecl& arg = spec.args[i];
+    Evaluator eval{spec, arg, i, problem.name, bindings};
+    ProblemArg out;
+    out.param = {arg.name, arg.role, arg.dtype};
+    if (arg.role == ArgRole::kScalar) {
+      auto value = eval.scalar();
+      if (!value) return std::unexpected(value.error());
+      out.scalar = *value;
+      problem.args.push_back(std::move(out));
+      continue;
+    }
+    auto sizes = eval.extents("shape", arg.shape);
+    if (!sizes) return std::unexpected(sizes.error());
+    if (arg.strides.empty()) {
+      out.tensor = TensorSpec::contiguous(arg.dtype, std::move(*sizes));
+    } else {
+      auto strides = eval.extents("strides", arg.strides);
+      if (!strides) return std::unexpected(strides.error());
+      out.tensor.dtype = arg.dtype;
+      out.tensor.sizes = std::move(*sizes);
+      out.tensor.strides = std::move(*strides);
+    }
+    if (!arg.offset.empty()) {
+      auto offset = eval.extent("offset", arg.offset);
+      if (!offset) return std::unexpected(offset.error());
+      out.tensor.offset = *offset;
+    }
+    problem.args.push_back(std::move(out));
+  }
+  return problem;
+}
+
+}  // namespace ktune

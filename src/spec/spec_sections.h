@@ -1,0 +1,36 @@
+// Private to the spec module: the parsers of a spec's sections, each validating what it reads.
+// parse_spec (spec_parse.cpp) calls them in an order where every check has what it needs:
+// problems before args (size names), args before externs (argument names).
+#pragma once
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ktune/spec.h"
+#include "spec/spec_reader.h"
+
+namespace ktune::spec_detail {
+
+// kernel: and reference.kernel:. The source must exist relative to `dir` (kNotFound).
+[[nodiscard]] Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view path,
+                                  const std::filesystem::path& dir, KernelDecl& out);
+// problems: also fills each ProblemDecl's default name; `sizes` receives the bound names.
+[[nodiscard]] Status parse_problems(const Reader& r, const YAML::Node& node,
+                                    std::vector<ProblemDecl>& out, std::set<std::string>& sizes);
+// args: every expression may name only `sizes`; at least one output.
+[[nodiscard]] Status parse_args(const Reader& r, const YAML::Node& node,
+                                const std::set<std::string>& sizes, std::vector<ArgDecl>& out);
+// params: and restrictions: (either node may be undefined), checked with SearchSpace::create.
+[[nodiscard]] Status parse_space(const Reader& r, const YAML::Node& params,
+                                 const YAML::Node& restrictions, Spec& spec);
+// externs: each built once with make_extern_choice; bound names must be arguments.
+[[nodiscard]] Status parse_externs(const Reader& r, const YAML::Node& node,
+                                   const std::vector<ArgDecl>& args, std::vector<ExternDesc>& out);
+
+// "M=32,N=4096,K=4096".
+[[nodiscard]] std::string default_problem_name(const ProblemDecl& decl);
+
+}  // namespace ktune::spec_detail

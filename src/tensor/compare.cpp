@@ -1,0 +1,153 @@
+// compare: a candidate's output against the reference, element by element and in relative L2,
+// with the outcome priority unwritten > NaN/Inf > wrong, and the message a user reads.
+#include "ktune/compare.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace ktune {
+namespace {
+
+enum class Verdict { kPass, kWrong, kNan, kUnwritten };
+
+struct Element {
+  double actual = 0;
+  double expected = 0;
+  Verdict verdict = Verdict::kPass;
+};
+
+Element check_element(DType dtype, const std::byte* a, const std::byte* e, const Tolerance& tol) {
+  Element el{load_element(dtype, a), load_element(dtype, e), Verdict::kPass};
+  const std::size_t size = dtype_size(dtype);
+  if (!is_floating(dtype)) {
+    // Integers compare exactly on their bits (i64 beyond 2^53 included). An integer poison value
+    // that equals the reference is a correct value, not proof of an unwritten element.
+    if (std::memcmp(a, e, size) == 0) return el;
+    // Different bits differ by at least 1, even where the doubles round to the same value.
+    const bool exact = tol.atol <= 0 && tol.rtol <= 0;
+    if (is_poison(dtype, a)) {
+      el.verdict = Verdict::kUnwritten;
+    } else if (exact ||
+               std::fabs(el.actual - el.expected) > tol.atol + tol.rtol * std::fabs(el.expected)) {
+      el.verdict = Verdict::kWrong;
+    }
+    return el;
+  }
+  if (is_poison(dtype, a)) {
+    el.verdict = Verdict::kUnwritten;
+  } else if (std::isnan(el.actual) || std::isnan(el.expected)) {
+    // NaN never passes; a NaN where the reference is NaN too is a wrong result, not a new NaN.
+    el.verdict = std::isfinite(el.expected) ? Verdict::kNan : Verdict::kWrong;
+  } else if (std::isinf(el.actual) || std::isinf(el.expected)) {
+    if (el.actual != el.expected) {
+      el.verdict = std::isfinite(el.expected) ? Verdict::kNan : Verdict::kWrong;
+    }
+  } else if (std::fabs(el.actual - el.expected) > tol.atol + tol.rtol * std::fabs(el.expected)) {
+    el.verdict = Verdict::kWrong;
+  }
+  return el;
+}
+
+// "[3,17]" for linear index 3 * 32 + 17 of sizes {8, 32}.
+std::string multi_index(const std::vector<std::int64_t>& sizes, std::int64_t linear) {
+  std::vector<std::int64_t> index(sizes.size());
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    index[i] = linear % sizes[i];
+    linear /= sizes[i];
+  }
+  return fmt::format("[{}]", fmt::join(index, ","));
+}
+
+std::string value_str(DType dtype, const std::byte* p, double value) {
+  if (is_poison(dtype, p) && is_floating(dtype)) return "unwritten";
+  return fmt::format("{:.6g}", value);
+}
+
+}  // namespace
+
+Tolerance default_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::kF64:
+      return {1e-9, 1e-12, 1e-9};
+    case DType::kF32:
+      return {1e-4, 1e-5, 1e-4};
+    case DType::kF16:
+    case DType::kBF16:
+      return {2e-2, 1e-2, 1e-2};
+    case DType::kI8:
+    case DType::kI32:
+    case DType::kI64:
+      return {0, 0, 0};
+  }
+  KTUNE_CHECK(false);
+  return {};
+}
+
+Comparison compare(const TensorSpec& spec, const std::byte* actual, const std::byte* expected,
+                   const Tolerance& tolerance) {
+  Comparison result;
+  const DType dtype = spec.dtype;
+  const std::size_t size = dtype_size(dtype);
+  const std::int64_t n = spec.numel();
+  std::int64_t unwritten = 0;
+  std::int64_t nans = 0;
+  double diff_sq = 0;
+  double expected_sq = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::size_t at = static_cast<std::size_t>(spec.storage_index(i)) * size;
+    const Element el = check_element(dtype, actual + at, expected + at, tolerance);
+    if (el.verdict == Verdict::kPass || el.verdict == Verdict::kWrong) {
+      // Equal infinities pass and add nothing; the norms cover finite values only.
+      if (std::isfinite(el.expected) && std::isfinite(el.actual)) {
+        diff_sq += (el.actual - el.expected) * (el.actual - el.expected);
+        expected_sq += el.expected * el.expected;
+      }
+    }
+    if (el.verdict == Verdict::kPass) continue;
+    ++result.mismatches;
+    if (el.verdict == Verdict::kUnwritten) ++unwritten;
+    if (el.verdict == Verdict::kNan) ++nans;
+    if (result.first_bad < 0) {
+      result.first_bad = i;
+      result.actual_at_first_bad = el.actual;
+      result.expected_at_first_bad = el.expected;
+    }
+  }
+  // With an all-zero reference the relative norm is undefined; the absolute one stands in.
+  result.rel_l2 = expected_sq > 0 ? std::sqrt(diff_sq / expected_sq) : std::sqrt(diff_sq);
+  const bool l2_ok = result.rel_l2 <= tolerance.max_rel_l2;
+
+  if (unwritten > 0) {
+    result.outcome = Outcome::kUnwrittenOutput;
+  } else if (nans > 0) {
+    result.outcome = Outcome::kNanOutput;
+  } else if (result.mismatches > 0 || !l2_ok) {
+    result.outcome = Outcome::kWrongResult;
+  }
+
+  std::string kinds;
+  if (unwritten > 0 && nans > 0) {
+    kinds = fmt::format(" ({} unwritten, {} NaN/Inf)", unwritten, nans);
+  } else if (unwritten > 0) {
+    kinds = fmt::format(" ({} unwritten)", unwritten);
+  } else if (nans > 0) {
+    kinds = fmt::format(" ({} NaN/Inf)", nans);
+  }
+  std::string first;
+  if (result.first_bad >= 0) {
+    const std::size_t at = static_cast<std::size_t>(spec.storage_index(result.first_bad)) * size;
+    first = fmt::format("; first at {}: {} vs {}", multi_index(spec.sizes, result.first_bad),
+                        value_str(dtype, actual + at, result.actual_at_first_bad),
+                        fmt::format("{:.6g}", result.expected_at_first_bad));
+  }
+  result.message =
+      fmt::format("{} of {} elements differ{}{}; rel L2 {:.3g} {} {:g}", result.mismatches, n,
+                  kinds, first, result.rel_l2, l2_ok ? "<=" : ">", tolerance.max_rel_l2);
+  return result;
+}
+
+}  // namespace ktune

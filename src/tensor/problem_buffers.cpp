@@ -1,0 +1,100 @@
+// ProblemBuffers: allocation, seeding, reset and integrity checks for one problem's arguments.
+#include "ktune/problem_buffers.h"
+
+#include <cstring>
+
+#include "ktune/tensor_fill.h"
+
+namespace ktune {
+namespace {
+
+std::uint64_t scalar_bits(const ProblemArg& arg) {
+  std::uint64_t bits = 0;
+  std::byte* p = reinterpret_cast<std::byte*>(&bits);
+  const double v = std::holds_alternative<std::int64_t>(arg.scalar)
+                       ? static_cast<double>(std::get<std::int64_t>(arg.scalar))
+                       : std::get<double>(arg.scalar);
+  if (arg.param.dtype == DType::kI64 && std::holds_alternative<std::int64_t>(arg.scalar)) {
+    const std::int64_t i = std::get<std::int64_t>(arg.scalar);  // exact beyond 2^53
+    std::memcpy(p, &i, sizeof i);
+  } else {
+    store_element(arg.param.dtype, p, v);
+  }
+  return bits;
+}
+
+bool is_input(ArgRole role) { return role == ArgRole::kIn || role == ArgRole::kInOut; }
+
+}  // namespace
+
+ProblemBuffers ProblemBuffers::create(const Problem& problem, std::uint64_t seed) {
+  ProblemBuffers pb(problem);
+  const std::size_t n = problem.args.size();
+  pb.buffers_.resize(n);
+  pb.pristine_.resize(n);
+  pb.scalars_.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const ProblemArg& arg = problem.args[i];
+    if (arg.param.role == ArgRole::kScalar) {
+      pb.scalars_[i] = scalar_bits(arg);
+      continue;
+    }
+    pb.buffers_[i] = HostBuffer::allocate(arg.tensor.storage_bytes());
+    if (is_input(arg.param.role)) {
+      // Each argument gets its own stream derived from the seed, so A and B differ.
+      fill_random(pb.buffers_[i], arg.tensor, seed * 1000003u + i);
+      pb.pristine_[i] = pb.buffers_[i].clone();
+    }
+  }
+  pb.reset();
+  return pb;
+}
+
+void ProblemBuffers::point_args() {
+  args_.assign(problem_.args.size(), nullptr);
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    const ProblemArg& a = problem_.args[i];
+    // A buffer argument points at the view's first element, as in Inductor and BLAS.
+    args_[i] = a.param.role == ArgRole::kScalar
+                   ? static_cast<void*>(&scalars_[i])
+                   : static_cast<void*>(buffers_[i].data() +
+                                        a.tensor.offset * dtype_size(a.param.dtype));
+  }
+}
+
+void ProblemBuffers::reset() {
+  for (std::size_t i = 0; i < problem_.args.size(); ++i) {
+    const ArgRole role = problem_.args[i].param.role;
+    if (role == ArgRole::kScalar) continue;
+    if (is_input(role)) {
+      if (buffers_[i].bytes()) {
+        std::memcpy(buffers_[i].data(), pristine_[i].data(), buffers_[i].bytes());
+      }
+    } else {
+      buffers_[i].poison(problem_.args[i].param.dtype);
+    }
+    buffers_[i].fill_redzones();
+  }
+  point_args();
+}
+
+std::vector<std::string> ProblemBuffers::redzone_violations() const {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < problem_.args.size(); ++i) {
+    if (problem_.args[i].param.role == ArgRole::kScalar) continue;
+    if (!buffers_[i].redzones_intact()) names.push_back(problem_.args[i].param.name);
+  }
+  return names;
+}
+
+std::optional<std::string> ProblemBuffers::modified_input() const {
+  for (std::size_t i = 0; i < problem_.args.size(); ++i) {
+    if (problem_.args[i].param.role != ArgRole::kIn || buffers_[i].bytes() == 0) continue;
+    if (std::memcmp(buffers_[i].data(), pristine_[i].data(), buffers_[i].bytes()) != 0) {
+      return problem_.args[i].param.name;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ktune

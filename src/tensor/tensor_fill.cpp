@@ -1,0 +1,76 @@
+// fill_random: seeded, platform-independent random values for the elements a TensorSpec addresses.
+// Values come from splitmix64 and are turned into numbers here (never through <random>'s
+// distributions, whose output differs between standard libraries), so a recorded seed replays
+// the same data everywhere. The stream follows the logical (row-major) order of the elements, so
+// two layouts of the same sizes get the same logical tensor.
+#include "ktune/tensor_fill.h"
+
+#include "ktune/status.h"
+
+namespace ktune {
+namespace {
+
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+// Uniform in [-1, 1) from the top 53 bits.
+double uniform_pm1(std::uint64_t bits) {
+  const double unit = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
+  return 2.0 * unit - 1.0;
+}
+
+// Uniform integer in [-8, 8], by multiply-shift on the top 32 bits (bias below 1e-8).
+double uniform_int(std::uint64_t bits) {
+  const std::uint64_t k = ((bits >> 32) * 17u) >> 32;  // [0, 16]
+  return static_cast<double>(static_cast<std::int64_t>(k) - 8);
+}
+
+// The largest value of `dtype` below 1, for values that rounding carried up to 1.
+double largest_below_one(DType dtype) {
+  switch (dtype) {
+    case DType::kF16:
+      return 1.0 - 0x1.0p-11;
+    case DType::kBF16:
+      return 1.0 - 0x1.0p-8;
+    case DType::kF32:
+      return 1.0 - 0x1.0p-24;
+    default:
+      return 1.0 - 0x1.0p-53;
+  }
+}
+
+}  // namespace
+
+void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed) {
+  KTUNE_CHECK(buffer.bytes() >= spec.storage_bytes());
+  const DType dtype = spec.dtype;
+  const std::size_t size = dtype_size(dtype);
+  const bool floating = is_floating(dtype);
+  SplitMix64 rng(seed);
+  std::byte* base = buffer.data();
+  const std::int64_t n = spec.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::byte* p = base + static_cast<std::size_t>(spec.storage_index(i)) * size;
+    const std::uint64_t bits = rng.next();
+    if (!floating) {
+      store_element(dtype, p, uniform_int(bits));
+      continue;
+    }
+    store_element(dtype, p, uniform_pm1(bits));
+    // Rounding to a narrow dtype can carry a value just below 1 up to 1; keep the range half-open.
+    if (load_element(dtype, p) >= 1.0) store_element(dtype, p, largest_below_one(dtype));
+  }
+}
+
+}  // namespace ktune

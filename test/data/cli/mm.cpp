@@ -1,0 +1,9 @@
+// A small blocked matmul for CLI tests; BLOCK changes the loop blocking, not the result.
+void mm(float* C, const float* A, const float* B, int M, int N, int K) {
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) C[i * N + j] = 0;
+  for (int k0 = 0; k0 < K; k0 += BLOCK)
+    for (int i = 0; i < M; ++i)
+      for (int k = k0; k < k0 + BLOCK && k < K; ++k)
+        for (int j = 0; j < N; ++j) C[i * N + j] += A[i * K + k] * B[k * N + j];
+}

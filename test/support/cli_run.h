@@ -1,0 +1,76 @@
+// Test helpers: run the real ktune CLI in a scratch cache folder and capture what it prints.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ktune/subprocess.h"
+
+namespace ktune::test {
+
+// A fresh folder under the test temp dir, removed at destruction.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name) {
+    static int counter = 0;
+    path_ = std::filesystem::path(::testing::TempDir()) /
+            ("ktune-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `ktune --cache-dir <cache> args...`.
+inline CliResult run_cli(const std::filesystem::path& cache, std::vector<std::string> args) {
+  std::vector<std::string> argv = {KTUNE_CLI, "--cache-dir", cache.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessOptions options;
+  options.timeout = std::chrono::minutes(5);
+  options.max_output_bytes = 4 << 20;
+  auto r = run_process(argv, options);
+  if (!r) return {-1, r.error().message};
+  return {r->timed_out ? -2 : r->exit_code, r->output};
+}
+
+inline std::string data_path(const std::string& rel) {
+  return std::string(KTUNE_SOURCE_DIR) + "/test/data/" + rel;
+}
+
+// Number of compiled objects in a cache folder's code cache.
+inline int count_artifacts(const std::filesystem::path& cache) {
+  int n = 0;
+  if (!std::filesystem::exists(cache / "code")) return 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache / "code")) {
+    if (e.path().extension() == ".so") ++n;
+  }
+  return n;
+}
+
+// Writes `text` to dir/name and returns the path.
+inline std::string write_text(const std::filesystem::path& dir, const std::string& name,
+                              const std::string& text) {
+  std::ofstream(dir / name) << text;
+  return (dir / name).string();
+}
+
+}  // namespace ktune::test

@@ -1,0 +1,225 @@
+// The SQLite store beyond the shared contract: the file on disk, WAL, schema versions, several
+// writers at once, and what a damaged file gives.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <latch>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cache_fixtures.h"
+#include "ktune/tuning_cache.h"
+
+namespace ktune {
+namespace {
+
+using testing_cache::same_record;
+using testing_cache::sample_key;
+using testing_cache::sample_record;
+using testing_cache::TempDir;
+
+// Runs one statement on the file directly, outside ktune; returns the first column of the first
+// row as text ("" when none).
+std::string raw_sql(const std::filesystem::path& file, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  std::string out;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+TEST(TuningKeyDigest, StableAndHex) {
+  const std::string d = sample_key(1).digest();
+  EXPECT_EQ(d, sample_key(1).digest());
+  EXPECT_EQ(d.size(), 32u);
+  EXPECT_EQ(d.find_first_not_of("0123456789abcdef"), std::string::npos) << d;
+}
+
+TEST(TuningKeyDigest, EveryFieldChangesIt) {
+  const TuningKey base = sample_key(1);
+  std::set<std::string> digests{base.digest()};
+  for (std::string TuningKey::*field :
+       {&TuningKey::op, &TuningKey::problem, &TuningKey::candidate_set, &TuningKey::device,
+        &TuningKey::toolchain, &TuningKey::version}) {
+    TuningKey changed = base;
+    changed.*field += "x";
+    EXPECT_TRUE(digests.insert(changed.digest()).second) << "field value " << changed.*field;
+  }
+  // Moving text between fields changes it too (fields are length-prefixed).
+  TuningKey shifted = base;
+  shifted.op = base.op + base.problem.substr(0, 1);
+  shifted.problem = base.problem.substr(1);
+  EXPECT_NE(shifted.digest(), base.digest());
+}
+
+TEST(SqliteCache, CreatesFolderAndFile) {
+  TempDir tmp;
+  const auto dir = tmp.path() / "a" / "b";
+  auto cache = open_sqlite_cache(dir);
+  ASSERT_TRUE(cache.has_value()) << cache.error().message;
+  EXPECT_TRUE(std::filesystem::exists(dir / "tuning.sqlite3"));
+}
+
+TEST(SqliteCache, PersistsAcrossReopen) {
+  TempDir tmp;
+  {
+    auto cache = open_sqlite_cache(tmp.path());
+    ASSERT_TRUE(cache.has_value()) << cache.error().message;
+    ASSERT_TRUE((*cache)->store(sample_record(1, 10)).has_value());
+    ASSERT_TRUE((*cache)->store(sample_record(2, 20)).has_value());
+  }
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value()) << cache.error().message;
+  auto found = (*cache)->lookup(sample_key(1));
+  ASSERT_TRUE(found.has_value() && found->has_value());
+  EXPECT_TRUE(same_record(**found, sample_record(1, 10)));
+  auto all = (*cache)->list();
+  ASSERT_TRUE(all.has_value());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ(all->front().key.candidate_set, "cset-2");
+}
+
+TEST(SqliteCache, UsesWalAndSchemaVersionOne) {
+  TempDir tmp;
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value()) << cache.error().message;
+  const auto file = tmp.path() / "tuning.sqlite3";
+  EXPECT_EQ(raw_sql(file, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "1");
+}
+
+TEST(SqliteCache, StoresOneRowPerCandidateAndNullStats) {
+  TempDir tmp;
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value());
+  ASSERT_TRUE((*cache)->store(sample_record(1)).has_value());
+  ASSERT_TRUE((*cache)->store(sample_record(1)).has_value());  // replaced, not duplicated
+  const auto file = tmp.path() / "tuning.sqlite3";
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM candidates"), "2");
+  EXPECT_EQ(raw_sql(file,
+                    "SELECT count(*) FROM candidates WHERE median_ns IS NULL AND runs IS "
+                    "NULL AND outcome = 'compile_error'"),
+            "1");
+}
+
+TEST(SqliteCache, NewerSchemaVersionIsRefused) {
+  TempDir tmp;
+  ASSERT_TRUE(open_sqlite_cache(tmp.path()).has_value());
+  const auto file = tmp.path() / "tuning.sqlite3";
+  raw_sql(file, "PRAGMA user_version = 7");
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_FALSE(cache.has_value());
+  EXPECT_EQ(cache.error().code, ErrorCode::kIo);
+  EXPECT_NE(cache.error().message.find("schema version 7 is newer"), std::string::npos)
+      << cache.error().message;
+  EXPECT_NE(cache.error().message.find(file.string()), std::string::npos);
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "7");  // left as it was
+}
+
+TEST(SqliteCache, FileThatIsNotADatabaseIsAnIoErrorNamingIt) {
+  TempDir tmp;
+  const auto file = tmp.path() / "tuning.sqlite3";
+  std::ofstream(file) << "this is not an SQLite database, just some text long enough to matter";
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_FALSE(cache.has_value());
+  EXPECT_EQ(cache.error().code, ErrorCode::kIo);
+  EXPECT_NE(cache.error().message.find(file.string()), std::string::npos) << cache.error().message;
+  EXPECT_NE(cache.error().message.find("not a database"), std::string::npos)
+      << cache.error().message;
+}
+
+TEST(SqliteCache, FolderThatCannotBeCreatedIsAnIoError) {
+  TempDir tmp;
+  std::ofstream(tmp.path() / "plain_file") << "x";
+  auto cache = open_sqlite_cache(tmp.path() / "plain_file" / "sub");
+  ASSERT_FALSE(cache.has_value());
+  EXPECT_EQ(cache.error().code, ErrorCode::kIo);
+  EXPECT_NE(cache.error().message.find("plain_file"), std::string::npos) << cache.error().message;
+}
+
+constexpr int kStoresPerWriter = 40;
+
+// Opens its own connection and stores records [first, first + kStoresPerWriter); true when all
+// succeeded.
+bool write_many(const std::filesystem::path& dir, int first, std::string* error) {
+  auto cache = open_sqlite_cache(dir);
+  if (!cache) {
+    *error = cache.error().message;
+    return false;
+  }
+  for (int i = first; i < first + kStoresPerWriter; ++i) {
+    if (auto s = (*cache)->store(sample_record(i, i)); !s) {
+      *error = s.error().message;
+      return false;
+    }
+    // Reads interleave with the other writer's transactions.
+    if (auto l = (*cache)->lookup(sample_key(i)); !l || !l->has_value()) {
+      *error = l ? "stored record not found" : l.error().message;
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(SqliteCache, TwoConnectionsWritingAtOnceBothSucceed) {
+  TempDir tmp;
+  std::latch start(2);
+  std::string errors[2];
+  bool ok[2] = {false, false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();  // open and create the schema at the same time too
+      ok[t] = write_many(tmp.path(), t * 1000, &errors[t]);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_TRUE(ok[0]) << errors[0];
+  EXPECT_TRUE(ok[1]) << errors[1];
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value());
+  EXPECT_EQ((*cache)->list()->size(), 2u * kStoresPerWriter);
+}
+
+TEST(SqliteCache, TwoProcessesWritingAtOnceBothSucceed) {
+  TempDir tmp;
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(go[1]);
+    char byte = 0;
+    const bool started = read(go[0], &byte, 1) == 1;
+    std::string error;
+    const bool ok = started && write_many(tmp.path(), 5000, &error);
+    if (!ok) std::fprintf(stderr, "child: %s\n", error.c_str());
+    _exit(ok ? 0 : 1);
+  }
+  close(go[0]);
+  ASSERT_EQ(write(go[1], "g", 1), 1);
+  close(go[1]);
+  std::string error;
+  EXPECT_TRUE(write_many(tmp.path(), 0, &error)) << error;
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value());
+  EXPECT_EQ((*cache)->list()->size(), 2u * kStoresPerWriter);
+}
+
+}  // namespace
+}  // namespace ktune

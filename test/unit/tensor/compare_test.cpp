@@ -1,0 +1,238 @@
+// compare: each outcome, the outcome priority, tolerances by dtype, rel L2, and the message.
+#include "ktune/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ktune/tensor_fill.h"
+
+namespace ktune {
+namespace {
+
+// A reference and an actual buffer for `spec`, both filled from the same seed.
+struct Pair {
+  TensorSpec spec;
+  HostBuffer expected;
+  HostBuffer actual;
+
+  explicit Pair(TensorSpec s) : spec(std::move(s)) {
+    expected = HostBuffer::allocate(spec.storage_bytes());
+    fill_random(expected, spec, 11);
+    actual = expected.clone();
+  }
+  std::byte* at(std::int64_t linear) {
+    return actual.data() +
+           spec.storage_index(linear) * static_cast<std::int64_t>(dtype_size(spec.dtype));
+  }
+  double expected_at(std::int64_t linear) const {
+    return load_element(spec.dtype,
+                        expected.data() + spec.storage_index(linear) *
+                                              static_cast<std::int64_t>(dtype_size(spec.dtype)));
+  }
+  Comparison run() const { return run(default_tolerance(spec.dtype)); }
+  Comparison run(const Tolerance& tol) const {
+    return compare(spec, actual.data(), expected.data(), tol);
+  }
+};
+
+TEST(Compare, IdenticalIsOk) {
+  Pair p(TensorSpec::contiguous(DType::kF32, {8, 32}));
+  const Comparison c = p.run();
+  EXPECT_EQ(c.outcome, Outcome::kOk);
+  EXPECT_EQ(c.mismatches, 0);
+  EXPECT_EQ(c.first_bad, -1);
+  EXPECT_EQ(c.rel_l2, 0);
+}
+
+TEST(Compare, WrongElementReportsIndexValuesAndMessage) {
+  Pair p(TensorSpec::contiguous(DType::kF32, {8, 32}));
+  store_element(DType::kF32, p.at(3 * 32 + 17), 0.25);
+  store_element(DType::kF32, p.expected.data() + (3 * 32 + 17) * 4, 0.5);
+  store_element(DType::kF32, p.at(5 * 32), p.expected_at(5 * 32) + 1.0);
+  const Comparison c = p.run();
+  EXPECT_EQ(c.outcome, Outcome::kWrongResult);
+  EXPECT_EQ(c.mismatches, 2);
+  EXPECT_EQ(c.first_bad, 3 * 32 + 17);
+  EXPECT_EQ(c.actual_at_first_bad, 0.25);
+  EXPECT_EQ(c.expected_at_first_bad, 0.5);
+  EXPECT_GT(c.rel_l2, 1e-4);
+  EXPECT_EQ(c.message.rfind("2 of 256 elements differ; first at [3,17]: 0.25 vs 0.5; rel L2 ", 0),
+            0u)
+      << c.message;
+  EXPECT_NE(c.message.find(" > 0.0001"), std::string::npos) << c.message;
+}
+
+TEST(Compare, SmallErrorWithinToleranceIsOk) {
+  Pair p(TensorSpec::contiguous(DType::kF32, {64}));
+  store_element(DType::kF32, p.at(10), p.expected_at(10) * (1 + 2e-5));
+  EXPECT_EQ(p.run().outcome, Outcome::kOk);
+}
+
+TEST(Compare, UnwrittenElementIsDetectedFirst) {
+  Pair p(TensorSpec::contiguous(DType::kF32, {4, 4}));
+  HostBuffer poisoned = HostBuffer::allocate(4);
+  poisoned.poison(DType::kF32);
+  std::memcpy(p.at(9), poisoned.data(), 4);
+  store_element(DType::kF32, p.at(2), std::numeric_limits<double>::quiet_NaN());
+  store_element(DType::kF32, p.at(1), 100.0);
+  const Comparison c = p.run();
+  EXPECT_EQ(c.outcome, Outcome::kUnwrittenOutput);
+  EXPECT_EQ(c.mismatches, 3);
+  EXPECT_EQ(c.first_bad, 1);
+  EXPECT_NE(c.message.find("3 of 16 elements differ (1 unwritten, 1 NaN/Inf)"), std::string::npos)
+      << c.message;
+}
+
+TEST(Compare, FullyPoisonedOutputIsUnwritten) {
+  Pair p(TensorSpec::contiguous(DType::kBF16, {3, 5}));
+  p.actual.poison(DType::kBF16);
+  const Comparison c = p.run();
+  EXPECT_EQ(c.outcome, Outcome::kUnwrittenOutput);
+  EXPECT_EQ(c.mismatches, 15);
+  EXPECT_NE(c.message.find("first at [0,0]: unwritten vs"), std::string::npos) << c.message;
+}
+
+TEST(Compare, NanOrInfWhereReferenceFiniteIsNanOutput) {
+  for (double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity()}) {
+    Pair p(TensorSpec::contiguous(DType::kF32, {32}));
+    store_element(DType::kF32, p.at(4), bad);
+    store_element(DType::kF32, p.at(6), 42.0);  // also wrong, but NaN/Inf wins
+    const Comparison c = p.run();
+    EXPECT_EQ(c.outcome, Outcome::kNanOutput) << bad;
+    EXPECT_EQ(c.mismatches, 2);
+    EXPECT_EQ(c.first_bad, 4);
+  }
+}
+
+TEST(Compare, NanNeverPassesEvenAgainstNan) {
+  Pair p(TensorSpec::contiguous(DType::kF64, {4}));
+  store_element(DType::kF64, p.expected.data() + 8, std::nan(""));
+  store_element(DType::kF64, p.at(1), std::nan(""));
+  const Comparison c = p.run();
+  EXPECT_EQ(c.outcome, Outcome::kWrongResult);
+  EXPECT_EQ(c.mismatches, 1);
+  EXPECT_EQ(c.first_bad, 1);
+}
+
+TEST(Compare, EqualInfinitiesPass) {
+  Pair p(TensorSpec::contiguous(DType::kF32, {4}));
+  const double inf = std::numeric_limits<double>::infinity();
+  store_element(DType::kF32, p.expected.data(), inf);
+  store_element(DType::kF32, p.at(0), inf);
+  EXPECT_EQ(p.run().outcome, Outcome::kOk);
+  store_element(DType::kF32, p.at(0), -inf);
+  EXPECT_EQ(p.run().outcome, Outcome::kWrongResult);
+}
+
+TEST(Compare, HalfPrecisionTolerance) {
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Pair p(TensorSpec::contiguous(dtype, {256}));
+    // One element 1% off passes the 2e-2/1e-2 defaults; the rounding of a half already costs that.
+    for (std::int64_t i = 0; i < 256; i += 64)
+      store_element(dtype, p.at(i), p.expected_at(i) * 1.01);
+    EXPECT_EQ(p.run().outcome, Outcome::kOk) << p.run().message;
+    // Off by 0.5 does not.
+    store_element(dtype, p.at(100), p.expected_at(100) + 0.5);
+    const Comparison c = p.run();
+    EXPECT_EQ(c.outcome, Outcome::kWrongResult);
+    EXPECT_EQ(c.first_bad, 100);
+  }
+  // An error the half tolerance forgives fails at f32 tolerance.
+  Pair f32(TensorSpec::contiguous(DType::kF32, {256}));
+  store_element(DType::kF32, f32.at(0), f32.expected_at(0) + 0.005);
+  EXPECT_EQ(f32.run().outcome, Outcome::kWrongResult);
+}
+
+TEST(Compare, IntegersAreExact) {
+  for (DType dtype : {DType::kI8, DType::kI32, DType::kI64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Pair p(TensorSpec::contiguous(dtype, {100}));
+    EXPECT_EQ(p.run().outcome, Outcome::kOk);
+    store_element(dtype, p.at(50), p.expected_at(50) + 1);
+    const Comparison c = p.run();
+    EXPECT_EQ(c.outcome, Outcome::kWrongResult);
+    EXPECT_EQ(c.mismatches, 1);
+    EXPECT_EQ(c.first_bad, 50);
+  }
+}
+
+TEST(Compare, LargeInt64DifferenceBelowDoublePrecisionIsCaught) {
+  const TensorSpec spec = TensorSpec::contiguous(DType::kI64, {1});
+  std::int64_t expected = (std::int64_t{1} << 60);
+  std::int64_t actual = expected + 1;  // same double value
+  const Comparison c =
+      compare(spec, reinterpret_cast<const std::byte*>(&actual),
+              reinterpret_cast<const std::byte*>(&expected), default_tolerance(DType::kI64));
+  EXPECT_EQ(c.outcome, Outcome::kWrongResult);
+}
+
+TEST(Compare, IntegerPoisonIsUnwrittenUnlessItIsTheRightValue) {
+  Pair p(TensorSpec::contiguous(DType::kI8, {4}));
+  p.actual.poison(DType::kI8);
+  EXPECT_EQ(p.run().outcome, Outcome::kUnwrittenOutput);
+  // -91 (0xA5) is a legitimate int8 result; equal to the reference it passes.
+  p.expected.poison(DType::kI8);
+  EXPECT_EQ(p.run().outcome, Outcome::kOk);
+}
+
+TEST(Compare, RelL2FailsWhilePerElementPasses) {
+  Pair p(TensorSpec::contiguous(DType::kF32, {1000}));
+  for (std::int64_t i = 0; i < 1000; ++i)
+    store_element(DType::kF32, p.at(i), p.expected_at(i) * 1.005);
+  const Tolerance tol{.rtol = 1e-2, .atol = 0, .max_rel_l2 = 1e-3};
+  const Comparison c = p.run(tol);
+  EXPECT_EQ(c.outcome, Outcome::kWrongResult);
+  EXPECT_EQ(c.mismatches, 0);
+  EXPECT_EQ(c.first_bad, -1);
+  EXPECT_NEAR(c.rel_l2, 5e-3, 1e-4);
+  EXPECT_EQ(c.message.rfind("0 of 1000 elements differ; rel L2 0.005 > 0.001", 0), 0u) << c.message;
+  const Comparison loose = p.run({.rtol = 1e-2, .atol = 0, .max_rel_l2 = 1e-2});
+  EXPECT_EQ(loose.outcome, Outcome::kOk);
+}
+
+TEST(Compare, ZeroReferenceUsesAbsoluteL2) {
+  const TensorSpec spec = TensorSpec::contiguous(DType::kF32, {4});
+  const float expected[4] = {0, 0, 0, 0};
+  const float actual[4] = {0, 3e-6f, 0, 4e-6f};
+  const Comparison c =
+      compare(spec, reinterpret_cast<const std::byte*>(actual),
+              reinterpret_cast<const std::byte*>(expected), default_tolerance(DType::kF32));
+  EXPECT_NEAR(c.rel_l2, 5e-6, 1e-9);
+  EXPECT_EQ(c.outcome, Outcome::kOk);
+}
+
+TEST(Compare, StridedViewIgnoresGaps) {
+  TensorSpec spec;
+  spec.dtype = DType::kF32;
+  spec.sizes = {2, 3};
+  spec.strides = {4, 1};
+  spec.offset = 1;
+  Pair p(spec);
+  // Storage element 0 and 4 are outside the view: garbage there does not matter.
+  store_element(DType::kF32, p.actual.data(), 1e9);
+  store_element(DType::kF32, p.actual.data() + 4 * 4, std::nan(""));
+  EXPECT_EQ(p.run().outcome, Outcome::kOk);
+  store_element(DType::kF32, p.at(4), 7.0);
+  const Comparison c = p.run();
+  EXPECT_EQ(c.outcome, Outcome::kWrongResult);
+  EXPECT_NE(c.message.find("first at [1,1]: 7 vs"), std::string::npos) << c.message;
+}
+
+TEST(Compare, DefaultTolerances) {
+  EXPECT_EQ(default_tolerance(DType::kF64).rtol, 1e-9);
+  EXPECT_EQ(default_tolerance(DType::kF64).atol, 1e-12);
+  EXPECT_EQ(default_tolerance(DType::kF32).max_rel_l2, 1e-4);
+  EXPECT_EQ(default_tolerance(DType::kF16).rtol, 2e-2);
+  EXPECT_EQ(default_tolerance(DType::kBF16).atol, 1e-2);
+  EXPECT_EQ(default_tolerance(DType::kI32).rtol, 0);
+  EXPECT_EQ(default_tolerance(DType::kI8).max_rel_l2, 0);
+}
+
+}  // namespace
+}  // namespace ktune

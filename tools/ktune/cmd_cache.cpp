@@ -1,0 +1,197 @@
+// `ktune cache list|show|export|import|clear`: inspect and move the tuning cache of --cache-dir.
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "ktune/file_util.h"
+#include "ktune/tuning_cache.h"
+
+namespace ktune::cli {
+namespace {
+
+constexpr std::size_t kDigestShown = 12;
+constexpr std::size_t kMaxCell = 48;  // longer problem keys and names are cut in `list`
+
+int fail(std::string_view verb, std::string_view what) {
+  fmt::print(stderr, "error: cache {}: {}\n", verb, what);
+  return kExitError;
+}
+
+std::string utc_time(std::int64_t unix_s) {
+  return fmt::format("{:%Y-%m-%d %H:%M:%S}", fmt::gmtime(static_cast<std::time_t>(unix_s)));
+}
+
+std::string cut(const std::string& s) {
+  return s.size() <= kMaxCell ? s : s.substr(0, kMaxCell - 3) + "...";
+}
+
+std::string micros(const std::optional<BenchStats>& stats, double BenchStats::*field) {
+  return stats ? fmt::format("{:.3f}", (*stats).*field / 1000.0) : std::string("-");
+}
+
+int run_list(const CliContext& ctx) {
+  auto cache = open_sqlite_cache(ctx.cache_dir);
+  if (!cache) return fail("list", cache.error().message);
+  auto records = (*cache)->list();
+  if (!records) return fail("list", records.error().message);
+  if (records->empty()) {
+    fmt::print("no tuning records in {}\n", ctx.cache_dir.string());
+    return 0;
+  }
+  using Row = std::vector<std::string>;
+  std::vector<Row> rows{{"DIGEST", "OP", "PROBLEM", "WINNER", "CANDIDATES", "CREATED (UTC)"}};
+  for (const TuningRecord& r : *records) {
+    rows.push_back({r.key.digest().substr(0, kDigestShown), r.key.op, cut(r.key.problem),
+                    cut(r.winner), std::to_string(r.candidates.size()), utc_time(r.created_unix)});
+  }
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const Row& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (const Row& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 < row.size() ? fmt::format("{:<{}}  ", row[i], width[i]) : row[i];
+    }
+    fmt::print("{}\n", line);
+  }
+  return 0;
+}
+
+void print_record(const TuningRecord& r) {
+  const TuningKey& k = r.key;
+  fmt::print("digest         {}\n", k.digest());
+  fmt::print("op             {}\n", k.op);
+  fmt::print("problem        {}\n", k.problem);
+  fmt::print("candidate_set  {}\n", k.candidate_set);
+  fmt::print("device         {}\n", k.device);
+  fmt::print("toolchain      {}\n", k.toolchain);
+  fmt::print("version        {}\n", k.version);
+  fmt::print("winner         {}\n", r.winner);
+  fmt::print("created        {} UTC ({})\n", utc_time(r.created_unix), r.created_unix);
+  fmt::print("compile_s      {:.3f}\n", r.compile_s);
+  fmt::print("bench_s        {:.3f}\n", r.bench_s);
+  fmt::print("candidates     {}\n", r.candidates.size());
+  if (r.candidates.empty()) return;
+  std::size_t name_width = 4;
+  for (const CandidateRecord& c : r.candidates) name_width = std::max(name_width, c.name.size());
+  fmt::print("  {:<{}}  {:<18}  {:>12}  {:>12}  {:>12}  {:>6}  {:>9}\n", "NAME", name_width + 1,
+             "OUTCOME", "MEDIAN_US", "MIN_US", "MAX_US", "RUNS", "COMPILE_S");
+  for (const CandidateRecord& c : r.candidates) {
+    const std::string name = c.name == r.winner ? c.name + "*" : c.name;
+    fmt::print("  {:<{}}  {:<18}  {:>12}  {:>12}  {:>12}  {:>6}  {:>9.3f}\n", name, name_width + 1,
+               outcome_name(c.outcome), micros(c.stats, &BenchStats::median_ns),
+               micros(c.stats, &BenchStats::min_ns), micros(c.stats, &BenchStats::max_ns),
+               c.stats ? std::to_string(c.stats->runs) : std::string("-"), c.compile_s);
+    if (!c.info.empty()) fmt::print("      info: {}\n", c.info);
+    // Compiler messages span lines; indent each so that the table stays readable.
+    std::size_t start = 0;
+    while (start < c.message.size()) {
+      std::size_t end = c.message.find('\n', start);
+      if (end == std::string::npos) end = c.message.size();
+      fmt::print("      | {}\n", std::string_view(c.message).substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  fmt::print("(* winner; times in microseconds)\n");
+}
+
+int run_show(const CliContext& ctx, const std::string& prefix) {
+  auto cache = open_sqlite_cache(ctx.cache_dir);
+  if (!cache) return fail("show", cache.error().message);
+  auto found = (*cache)->find_prefix(prefix);
+  if (!found) return fail("show", found.error().message);
+  if (found->empty()) return fail("show", fmt::format("no record matches '{}'", prefix));
+  if (found->size() > 1) {
+    return fail("show",
+                fmt::format("'{}' matches {} records; give more digits", prefix, found->size()));
+  }
+  print_record(found->front());
+  return 0;
+}
+
+int run_export(const CliContext& ctx, const std::string& file) {
+  auto cache = open_sqlite_cache(ctx.cache_dir);
+  if (!cache) return fail("export", cache.error().message);
+  auto records = (*cache)->list();
+  if (!records) return fail("export", records.error().message);
+  const std::string text = export_json(*records);
+  if (file == "-") {
+    fmt::print("{}", text);
+    return 0;
+  }
+  if (auto s = write_file_atomic(file, text); !s) return fail("export", s.error().message);
+  fmt::print(stderr, "exported {} record(s) to {}\n", records->size(), file);
+  return 0;
+}
+
+int run_import(const CliContext& ctx, const std::string& file) {
+  std::string text;
+  if (file == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    auto read = read_file(file);
+    if (!read) return fail("import", read.error().message);
+    text = std::move(*read);
+  }
+  // The whole file is validated before anything is stored: bad input changes nothing.
+  auto records = import_json(text);
+  if (!records) return fail("import", fmt::format("{}: {}", file, records.error().message));
+  auto cache = open_sqlite_cache(ctx.cache_dir);
+  if (!cache) return fail("import", cache.error().message);
+  for (const TuningRecord& r : *records) {
+    if (auto s = (*cache)->store(r); !s) return fail("import", s.error().message);
+  }
+  fmt::print("imported {} record(s) into {}\n", records->size(), ctx.cache_dir.string());
+  return 0;
+}
+
+int run_clear(const CliContext& ctx) {
+  auto cache = open_sqlite_cache(ctx.cache_dir);
+  if (!cache) return fail("clear", cache.error().message);
+  auto removed = (*cache)->clear();
+  if (!removed) return fail("clear", removed.error().message);
+  fmt::print("removed {} record(s) from {}\n", *removed, ctx.cache_dir.string());
+  return 0;
+}
+
+}  // namespace
+
+void add_cache_command(CLI::App& app, CliContext& ctx) {
+  CLI::App* cache = app.add_subcommand(
+      "cache", "Inspect and move the tuning cache (tuning.sqlite3 in --cache-dir)");
+  cache->require_subcommand(1);
+
+  CLI::App* list = cache->add_subcommand("list", "List tuning records, newest first");
+  list->callback([&ctx] { ctx.exit_code = run_list(ctx); });
+
+  auto prefix = std::make_shared<std::string>();
+  CLI::App* show =
+      cache->add_subcommand("show", "Show one record with every candidate's outcome and timings");
+  show->add_option("digest", *prefix, "Digest prefix (at least 4 hex digits)")->required();
+  show->callback([&ctx, prefix] { ctx.exit_code = run_show(ctx, *prefix); });
+
+  auto out = std::make_shared<std::string>();
+  CLI::App* exp = cache->add_subcommand("export", "Write every record as JSON");
+  exp->add_option("file", *out, "Output file, or - for stdout")->required();
+  exp->callback([&ctx, out] { ctx.exit_code = run_export(ctx, *out); });
+
+  auto in = std::make_shared<std::string>();
+  CLI::App* imp = cache->add_subcommand(
+      "import", "Merge records from a JSON export; a record with the same key is replaced");
+  imp->add_option("file", *in, "Input file, or - for stdin")->required();
+  imp->callback([&ctx, in] { ctx.exit_code = run_import(ctx, *in); });
+
+  CLI::App* clear = cache->add_subcommand("clear", "Remove every tuning record");
+  clear->callback([&ctx] { ctx.exit_code = run_clear(ctx); });
+}
+
+}  // namespace ktune::cli
