@@ -4,7 +4,6 @@
 // load() turns into a KernelFn. Buffer pointers point at the view's first element.
 #include "choice/openblas_gemm.h"
 
-#include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "choice/openblas_library.h"
 #include "ktune/hash.h"
 
 namespace ktune {
@@ -44,7 +44,9 @@ struct GemmPlan {
 
 // "OpenBLAS 0.3.21" from the library's own config string (the run-time library, not the header).
 std::string openblas_version() {
-  std::string config = openblas_get_config();
+  auto lib = openblas_library();
+  if (!lib) return "OpenBLAS unavailable";
+  std::string config = (*lib)->get_config();
   std::size_t first = config.find(' ');
   std::size_t second = first == std::string::npos ? first : config.find(' ', first + 1);
   return config.substr(0, second);
@@ -100,7 +102,8 @@ std::string OpenBlasGemmChoice::hash_key() const {
   for (const auto& [role, arg] : bind_.names) h.add(role).add(arg);
   h.add(fmt::format("ta={} tb={} alpha={} beta={}", bind_.trans_a, bind_.trans_b, bind_.alpha,
                     bind_.beta));
-  h.add(openblas_get_config());
+  auto lib = openblas_library();
+  h.add(lib ? std::string((*lib)->get_config()) : std::string("unavailable"));
   return h.hex();
 }
 
@@ -108,8 +111,9 @@ std::string OpenBlasGemmChoice::info() const {
   std::string fn = "cblas_?gemm";
   if (loaded_dtype_) fn = *loaded_dtype_ == DType::kF64 ? "cblas_dgemm" : "cblas_sgemm";
   std::string trans = fmt::format("{}{}", bind_.trans_a ? 'T' : 'N', bind_.trans_b ? 'T' : 'N');
+  auto lib = openblas_library();
   return fmt::format("{} {} ({}, {} threads)", fn, trans, openblas_version(),
-                     openblas_get_num_threads());
+                     lib ? (*lib)->get_num_threads() : 0);
 }
 
 Result<std::size_t> OpenBlasGemmChoice::find_arg(const Problem& problem,
@@ -221,13 +225,15 @@ Result<GemmPlan> OpenBlasGemmChoice::make_plan(const Problem& problem) const {
 Result<KernelFn> OpenBlasGemmChoice::load(const Backend&, const Problem& problem) {
   Result<GemmPlan> plan = make_plan(problem);
   if (!plan) return std::unexpected(plan.error());
+  auto lib = openblas_library();
+  if (!lib) return std::unexpected(lib.error());
   loaded_dtype_ = plan->dtype;
   const CBLAS_TRANSPOSE ta = bind_.trans_a ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = bind_.trans_b ? CblasTrans : CblasNoTrans;
   const double alpha = bind_.alpha;
   const double beta = bind_.beta;
   std::string where = name_;
-  return KernelFn([p = *plan, ta, tb, alpha, beta, where](void* const* args) -> Status {
+  return KernelFn([p = *plan, ta, tb, alpha, beta, where, lib = *lib](void* const* args) -> Status {
     std::int64_t m = read_int(p.m_dtype, args[p.m]);
     std::int64_t n = read_int(p.n_dtype, args[p.n]);
     std::int64_t k = read_int(p.k_dtype, args[p.k]);
@@ -240,11 +246,11 @@ Result<KernelFn> OpenBlasGemmChoice::load(const Backend&, const Problem& problem
     auto lda = static_cast<blasint>(p.lda), ldb = static_cast<blasint>(p.ldb);
     auto ldc = static_cast<blasint>(p.ldc);
     if (p.dtype == DType::kF32) {
-      cblas_sgemm(CblasRowMajor, ta, tb, bm, bn, bk, static_cast<float>(alpha),
+      lib->sgemm(CblasRowMajor, ta, tb, bm, bn, bk, static_cast<float>(alpha),
                   static_cast<const float*>(args[p.a]), lda, static_cast<const float*>(args[p.b]),
                   ldb, static_cast<float>(beta), static_cast<float*>(args[p.c]), ldc);
     } else {
-      cblas_dgemm(CblasRowMajor, ta, tb, bm, bn, bk, alpha, static_cast<const double*>(args[p.a]),
+      lib->dgemm(CblasRowMajor, ta, tb, bm, bn, bk, alpha, static_cast<const double*>(args[p.a]),
                   lda, static_cast<const double*>(args[p.b]), ldb, beta,
                   static_cast<double*>(args[p.c]), ldc);
     }

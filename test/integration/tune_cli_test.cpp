@@ -106,3 +106,23 @@ TEST(TuneCli, SpaceShowsWhatEachRestrictionRemoves) {
 
 }  // namespace
 }  // namespace ktune::test
+
+namespace ktune::test {
+namespace {
+
+// ktune re-executes itself with OMP_WAIT_POLICY=passive so that idle OpenMP threads of one
+// candidate do not steal cores from the next; a value the user set is left alone.
+TEST(TuneCli, KernelsRunWithPassiveOpenMPUnlessTheUserChose) {
+  ScratchDir cache("env");
+  ::unsetenv("OMP_WAIT_POLICY");
+  CliResult r = run_cli(cache.path(), {"tune", data_path("cli/env_check.yaml"), "--no-cache"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  ::setenv("OMP_WAIT_POLICY", "active", 1);
+  CliResult user = run_cli(cache.path(), {"tune", data_path("cli/env_check.yaml"), "--no-cache"});
+  ::unsetenv("OMP_WAIT_POLICY");
+  EXPECT_EQ(user.exit_code, 1) << user.output;
+  EXPECT_THAT(user.output, HasSubstr("nan_output"));
+}
+
+}  // namespace
+}  // namespace ktune::test

@@ -1,11 +1,14 @@
 // ktune: the command-line tool. Subcommands live in cmd_<verb>.cpp.
 #include <fmt/format.h>
 
+
 #include "cli.h"
+#include "ktune/bench_env.h"
 #include "ktune/file_util.h"
 
 int main(int argc, char** argv) {
   using namespace ktune::cli;
+  ktune::ensure_benchmark_environment(argv);
   CLI::App app{
       "ktune finds the fastest correct implementation of a compute kernel for a problem on this "
       "machine, and remembers it."};
