@@ -34,6 +34,9 @@ class Choice {
   // Seconds the last compile() spent in the compiler (0 when it came from the code cache).
   [[nodiscard]] virtual double compile_s() const { return 0; }
   [[nodiscard]] virtual Result<KernelFn> load(const Backend& backend, const Problem& problem) = 0;
+  // The compiled artifact after compile(), for running in a worker process; null for choices
+  // that run in ktune's own process (library calls).
+  [[nodiscard]] virtual const Artifact* artifact() const { return nullptr; }
 };
 
 using ChoicePtr = std::unique_ptr<Choice>;

@@ -22,6 +22,10 @@ struct CpuCompileOptions {
   std::chrono::milliseconds timeout{120'000};  // per compile; past it the compiler is killed
 };
 
+// Loads a shared object compiled by CpuBackend (its ktune_entry), without a backend object: what
+// a worker process does. kIo with dlerror()'s text on failure.
+[[nodiscard]] Result<std::unique_ptr<Module>> load_cpu_module(const std::filesystem::path& path);
+
 class CpuBackend final : public Backend {
  public:
   // Fails when the compiler cannot be run (its --version is read once here).

@@ -1,0 +1,77 @@
+// The worker protocol: what the parent and a ktune-worker say to each other over the worker's own
+// pipe pair (never its stdout/stderr, which kernels may write to). Each message is one frame: a
+// 4-byte little-endian length, then that many bytes of JSON with a "type" field:
+//   parent -> worker: {"type":"ping"}, {"type":"request", ...BenchmarkRequest}
+//   worker -> parent: {"type":"pong","pid":N,"version":"..."}, {"type":"response", ...}
+// A request has no pointers: the worker rebuilds the inputs from the TensorSpecs and the seed,
+// loads the artifact itself and reads the reference's outputs from a file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ktune/bench_stats.h"
+#include "ktune/candidate_check.h"
+#include "ktune/compare.h"
+#include "ktune/cpu_benchmarker.h"
+#include "ktune/outcome.h"
+#include "ktune/problem.h"
+
+namespace ktune {
+
+// Largest frame either side accepts; a longer length prefix is a protocol error.
+inline constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
+
+struct BenchmarkRequest {
+  std::uint64_t id = 0;
+  std::string candidate;            // the choice's name, for messages
+  std::filesystem::path artifact;   // a shared object exporting ktune_entry (CpuBackend)
+  Problem problem;
+  std::uint64_t seed = 0;
+  std::filesystem::path expected;   // write_reference_file()'s output; empty: no reference
+  std::optional<Tolerance> tolerance;  // empty: default_tolerance() per output dtype
+  CpuBenchOptions bench;
+  bool measure = true;              // false: verify only
+};
+
+struct BenchmarkResponse {
+  std::uint64_t id = 0;
+  Outcome outcome = Outcome::kOk;
+  std::string message;
+  std::optional<BenchStats> stats;  // when measured and ok
+  std::string output_tail;          // the worker's stdout/stderr tail (filled in by the parent)
+};
+
+[[nodiscard]] std::string encode_ping();
+[[nodiscard]] std::string encode_pong(int pid);
+[[nodiscard]] std::string encode_request(const BenchmarkRequest& request);
+[[nodiscard]] std::string encode_response(const BenchmarkResponse& response);
+
+// A decoded frame: exactly one of the members is set, by its "type".
+struct WorkerMessage {
+  bool ping = false;
+  std::optional<int> pong_pid;
+  std::optional<BenchmarkRequest> request;
+  std::optional<BenchmarkResponse> response;
+};
+// kParse naming the field on bad input.
+[[nodiscard]] Result<WorkerMessage> decode_message(std::string_view payload);
+
+// Blocking frame I/O on a pipe; EINTR is retried. read_frame fails with kIo ("end of stream")
+// when the other side closed before a complete frame.
+[[nodiscard]] Status write_frame(int fd, std::string_view payload);
+[[nodiscard]] Result<std::string> read_frame(int fd);
+
+// The reference's outputs as a file the worker can read: each out/inout argument's storage bytes,
+// in argument order.
+[[nodiscard]] Status write_reference_file(const std::filesystem::path& path, const Problem& problem,
+                                          const ReferenceOutputs& outputs);
+// Reads them back; tolerances from `tolerance`, else default_tolerance() per dtype.
+[[nodiscard]] Result<ReferenceOutputs> read_reference_file(const std::filesystem::path& path,
+                                                           const Problem& problem,
+                                                           const std::optional<Tolerance>& tolerance);
+
+}  // namespace ktune
