@@ -11,7 +11,8 @@ install(TARGETS ktune-worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR})
 install(EXPORT ktuneTargets NAMESPACE ktune:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ktune)
 configure_package_config_file(cmake/ktuneConfig.cmake.in
   ${PROJECT_BINARY_DIR}/ktuneConfig.cmake
-  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ktune)
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ktune
+  PATH_VARS CMAKE_INSTALL_LIBEXECDIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/ktuneConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/ktuneConfig.cmake ${PROJECT_BINARY_DIR}/ktuneConfigVersion.cmake

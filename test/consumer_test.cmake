@@ -10,6 +10,8 @@ function(run)
   endif()
 endfunction()
 run(${CMAKE_COMMAND} --install ${KTUNE_BINARY_DIR} --prefix ${prefix})
-run(${CMAKE_COMMAND} -S ${KTUNE_SOURCE_DIR}/examples/consumer -B ${build} -DCMAKE_PREFIX_PATH=${prefix})
+# The consumer is built with this build's flags (a sanitizer build's objects need its runtime).
+run(${CMAKE_COMMAND} -S ${KTUNE_SOURCE_DIR}/examples/consumer -B ${build} -DCMAKE_PREFIX_PATH=${prefix}
+    "-DCMAKE_CXX_FLAGS=${CONSUMER_CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_LINKER_FLAGS}")
 run(${CMAKE_COMMAND} --build ${build} -j 2)
 run(${build}/consumer)

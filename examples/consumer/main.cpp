@@ -1,4 +1,5 @@
-// Embedding ktune: tune a small scaled-copy kernel from C++ with no spec file and no CLI.
+// Embedding ktune: tune a small scaled-copy kernel from C++ with no spec file and no CLI; the
+// candidates run in the installed ktune-worker.
 // Two unroll factors compete; the pick is verified against the unrolled-by-1 reference.
 #include <cstdio>
 #include <filesystem>
@@ -42,6 +43,7 @@ int main() {
   ChoicePtr reference = tmpl->choice(tmpl->space().enumerate().front());
   SelectorOptions options;
   options.bench.budget_ms = 5;
+  options.worker.executable = KTUNE_WORKER_EXECUTABLE;  // generated code runs in this process
   Selector selector(*backend, *cache, options);
   auto selection = selector.select(problem, candidates, reference.get());
   if (!selection) {

@@ -17,6 +17,7 @@
 #include "ktune/cpu_benchmarker.h"
 #include "ktune/problem.h"
 #include "ktune/tuning_cache.h"
+#include "ktune/worker.h"
 
 namespace ktune {
 
@@ -35,6 +36,17 @@ struct SelectorOptions {
   std::FILE* out = stdout;             // the AUTOTUNE table and the pick; null: silent
   std::FILE* progress = stderr;        // progress lines; null: silent
   std::filesystem::path json_log;      // JSON lines appended here when set
+
+  // Isolation: generated code (template choices) runs in ktune-worker processes, so that a crash,
+  // a hang or a memory fault costs one candidate. Off: everything runs in this process.
+  bool isolate = true;
+  WorkerOptions worker;
+  // Deadline of one worker request: run_timeout when set, else run_timeout_floor plus room for a
+  // candidate slow_factor times slower than the reference through its warm-up, verification and
+  // minimum runs, plus the budget.
+  std::chrono::milliseconds run_timeout{0};
+  std::chrono::milliseconds run_timeout_floor{10'000};
+  double slow_factor = 50;
 };
 
 struct Selection {
@@ -47,6 +59,9 @@ struct Selection {
 class Selector {
  public:
   Selector(const Backend& backend, TuningCache& cache, SelectorOptions options);
+  ~Selector();
+  // Workers started over the selector's life (0 without isolation).
+  [[nodiscard]] int worker_restarts() const { return pool_ ? pool_->restarts() : 0; }
 
   // kNoValidChoice (with a summary of the outcomes) when nothing compiled, ran and verified;
   // kInvalidArgument when the reference itself fails.
@@ -61,6 +76,7 @@ class Selector {
   const Backend& backend_;
   TuningCache& cache_;
   SelectorOptions options_;
+  std::unique_ptr<WorkerPool> pool_;  // started on first use, kept across problems
 };
 
 // The AUTOTUNE table: a title line, the fastest `rows` valid candidates (time, % of best, info),

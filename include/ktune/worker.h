@@ -19,10 +19,10 @@
 namespace ktune {
 
 struct WorkerOptions {
-  std::filesystem::path executable;                 // empty: find_worker_executable()
+  std::filesystem::path executable;  // empty: find_worker_executable()
   std::chrono::milliseconds start_timeout{10'000};  // spawn to pong
   std::chrono::milliseconds term_grace{500};        // SIGTERM, then SIGKILL after this
-  std::size_t memory_limit_bytes = 0;  // resident + virtual watchdog; 0: none
+  std::size_t memory_limit_bytes = 0;  // resident-memory watchdog; 0: none
   int cpu_limit_s = 0;                 // RLIMIT_CPU of the worker; 0: none
   std::size_t output_tail_bytes = 8192;  // kept from the worker's stdout and stderr
   // Added to the worker's environment; OMP_WAIT_POLICY=passive and OPENBLAS_THREAD_TIMEOUT=4 are
@@ -31,7 +31,9 @@ struct WorkerOptions {
 };
 
 // $KTUNE_WORKER, else <install libexecdir>/ktune-worker, else ktune-worker next to the running
-// executable; kNotFound listing the places tried.
+// executable, else <its folder>/../libexec/ktune-worker; kNotFound listing the places tried.
+// Programs that embed ktune can set WorkerOptions::executable instead; the installed CMake
+// package gives the path as ${ktune_WORKER_EXECUTABLE}.
 [[nodiscard]] Result<std::filesystem::path> find_worker_executable();
 
 // One child process. Move-only; the destructor stops and reaps it.

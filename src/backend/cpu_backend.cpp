@@ -191,10 +191,18 @@ Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
 }
 
 Result<std::unique_ptr<Module>> CpuBackend::load(const Artifact& artifact) const {
-  void* handle = ::dlopen(artifact.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  return load_cpu_module(artifact.path);
+}
+
+Result<std::unique_ptr<Module>> load_cpu_module(const std::filesystem::path& path) {
+  // A relative name without a slash would make dlopen search the library path instead.
+  std::error_code ec;
+  const std::filesystem::path full = std::filesystem::absolute(path, ec);
+  const std::filesystem::path& open_path = ec ? path : full;
+  void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    return make_error(ErrorCode::kIo, fmt::format("load '{}': dlopen failed: {}",
-                                                  artifact.path.string(), dl_error_text()));
+    return make_error(ErrorCode::kIo,
+                      fmt::format("load '{}': dlopen failed: {}", path.string(), dl_error_text()));
   }
   ::dlerror();  // clear, so a null symbol is told apart from an error
   void* sym = ::dlsym(handle, "ktune_entry");
@@ -202,7 +210,7 @@ Result<std::unique_ptr<Module>> CpuBackend::load(const Artifact& artifact) const
     std::string why = dl_error_text();
     ::dlclose(handle);
     return make_error(ErrorCode::kIo,
-                      fmt::format("load '{}': no ktune_entry: {}", artifact.path.string(), why));
+                      fmt::format("load '{}': no ktune_entry: {}", path.string(), why));
   }
   auto entry = reinterpret_cast<CpuModule::EntryFn>(sym);
   return std::unique_ptr<Module>(std::make_unique<CpuModule>(handle, entry));

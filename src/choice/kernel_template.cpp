@@ -54,6 +54,7 @@ class TemplateChoice final : public Choice {
   Status compile(const Backend& backend) override;
   double compile_s() const override { return compile_s_; }
   Result<KernelFn> load(const Backend& backend, const Problem& problem) override;
+  const Artifact* artifact() const override { return artifact_ ? &*artifact_ : nullptr; }
 
  private:
   std::shared_ptr<const KernelTemplate> tmpl_;

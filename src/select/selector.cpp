@@ -10,10 +10,9 @@
 #include <map>
 #include <mutex>
 
-#include "ktune/candidate_check.h"
 #include "ktune/hash.h"
-#include "ktune/problem_buffers.h"
 #include "ktune/thread_pool.h"
+#include "select/candidate_runner.h"
 #include "select/json_log.h"
 
 namespace ktune {
@@ -75,6 +74,8 @@ std::string no_valid_choice_message(const TuningRecord& record) {
 
 Selector::Selector(const Backend& backend, TuningCache& cache, SelectorOptions options)
     : backend_(backend), cache_(cache), options_(std::move(options)) {}
+
+Selector::~Selector() = default;
 
 TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
                             const Choice* reference) const {
@@ -183,58 +184,32 @@ Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr
 
   // Verify and measure, one candidate at a time (they share the machine's cores).
   const auto t_bench = Clock::now();
-  ProblemBuffers buffers = ProblemBuffers::create(problem, options_.seed);
-  std::optional<ReferenceOutputs> ref_out;
-  if (reference) {
-    auto fn = reference->load(backend_, problem);
-    if (!fn) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("{}: reference {} does not load: {}", title, reference->name(),
-                                    fn.error().message));
-    }
-    const Tolerance* tol = options_.tolerance ? &*options_.tolerance : nullptr;
-    auto out = run_reference(*fn, buffers, tol);
-    if (!out) return std::unexpected(out.error());
-    ref_out = std::move(*out);
+  if (options_.isolate && !pool_) pool_ = std::make_unique<WorkerPool>(options_.worker);
+  CandidateRunner runner(backend_, problem, options_, options_.isolate ? pool_.get() : nullptr);
+  if (Status s = runner.prepare(reference); !s) {
+    return make_error(s.error().code, fmt::format("{}: {}", title, s.error().message));
   }
-  std::size_t n_alive = std::count(alive.begin(), alive.end(), true);
+  const std::size_t n_alive = std::count(alive.begin(), alive.end(), true);
   const bool single = candidates.size() == 1;  // Inductor's shortcut: nothing to compare with
   ProgressCounter counter(options_.progress, "measured", n_alive);
   if (n_alive) {
-    progress(options_.progress, fmt::format("{}: verifying and measuring {} candidates", title, n_alive));
+    progress(options_.progress,
+             fmt::format("{}: verifying and measuring {} candidates{}", title, n_alive,
+                         options_.isolate ? " (generated code in a worker process)" : ""));
   }
-  CpuBenchmarker bench(options_.bench);
-  std::vector<FlushRange> ranges;
-  for (std::size_t i = 0; i < problem.args.size(); ++i) {
-    if (problem.args[i].param.role != ArgRole::kScalar) {
-      ranges.push_back({buffers.buffer(i).data(), buffers.buffer(i).bytes()});
-    }
-  }
-  bench.set_flush_ranges(std::move(ranges));
-  std::vector<KernelFn> fns(candidates.size());
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (!alive[i]) continue;
-    auto fn = candidates[i]->load(backend_, problem);
+    RunResult r = runner.run(*candidates[i], !single);
     recs[i].info = candidates[i]->info();  // may say more once loaded (a library's variant)
-    if (!fn) {
-      fail(i, Outcome::kLoadError, fn.error().message);
-    } else if (CheckResult c = check_candidate(*fn, buffers, ref_out ? &*ref_out : nullptr);
-               c.outcome != Outcome::kOk) {
-      fail(i, c.outcome, c.message);
-    } else if (!single) {
-      buffers.reset();
-      auto stats = bench.measure([&] { return (*fn)(buffers.args()); });
-      if (!stats) {
-        fail(i, Outcome::kLaunchError, stats.error().message);
-      } else {
-        recs[i].stats = *stats;
-        fns[i] = *fn;
-      }
+    if (r.outcome != Outcome::kOk) {
+      fail(i, r.outcome, r.message);
+    } else {
+      recs[i].stats = r.stats;
     }
     counter.tick();
   }
 
-  // Close calls: measured again, interleaved, so that a drift of the machine cannot decide.
+  // Close calls: measured again, alternating, so that a drift of the machine cannot decide.
   auto median = [&](std::size_t i) { return recs[i].stats ? recs[i].stats->median_ns : 0.0; };
   std::vector<std::size_t> ok;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
@@ -247,20 +222,22 @@ Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr
                       fmt::format("{}: {}", title, no_valid_choice_message(sel.record)));
   }
   if (!single && ok.size() > 1) {
-    const double best = median(*std::min_element(ok.begin(), ok.end(), [&](auto a, auto b) {
-      return median(a) < median(b);
-    }));
+    const double best = median(*std::min_element(
+        ok.begin(), ok.end(), [&](auto a, auto b) { return median(a) < median(b); }));
     std::vector<std::size_t> close;
     for (std::size_t i : ok) {
       if (median(i) <= best * (1 + options_.close_call_band)) close.push_back(i);
     }
     if (close.size() > 1) {
-      progress(options_.progress, fmt::format("{}: re-measuring {} close calls", title, close.size()));
-      std::vector<std::function<Status()>> runs;
-      buffers.reset();
-      for (std::size_t i : close) runs.push_back([&, i] { return fns[i](buffers.args()); });
-      if (auto again = bench.measure_interleaved(runs, options_.close_call_rounds)) {
+      progress(options_.progress,
+               fmt::format("{}: re-measuring {} close calls", title, close.size()));
+      std::vector<Choice*> choices;
+      for (std::size_t i : close) choices.push_back(candidates[i].get());
+      if (auto again = runner.remeasure(choices, options_.close_call_rounds)) {
         for (std::size_t j = 0; j < close.size(); ++j) recs[close[j]].stats = (*again)[j];
+      } else {
+        progress(options_.progress, fmt::format("{}: keeping the first measurements: {}", title,
+                                                again.error().message));
       }
     }
   }

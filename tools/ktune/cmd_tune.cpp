@@ -33,6 +33,9 @@ struct TuneFlags {
   std::optional<std::uint64_t> seed;
   int top = 10;
   bool quiet = false;
+  bool in_process = false;
+  long run_timeout_ms = 0;
+  std::size_t memory_limit_mb = 0;
 };
 
 std::vector<std::string> split_words(const std::string& s) {
@@ -97,6 +100,9 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   sopts.tolerance = spec->tolerance;
   sopts.json_log = f.json_log;
   if (f.quiet) sopts.progress = nullptr;
+  sopts.isolate = !f.in_process;
+  sopts.run_timeout = std::chrono::milliseconds(f.run_timeout_ms);
+  sopts.worker.memory_limit_bytes = f.memory_limit_mb << 20;
   Selector selector(*backend, *cache, sopts);
 
   int failures = 0, tuned = 0, hits = 0;
@@ -162,6 +168,14 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--seed", f->seed, "Seed of the input data (default: the spec's seed)");
   cmd->add_option("--top", f->top, "Rows of the AUTOTUNE table")->capture_default_str();
   cmd->add_flag("--quiet,-q", f->quiet, "No progress lines on stderr");
+  cmd->add_flag("--in-process", f->in_process,
+                "Run generated code in the ktune process instead of a ktune-worker (faster to "
+                "start; a crashing candidate then ends the run)");
+  cmd->add_option("--run-timeout-ms", f->run_timeout_ms,
+                  "Deadline of one candidate in a worker (default: from the reference's time, at "
+                  "least 10 s)");
+  cmd->add_option("--memory-limit-mb", f->memory_limit_mb,
+                  "Kill a worker whose memory exceeds this (default: no limit)");
   cmd->callback([f, &ctx] { ctx.exit_code = run_tune(*f, ctx); });
 }
 

@@ -1,0 +1,69 @@
+// CandidateRunner: verifies and measures the candidates of one problem, one at a time. Generated
+// code (a choice with an artifact) runs in a ktune-worker through a WorkerPool when one is
+// given; library calls, and everything when no pool is given, run in this process. The
+// reference always runs in this process: it is trusted, and its outputs go to the workers
+// through a file.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ktune/candidate_check.h"
+#include "ktune/choice.h"
+#include "ktune/cpu_benchmarker.h"
+#include "ktune/problem_buffers.h"
+#include "ktune/selector.h"
+#include "ktune/worker.h"
+
+namespace ktune {
+
+struct RunResult {
+  Outcome outcome = Outcome::kOk;
+  std::string message;
+  std::optional<BenchStats> stats;  // when measured and ok
+};
+
+class CandidateRunner {
+ public:
+  // `pool` null: every candidate runs in this process.
+  CandidateRunner(const Backend& backend, const Problem& problem, const SelectorOptions& options,
+                  WorkerPool* pool);
+  ~CandidateRunner();  // removes the reference file
+  CandidateRunner(const CandidateRunner&) = delete;
+  CandidateRunner& operator=(const CandidateRunner&) = delete;
+
+  // Runs the reference once (null: none) and, with a pool, writes its outputs for the workers.
+  // kInvalidArgument when the reference fails to load or run soundly.
+  [[nodiscard]] Status prepare(Choice* reference);
+  // Verifies the candidate and, with `measure`, measures it.
+  [[nodiscard]] RunResult run(Choice& choice, bool measure);
+  // Measures the given candidates again, `rounds` times each, alternating between them every
+  // round; the stats of each in the same order. Candidates must have passed run().
+  [[nodiscard]] Result<std::vector<BenchStats>> remeasure(const std::vector<Choice*>& choices,
+                                                          int rounds);
+
+ private:
+  [[nodiscard]] bool isolated(const Choice& choice) const;
+  [[nodiscard]] BenchmarkRequest request_for(const Choice& choice, bool measure,
+                                             const CpuBenchOptions& bench);
+  [[nodiscard]] std::chrono::milliseconds deadline(const CpuBenchOptions& bench) const;
+  [[nodiscard]] RunResult run_in_process(Choice& choice, bool measure);
+  [[nodiscard]] RunResult run_in_worker(Choice& choice, bool measure, const CpuBenchOptions& bench);
+
+  const Backend& backend_;
+  const Problem& problem_;
+  const SelectorOptions& options_;
+  WorkerPool* pool_;
+  ProblemBuffers buffers_;
+  CpuBenchmarker bench_;
+  std::optional<ReferenceOutputs> reference_;
+  std::filesystem::path reference_file_;
+  double reference_ns_ = 0;  // one run of the reference, for deadlines
+  std::vector<std::pair<const Choice*, KernelFn>> loaded_;  // in-process candidates that passed
+  std::uint64_t next_id_ = 1;
+};
+
+}  // namespace ktune

@@ -1,0 +1,217 @@
+// The worker protocol's byte level: length-prefixed frames on a pipe, and the file that carries
+// the reference's outputs to the worker (worker_protocol.h).
+//
+// Frames are blocking whatever the descriptor's mode: EINTR is retried, and EAGAIN on a
+// non-blocking descriptor waits in poll(). A write to a pipe whose reader is gone raises SIGPIPE,
+// whose default action ends the process; write_frame blocks SIGPIPE in the calling thread for
+// the write and consumes the signal it caused, so that the caller sees kIo (EPIPE) instead.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <system_error>
+
+#include "ktune/worker_protocol.h"
+
+namespace ktune {
+namespace {
+
+std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
+
+// Blocks SIGPIPE in this thread for its lifetime. SIGPIPE from write() on a pipe is sent to the
+// writing thread, so while blocked it stays pending; consume() takes it back unless it was
+// already pending before (someone else's, left for them).
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGPIPE);
+    sigset_t pending;
+    sigemptyset(&pending);
+    ::pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    ::sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+  }
+  ~SigpipeBlock() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+  void consume() {
+    if (was_pending_) return;
+    const timespec zero{};
+    while (::sigtimedwait(&set_, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+
+ private:
+  sigset_t set_;
+  sigset_t old_;
+  bool was_pending_ = false;
+};
+
+// Waits until `fd` is ready for `events` (after EAGAIN on a non-blocking descriptor).
+void wait_ready(int fd, short events) {
+  pollfd p{fd, events, 0};
+  while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+  }
+}
+
+Status write_all(int fd, const char* data, std::size_t size) {
+  SigpipeBlock block;
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      const int e = errno;
+      if (e == EINTR) continue;
+      if (e == EAGAIN || e == EWOULDBLOCK) {
+        wait_ready(fd, POLLOUT);
+        continue;
+      }
+      if (e == EPIPE) block.consume();
+      return make_error(ErrorCode::kIo,
+                        fmt::format("write_frame: write to fd {} failed; {}", fd, errno_text(e)));
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+// Reads exactly `size` bytes; `got` says how many arrived before end of stream or an error.
+Status read_exact(int fd, char* data, std::size_t size, std::size_t& got) {
+  got = 0;
+  while (got < size) {
+    const ssize_t n = ::read(fd, data + got, size - got);
+    if (n == 0) return make_error(ErrorCode::kIo, "end of stream");
+    if (n < 0) {
+      const int e = errno;
+      if (e == EINTR) continue;
+      if (e == EAGAIN || e == EWOULDBLOCK) {
+        wait_ready(fd, POLLIN);
+        continue;
+      }
+      return make_error(ErrorCode::kIo,
+                        fmt::format("read from fd {} failed; {}", fd, errno_text(e)));
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::kInOut; }
+
+}  // namespace
+
+Status write_frame(int fd, std::string_view payload) {
+  if (payload.size() > kMaxFrameBytes) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("write_frame: payload too long; expected at most {} bytes, got {}",
+                    kMaxFrameBytes, payload.size()));
+  }
+  const auto n = static_cast<std::uint32_t>(payload.size());
+  std::string frame(4, '\0');
+  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  frame.append(payload);
+  return write_all(fd, frame.data(), frame.size());
+}
+
+Result<std::string> read_frame(int fd) {
+  unsigned char header[4];
+  std::size_t got = 0;
+  if (Status s = read_exact(fd, reinterpret_cast<char*>(header), 4, got); !s) {
+    // A clean end between frames reads exactly "read_frame: end of stream" (run_worker_loop
+    // tells it apart from a broken pipe by this text).
+    if (got == 0) return make_error(ErrorCode::kIo, "read_frame: " + s.error().message);
+    return make_error(
+        ErrorCode::kIo,
+        fmt::format("read_frame: {} inside a frame's length; expected 4 bytes, got {}",
+                    s.error().message, got));
+  }
+  std::uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) n |= std::uint32_t(header[i]) << (8 * i);
+  if (n > kMaxFrameBytes) {
+    return make_error(ErrorCode::kParse,
+                      fmt::format("read_frame: frame too long; expected at most {} bytes, got {}",
+                                  kMaxFrameBytes, n));
+  }
+  std::string payload(n, '\0');
+  if (Status s = read_exact(fd, payload.data(), n, got); !s) {
+    return make_error(ErrorCode::kIo,
+                      fmt::format("read_frame: {} inside a frame; expected {} bytes, got {}",
+                                  s.error().message, n, got));
+  }
+  return payload;
+}
+
+Status write_reference_file(const std::filesystem::path& path, const Problem& problem,
+                            const ReferenceOutputs& outputs) {
+  const std::string where = fmt::format("write_reference_file '{}'", path.string());
+  if (outputs.outputs.size() != problem.args.size()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: outputs do not match the problem; expected {} (one per "
+                                  "argument), got {}",
+                                  where, problem.args.size(), outputs.outputs.size()));
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  for (std::size_t i = 0; out && i < problem.args.size(); ++i) {
+    const ProblemArg& a = problem.args[i];
+    if (!is_output(a.param.role)) continue;
+    const HostBuffer& b = outputs.outputs[i];
+    if (b.bytes() != a.tensor.storage_bytes()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: output {} has the wrong size; expected {} bytes, got {}",
+                                    where, a.param.name, a.tensor.storage_bytes(), b.bytes()));
+    }
+    out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.bytes()));
+  }
+  out.close();
+  if (!out) {
+    return make_error(ErrorCode::kIo,
+                      fmt::format("{}: cannot write; {}", where, errno_text(errno)));
+  }
+  return {};
+}
+
+Result<ReferenceOutputs> read_reference_file(const std::filesystem::path& path,
+                                             const Problem& problem,
+                                             const std::optional<Tolerance>& tolerance) {
+  const std::string where = fmt::format("read_reference_file '{}'", path.string());
+  std::size_t expected = 0;
+  for (const ProblemArg& a : problem.args) {
+    if (is_output(a.param.role)) expected += a.tensor.storage_bytes();
+  }
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec)
+    return make_error(ErrorCode::kIo, fmt::format("{}: cannot stat; {}", where, ec.message()));
+  if (size != expected) {
+    return make_error(ErrorCode::kParse,
+                      fmt::format("{}: size does not match problem '{}'; expected {} bytes, got {}",
+                                  where, problem.name, expected, size));
+  }
+  std::ifstream in(path, std::ios::binary);
+  ReferenceOutputs ref;
+  ref.outputs.resize(problem.args.size());
+  ref.tolerances.resize(problem.args.size());
+  for (std::size_t i = 0; i < problem.args.size(); ++i) {
+    const ProblemArg& a = problem.args[i];
+    if (!is_output(a.param.role)) continue;
+    ref.outputs[i] = HostBuffer::allocate(a.tensor.storage_bytes());
+    in.read(reinterpret_cast<char*>(ref.outputs[i].data()),
+            static_cast<std::streamsize>(ref.outputs[i].bytes()));
+    ref.tolerances[i] = tolerance ? *tolerance : default_tolerance(a.param.dtype);
+  }
+  if (!in)
+    return make_error(ErrorCode::kIo, fmt::format("{}: cannot read; {}", where, errno_text(errno)));
+  return ref;
+}
+
+}  // namespace ktune

@@ -1,0 +1,147 @@
+// run_worker_loop: the body of ktune-worker. One request at a time: load the artifact (cached by
+// path for the life of the process, so a candidate measured again is not opened again), rebuild
+// the inputs from the problem and the seed, verify with check_candidate() and measure.
+//
+// A reference file that cannot be read answers kUnsupported: the candidate did nothing wrong,
+// and the parent should not cache it as a failure of the candidate.
+#include "ktune/worker_loop.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "ktune/backend.h"
+#include "ktune/candidate_check.h"
+#include "ktune/cpu_backend.h"
+#include "ktune/cpu_benchmarker.h"
+#include "ktune/problem_buffers.h"
+#include "ktune/worker_protocol.h"
+
+namespace ktune {
+namespace {
+
+constexpr int kExitProtocol = 3;
+
+class RequestHandler {
+ public:
+  BenchmarkResponse handle(const BenchmarkRequest& request) {
+    BenchmarkResponse response;
+    response.id = request.id;
+    auto answer = [&](Outcome outcome, std::string message) {
+      response.outcome = outcome;
+      response.message = std::move(message);
+      return response;
+    };
+
+    Result<Module*> module = load(request.artifact);
+    if (!module) return answer(Outcome::kLoadError, module.error().message);
+    Module* m = *module;
+    const KernelFn fn = [m](void* const* args) { return m->launch(args); };
+
+    Result<Prepared*> prepared = prepare(request);
+    if (!prepared) {
+      return answer(Outcome::kUnsupported, fmt::format("{}: no reference to verify against: {}",
+                                                       request.candidate,
+                                                       prepared.error().message));
+    }
+    ProblemBuffers& buffers = (*prepared)->buffers;
+    std::optional<ReferenceOutputs>& reference = (*prepared)->reference;
+
+    CheckResult check = check_candidate(fn, buffers, reference ? &*reference : nullptr);
+    if (check.outcome != Outcome::kOk) return answer(check.outcome, std::move(check.message));
+    if (!request.measure) return response;
+
+    CpuBenchmarker bench(request.bench);
+    std::vector<FlushRange> ranges;
+    for (std::size_t i = 0; i < request.problem.args.size(); ++i) {
+      if (request.problem.args[i].param.role != ArgRole::kScalar) {
+        ranges.push_back({buffers.buffer(i).data(), buffers.buffer(i).bytes()});
+      }
+    }
+    bench.set_flush_ranges(std::move(ranges));
+    buffers.reset();
+    Result<BenchStats> stats = bench.measure([&] { return fn(buffers.args()); });
+    if (!stats) return answer(Outcome::kLaunchError, stats.error().message);
+    response.stats = *stats;
+    return response;
+  }
+
+ private:
+  // The inputs and the reference outputs of the last problem: every candidate of a problem
+  // reuses them, since seeding large inputs costs more than running many kernels.
+  struct Prepared {
+    std::string key;
+    ProblemBuffers buffers;
+    std::optional<ReferenceOutputs> reference;
+  };
+
+  Result<Prepared*> prepare(const BenchmarkRequest& request) {
+    const std::string key = fmt::format("{} seed={} expected={}", request.problem.key(),
+                                        request.seed, request.expected.string());
+    if (prepared_ && prepared_->key == key) return &*prepared_;
+    prepared_.reset();  // free the last problem's memory first
+    std::optional<ReferenceOutputs> reference;
+    if (!request.expected.empty()) {
+      auto ref = read_reference_file(request.expected, request.problem, request.tolerance);
+      if (!ref) return std::unexpected(ref.error());
+      reference = std::move(*ref);
+    }
+    prepared_.emplace(Prepared{key, ProblemBuffers::create(request.problem, request.seed),
+                               std::move(reference)});
+    return &*prepared_;
+  }
+
+  std::optional<Prepared> prepared_;
+
+  Result<Module*> load(const std::filesystem::path& artifact) {
+    if (auto it = modules_.find(artifact); it != modules_.end()) return it->second.get();
+    Result<std::unique_ptr<Module>> loaded = load_cpu_module(artifact);
+    if (!loaded) return std::unexpected(loaded.error());
+    Module* m = loaded->get();
+    modules_.emplace(artifact, std::move(*loaded));
+    return m;
+  }
+
+  // Never evicted: a module's code may still be referenced (atexit handlers, thread-locals).
+  std::map<std::filesystem::path, std::unique_ptr<Module>> modules_;
+};
+
+}  // namespace
+
+int run_worker_loop(int in_fd, int out_fd) {
+  RequestHandler handler;
+  for (;;) {
+    Result<std::string> frame = read_frame(in_fd);
+    if (!frame) {
+      // The parent closed the request pipe between frames: the normal way to stop us
+      // (read_frame's exact text for it). Anything else is a broken protocol.
+      if (frame.error().message == "read_frame: end of stream") return 0;
+      std::fprintf(stderr, "error: ktune-worker: %s\n", frame.error().message.c_str());
+      return kExitProtocol;
+    }
+    Result<WorkerMessage> message = decode_message(*frame);
+    if (!message || !(message->ping || message->request)) {
+      std::fprintf(stderr, "error: ktune-worker: %s\n",
+                   message ? "unexpected message; expected ping or request, got pong or response"
+                           : message.error().message.c_str());
+      return kExitProtocol;
+    }
+    std::string reply = message->ping ? encode_pong(static_cast<int>(::getpid()))
+                                      : encode_response(handler.handle(*message->request));
+    // What a kernel printed reaches the parent's output tail now, not at exit.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (Status s = write_frame(out_fd, reply); !s) {
+      std::fprintf(stderr, "error: ktune-worker: %s\n", s.error().message.c_str());
+      return kExitProtocol;
+    }
+  }
+}
+
+}  // namespace ktune

@@ -1,0 +1,47 @@
+// WorkerPool: a worker per device slot, started on first use and replaced after each loss, so
+// that a candidate that crashed or hung its worker costs only itself. One request at a time:
+// run() is not thread-safe (the selector measures candidates one after another).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "ktune/worker.h"
+
+namespace ktune {
+
+WorkerPool::WorkerPool(WorkerOptions options, int slots)
+    : options_(std::move(options)), workers_(static_cast<std::size_t>(std::max(slots, 1))) {}
+
+WorkerPool::~WorkerPool() { shutdown(); }
+
+Result<BenchmarkResponse> WorkerPool::run(const BenchmarkRequest& request,
+                                          std::chrono::milliseconds deadline) {
+  std::unique_ptr<Worker>* slot = nullptr;
+  for (std::unique_ptr<Worker>& w : workers_) {
+    if (w && w->alive()) {
+      slot = &w;
+      break;
+    }
+  }
+  if (slot == nullptr) {
+    slot = &workers_.front();
+    Result<Worker> started = Worker::start(options_);
+    if (!started) {
+      return make_error(ErrorCode::kUnavailable,
+                        fmt::format("WorkerPool: cannot run {}; no worker could be started: {}",
+                                    request.candidate, started.error().message));
+    }
+    if (*slot) ++restarts_;  // it held a worker that was lost (reaped as it is replaced)
+    *slot = std::make_unique<Worker>(std::move(*started));
+  }
+  return (*slot)->run(request, deadline);
+}
+
+void WorkerPool::shutdown() {
+  for (std::unique_ptr<Worker>& w : workers_) {
+    if (w) w->stop();
+  }
+}
+
+}  // namespace ktune

@@ -1,0 +1,44 @@
+// Helpers of the fault-injection suite: a spec over faults.cpp with chosen FAULT values, tuned
+// through the real CLI with isolation on (the default).
+#pragma once
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
+
+#include "support/cli_run.h"
+
+namespace ktune::test {
+
+// Writes spec.yaml (with faults.cpp and faults_ref.cpp beside it) tuning FAULT over `faults`.
+inline std::string write_fault_spec(const ScratchDir& dir, const std::vector<int>& faults) {
+  for (const char* f : {"faults.cpp", "faults_ref.cpp"}) {
+    std::filesystem::copy_file(data_path(std::string("faults/") + f), dir.path() / f,
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  return write_text(dir.path(), "spec.yaml",
+                    fmt::format(R"(name: add
+kernel: {{source: faults.cpp, entry: add}}
+args:
+  - {{name: C, role: out, dtype: f32, shape: [n]}}
+  - {{name: A, role: in, dtype: f32, shape: [n]}}
+  - {{name: B, role: in, dtype: f32, shape: [n]}}
+  - {{name: n, dtype: i32, value: n}}
+problems:
+  - {{n: 4096}}
+params:
+  FAULT: [{}]
+reference:
+  kernel: {{source: faults_ref.cpp, entry: add_ref}}
+)",
+                                fmt::join(faults, ", ")));
+}
+
+// Tuning flags that keep the suite quick: a 3 s deadline per candidate, a 1 GiB memory limit.
+inline std::vector<std::string> fault_tune_args(const std::string& spec) {
+  return {"tune", spec, "--budget-ms", "5", "--run-timeout-ms", "3000",
+          "--memory-limit-mb", "1024"};
+}
+
+}  // namespace ktune::test
