@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CPU figures of docs/benchmarks.md, from one run on this machine:
 #   1. tuning wall time of examples/matmul_cpu: cold (empty caches), warm code cache (--retune:
-#      nothing to compile, everything measured again) and tuning-cache hit;
+#      nothing to compile, everything measured again; isolated in workers, and --in-process) and
+#      tuning-cache hit;
 #   2. each problem's pick against OpenBLAS, re-measured side by side (bench/pick_vs_extern.cpp),
 #      three times, since these machines drift between runs.
 # Prints a markdown section to paste into docs/benchmarks.md. Usage: bench/cpu_matmul.sh [BUILD]
@@ -23,6 +24,7 @@ seconds() {  # wall seconds of a command, its output discarded
 
 cold=$(seconds "$ktune" --cache-dir "$cache" tune "$spec" -q)
 warm=$(seconds "$ktune" --cache-dir "$cache" tune "$spec" -q --retune)
+warm_in_process=$(seconds "$ktune" --cache-dir "$cache" tune "$spec" -q --retune --in-process)
 hit=$(seconds "$ktune" --cache-dir "$cache" tune "$spec" -q)
 candidates=$("$ktune" space "$spec" | sed -n 's/^\([0-9]*\) valid configs.*/\1/p')
 
@@ -34,9 +36,9 @@ echo "ktune $(git rev-parse --short HEAD 2>/dev/null || echo '?'). Command: \`be
 echo
 echo "Tuning wall time of all 3 problems ($candidates template configs + OpenBLAS each), whole process:"
 echo
-echo "| cold (compile + tune) | warm code cache (\`--retune\`) | tuning-cache hit |"
-echo "|---|---|---|"
-echo "| ${cold} s | ${warm} s | ${hit} s |"
+echo "| cold (compile + tune) | warm code cache (\`--retune\`) | same, \`--in-process\` | tuning-cache hit |"
+echo "|---|---|---|---|"
+echo "| ${cold} s | ${warm} s | ${warm_in_process} s | ${hit} s |"
 echo
 echo "Pick against OpenBLAS, medians of 31 interleaved ABBA rounds, caches flushed before each run;"
 echo "the last column above 1 means the pick is faster. Three runs of the same comparison:"
