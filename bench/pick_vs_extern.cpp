@@ -56,13 +56,7 @@ int main(int argc, char** argv) {
     Choice& pick = *choices->candidates[sel->winner_index];
     ProblemBuffers buffers = ProblemBuffers::create(*problem, options.seed);
     CpuBenchmarker bench(options.bench);
-    std::vector<FlushRange> ranges;
-    for (std::size_t i = 0; i < problem->args.size(); ++i) {
-      if (problem->args[i].param.role != ArgRole::kScalar) {
-        ranges.push_back({buffers.buffer(i).data(), buffers.buffer(i).bytes()});
-      }
-    }
-    bench.set_flush_ranges(ranges);
+    bench.set_flush_ranges(buffers.data_ranges());
     for (ChoicePtr& lib : choices->candidates) {
       if (lib->kind() != Choice::Kind::kExtern) continue;
       if (!pick.compile(*backend) || !lib->compile(*backend)) return 1;

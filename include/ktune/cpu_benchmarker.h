@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "ktune/bench_stats.h"
@@ -24,17 +25,13 @@ struct CpuBenchOptions {
   std::size_t flush_bytes = 0;  // 0: twice the last-level cache from sysfs, else 64 MiB
 };
 
-// A range of memory to evict before each timed run.
-struct FlushRange {
-  const void* data = nullptr;
-  std::size_t bytes = 0;
-};
 
 class CpuBenchmarker {
  public:
   explicit CpuBenchmarker(CpuBenchOptions options = {});
-  // The kernel's buffers; replaces the whole-cache flush with a targeted one.
-  void set_flush_ranges(std::vector<FlushRange> ranges);
+  // The kernel's buffers as (pointer, bytes), e.g. ProblemBuffers::data_ranges(); replaces the
+  // whole-cache flush with a targeted one.
+  void set_flush_ranges(std::vector<std::pair<const void*, std::size_t>> ranges);
 
   [[nodiscard]] const CpuBenchOptions& options() const { return options_; }
   // Runs `run` warmup_runs times, then a count of timed runs chosen from the first timed run and
@@ -48,7 +45,7 @@ class CpuBenchmarker {
  private:
   void flush();
   CpuBenchOptions options_;
-  std::vector<FlushRange> ranges_;
+  std::vector<std::pair<const void*, std::size_t>> ranges_;
   std::vector<unsigned char> flush_buffer_;
   unsigned sink_ = 0;
 };

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ktune/host_buffer.h"
@@ -22,6 +23,8 @@ class ProblemBuffers {
   // is its view's first element (storage start + offset).
   [[nodiscard]] void* const* args() const { return args_.data(); }
   [[nodiscard]] const HostBuffer& buffer(std::size_t arg) const { return buffers_[arg]; }
+  // Every buffer argument's data as (pointer, bytes): what a benchmark evicts before each run.
+  [[nodiscard]] std::vector<std::pair<const void*, std::size_t>> data_ranges() const;
 
   // Outputs poisoned, in-outs and inputs back to their seeded contents, redzones refilled.
   void reset();

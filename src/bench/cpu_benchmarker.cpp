@@ -76,7 +76,7 @@ std::size_t last_level_cache_bytes() {
 
 CpuBenchmarker::CpuBenchmarker(CpuBenchOptions options) : options_(options) {}
 
-void CpuBenchmarker::set_flush_ranges(std::vector<FlushRange> ranges) {
+void CpuBenchmarker::set_flush_ranges(std::vector<std::pair<const void*, std::size_t>> ranges) {
   ranges_ = std::move(ranges);
 }
 
@@ -85,10 +85,10 @@ void CpuBenchmarker::flush() {
 #ifdef KTUNE_X86
   if (!ranges_.empty()) {
     static const bool opt = has_clflushopt();
-    for (const FlushRange& r : ranges_) {
-      if (r.bytes == 0) continue;
-      const char* p = static_cast<const char*>(r.data);
-      opt ? flush_lines_opt(p, r.bytes) : flush_lines(p, r.bytes);
+    for (const auto& [data, bytes] : ranges_) {
+      if (bytes == 0) continue;
+      const char* p = static_cast<const char*>(data);
+      opt ? flush_lines_opt(p, bytes) : flush_lines(p, bytes);
     }
     return;
   }

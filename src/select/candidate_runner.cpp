@@ -28,13 +28,7 @@ CandidateRunner::CandidateRunner(const Backend& backend, const Problem& problem,
       pool_(pool),
       buffers_(ProblemBuffers::create(problem, options.seed)),
       bench_(options.bench) {
-  std::vector<FlushRange> ranges;
-  for (std::size_t i = 0; i < problem.args.size(); ++i) {
-    if (problem.args[i].param.role != ArgRole::kScalar) {
-      ranges.push_back({buffers_.buffer(i).data(), buffers_.buffer(i).bytes()});
-    }
-  }
-  bench_.set_flush_ranges(std::move(ranges));
+  bench_.set_flush_ranges(buffers_.data_ranges());
 }
 
 CandidateRunner::~CandidateRunner() {

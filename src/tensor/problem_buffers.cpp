@@ -78,6 +78,16 @@ void ProblemBuffers::reset() {
   point_args();
 }
 
+std::vector<std::pair<const void*, std::size_t>> ProblemBuffers::data_ranges() const {
+  std::vector<std::pair<const void*, std::size_t>> ranges;
+  for (std::size_t i = 0; i < problem_.args.size(); ++i) {
+    if (problem_.args[i].param.role != ArgRole::kScalar) {
+      ranges.emplace_back(buffers_[i].data(), buffers_[i].bytes());
+    }
+  }
+  return ranges;
+}
+
 std::vector<std::string> ProblemBuffers::redzone_violations() const {
   std::vector<std::string> names;
   for (std::size_t i = 0; i < problem_.args.size(); ++i) {

@@ -58,13 +58,7 @@ class RequestHandler {
     if (!request.measure) return response;
 
     CpuBenchmarker bench(request.bench);
-    std::vector<FlushRange> ranges;
-    for (std::size_t i = 0; i < request.problem.args.size(); ++i) {
-      if (request.problem.args[i].param.role != ArgRole::kScalar) {
-        ranges.push_back({buffers.buffer(i).data(), buffers.buffer(i).bytes()});
-      }
-    }
-    bench.set_flush_ranges(std::move(ranges));
+    bench.set_flush_ranges(buffers.data_ranges());
     buffers.reset();
     Result<BenchStats> stats = bench.measure([&] { return fn(buffers.args()); });
     if (!stats) return answer(Outcome::kLaunchError, stats.error().message);
