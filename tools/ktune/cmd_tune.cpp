@@ -6,6 +6,8 @@
 #include <optional>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "cli.h"
 #include "ktune/cpu_backend.h"
 #include "ktune/selector.h"
@@ -14,6 +16,13 @@
 
 namespace ktune::cli {
 namespace {
+
+std::size_t half_of_physical_memory_mb() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<std::size_t>(pages) / 2 * static_cast<std::size_t>(page) >> 20;
+}
 
 struct TuneFlags {
   std::string spec;
@@ -35,7 +44,9 @@ struct TuneFlags {
   bool quiet = false;
   bool in_process = false;
   long run_timeout_ms = 0;
-  std::size_t memory_limit_mb = 0;
+  // Default: half of physical memory, so that a candidate allocating without bound is stopped
+  // as resource_exhausted before the kernel's OOM killer picks a process. 0: no limit.
+  std::size_t memory_limit_mb = half_of_physical_memory_mb();
 };
 
 std::vector<std::string> split_words(const std::string& s) {
@@ -175,7 +186,9 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
                   "Deadline of one candidate in a worker (default: from the reference's time, at "
                   "least 10 s)");
   cmd->add_option("--memory-limit-mb", f->memory_limit_mb,
-                  "Kill a worker whose memory exceeds this (default: no limit)");
+                  "Stop a candidate whose worker's resident memory exceeds this, as "
+                  "resource_exhausted; 0: no limit")
+      ->capture_default_str();
   cmd->callback([f, &ctx] { ctx.exit_code = run_tune(*f, ctx); });
 }
 
