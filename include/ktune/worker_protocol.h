@@ -35,6 +35,9 @@ struct BenchmarkRequest {
   std::optional<Tolerance> tolerance;  // empty: default_tolerance() per output dtype
   CpuBenchOptions bench;
   bool measure = true;              // false: verify only
+  // false: measure without verifying first, for a candidate that already passed on this
+  // problem (re-measuring close calls); a failing run is still a launch_error.
+  bool verify = true;
 };
 
 struct BenchmarkResponse {

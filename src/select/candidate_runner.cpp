@@ -88,6 +88,14 @@ BenchmarkRequest CandidateRunner::request_for(const Choice& choice, bool measure
   return r;
 }
 
+RunResult CandidateRunner::remeasure_in_worker(Choice& choice, const CpuBenchOptions& bench) {
+  BenchmarkRequest request = request_for(choice, true, bench);
+  request.verify = false;  // it passed on this problem already
+  auto response = pool_->run(request, deadline(bench));
+  if (!response) return {Outcome::kLaunchError, response.error().message, std::nullopt};
+  return {response->outcome, response->message, response->stats};
+}
+
 RunResult CandidateRunner::run(Choice& choice, bool measure) {
   return isolated(choice) ? run_in_worker(choice, measure, options_.bench)
                           : run_in_process(choice, measure);
@@ -137,7 +145,7 @@ Result<std::vector<BenchStats>> CandidateRunner::remeasure(const std::vector<Cho
     for (std::size_t i = 0; i < choices.size(); ++i) {
       Choice& c = *choices[i];
       if (isolated(c)) {
-        RunResult run = run_in_worker(c, true, round_bench);
+        RunResult run = remeasure_in_worker(c, round_bench);
         if (run.outcome != Outcome::kOk || !run.stats) {
           return make_error(ErrorCode::kInternal,
                             fmt::format("{}: re-measuring failed: {}: {}", c.name(),

@@ -52,6 +52,7 @@ class CandidateRunner {
   [[nodiscard]] std::chrono::milliseconds deadline(const CpuBenchOptions& bench) const;
   [[nodiscard]] RunResult run_in_process(Choice& choice, bool measure);
   [[nodiscard]] RunResult run_in_worker(Choice& choice, bool measure, const CpuBenchOptions& bench);
+  [[nodiscard]] RunResult remeasure_in_worker(Choice& choice, const CpuBenchOptions& bench);
 
   const Backend& backend_;
   const Problem& problem_;

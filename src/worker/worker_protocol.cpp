@@ -346,6 +346,7 @@ BenchmarkRequest decode_request(Reader& r, const json& j) {
     q.tolerance = decode_tolerance(r, j.at("tolerance"), "tolerance");
   if (const json* b = r.get(j, "", "bench", "an object")) q.bench = decode_bench(r, *b, "bench");
   q.measure = r.boolean(j, "", "measure");
+  q.verify = r.boolean(j, "", "verify");
   return q;
 }
 
@@ -379,7 +380,8 @@ std::string encode_request(const BenchmarkRequest& q) {
             {"seed", q.seed},
             {"expected", q.expected.string()},
             {"bench", encode_bench(q.bench)},
-            {"measure", q.measure}};
+            {"measure", q.measure},
+            {"verify", q.verify}};
   if (q.tolerance) j["tolerance"] = encode_tolerance(*q.tolerance);
   return dump(j);
 }

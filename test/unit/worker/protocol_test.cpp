@@ -64,6 +64,7 @@ BenchmarkRequest full_request() {
              .flush_cache = false,
              .flush_bytes = std::size_t{3} << 33};
   q.measure = false;
+  q.verify = false;
   return q;
 }
 
@@ -118,6 +119,7 @@ TEST(ProtocolTest, RequestRoundTripKeepsEveryField) {
   EXPECT_FALSE(d.bench.flush_cache);
   EXPECT_EQ(d.bench.flush_bytes, std::size_t{3} << 33);
   EXPECT_FALSE(d.measure);
+  EXPECT_FALSE(d.verify);
 }
 
 TEST(ProtocolTest, RequestDefaultsRoundTripWithAbsentTolerance) {
@@ -128,6 +130,7 @@ TEST(ProtocolTest, RequestDefaultsRoundTripWithAbsentTolerance) {
   EXPECT_TRUE(d.expected.empty());
   EXPECT_TRUE(d.problem.args.empty());
   EXPECT_TRUE(d.measure);
+  EXPECT_TRUE(d.verify);
   EXPECT_TRUE(d.bench.flush_cache);
   EXPECT_EQ(d.bench.budget_ms, CpuBenchOptions{}.budget_ms);
   EXPECT_FALSE(json::parse(encode_request(q)).contains("tolerance"));

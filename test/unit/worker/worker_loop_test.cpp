@@ -184,6 +184,12 @@ TEST_F(WorkerLoopTest, WrongKernelAgainstReferenceIsWrongResult) {
   EXPECT_TRUE(r.message.starts_with("output out: ")) << r.message;
   EXPECT_FALSE(r.stats.has_value());
 
+  q.verify = false;  // re-measuring: measured without the check that would fail
+  BenchmarkResponse unchecked = run(q);
+  EXPECT_EQ(unchecked.outcome, Outcome::kOk) << unchecked.message;
+  EXPECT_TRUE(unchecked.stats.has_value());
+
+  q.verify = true;
   q.expected.clear();  // without a reference the error cannot be seen
   q.measure = false;
   EXPECT_EQ(run(q).outcome, Outcome::kOk);
