@@ -1,0 +1,239 @@
+// MultiKernelCore: the type-independent half of MultiKernel: validation, the forced pick from the
+// options or the environment, the stored pick, the benchmark's bookkeeping, and the locks.
+#include "ktune/multi_kernel.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string_view>
+
+#include "ktune/device.h"
+#include "ktune/hash.h"
+
+namespace ktune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::optional<std::size_t> index_of(const std::vector<std::string>& names, std::string_view name) {
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<std::size_t>(it - names.begin());
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+// The variant that $KTUNE_FORCE_PICK forces for operation `name`: an entry "<name>=<variant>"
+// wins over a bare "<variant>"; a bare variant that `names` lacks is meant for another operation.
+Result<std::optional<std::size_t>> forced_from_env(const std::string& name,
+                                                   const std::vector<std::string>& names) {
+  const char* env = std::getenv("KTUNE_FORCE_PICK");
+  if (env == nullptr) return std::nullopt;
+  std::optional<std::size_t> bare;
+  std::string_view rest = env;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = trimmed(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      if (!bare) bare = index_of(names, item);
+      continue;
+    }
+    if (trimmed(item.substr(0, eq)) != name) continue;
+    const std::string_view variant = trimmed(item.substr(eq + 1));
+    if (auto i = index_of(names, variant)) return i;
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("KTUNE_FORCE_PICK: operation '{}' has no variant '{}'; "
+                                  "expected one of: {}",
+                                  name, variant, joined(names)));
+  }
+  return bare;
+}
+
+bool env_is_one(const char* var) {
+  const char* v = std::getenv(var);
+  return v != nullptr && std::string_view(v) == "1";
+}
+
+}  // namespace
+
+const char* pick_source_name(PickSource source) {
+  switch (source) {
+    case PickSource::kForced:
+      return "forced";
+    case PickSource::kStored:
+      return "stored";
+    case PickSource::kBenchmarked:
+      return "benchmarked";
+  }
+  return "?";
+}
+
+std::string shape_key_text(const ShapeKey& bucket) {
+  return fmt::format("{}", fmt::join(bucket, "x"));
+}
+
+namespace detail {
+
+Result<std::unique_ptr<MultiKernelCore>> MultiKernelCore::create(MultiKernelOptions options,
+                                                                 std::vector<std::string> names) {
+  const std::string where = fmt::format("MultiKernel '{}'", options.name);
+  if (options.name.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "MultiKernel: the options have no name");
+  }
+  if (names.empty()) {
+    return make_error(ErrorCode::kInvalidArgument, where + ": no variants; expected at least 1");
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: variant {} has no name", where, i));
+    }
+    if (index_of(names, names[i]) != i) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: variant name '{}' appears twice", where, names[i]));
+    }
+  }
+  std::optional<std::size_t> forced;
+  if (options.force_pick) {
+    forced = index_of(names, *options.force_pick);
+    if (!forced) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: force_pick '{}' is no variant; expected one of: {}", where,
+                                    *options.force_pick, joined(names)));
+    }
+  } else {
+    auto env = forced_from_env(options.name, names);
+    if (!env) return std::unexpected(env.error());
+    forced = *env;
+  }
+  const bool use_stored =
+      options.use_stored_pick && !env_is_one("KTUNE_MULTI_KERNEL_DISABLE_CACHE");
+  return std::unique_ptr<MultiKernelCore>(
+      new MultiKernelCore(std::move(options), std::move(names), forced, use_stored));
+}
+
+MultiKernelCore::MultiKernelCore(MultiKernelOptions options, std::vector<std::string> names,
+                                 std::optional<std::size_t> forced, bool use_stored)
+    : options_(std::move(options)),
+      names_(std::move(names)),
+      forced_(forced),
+      use_stored_(use_stored) {
+  // The set, not the order: a stored winner is found again by name.
+  std::vector<std::string> sorted = names_;
+  std::sort(sorted.begin(), sorted.end());
+  Hasher h;
+  for (const std::string& n : sorted) h.add(n);
+  candidate_set_ = h.hex();
+}
+
+TuningKey MultiKernelCore::key(const ShapeKey& bucket) const {
+  return TuningKey{"multi_kernel:" + options_.name,
+                   shape_key_text(bucket),
+                   candidate_set_,
+                   cpu_fingerprint(),
+                   "in-process",
+                   KTUNE_VERSION};
+}
+
+const MultiKernelCore::Entry* MultiKernelCore::find(const ShapeKey& bucket) const {
+  std::shared_lock lock(entries_mutex_);
+  const auto it = entries_.find(bucket);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+const MultiKernelCore::Entry* MultiKernelCore::find_or_pick(const ShapeKey& bucket,
+                                                            const MeasureFn& measure) {
+  const Entry* e = find(bucket);
+  if (e == nullptr) {
+    std::lock_guard pick_lock(pick_mutex_);
+    e = find(bucket);  // another thread may have picked it while this one waited
+    if (e == nullptr) {
+      const Entry fresh = pick(bucket, measure);
+      std::unique_lock lock(entries_mutex_);
+      e = &entries_.emplace(bucket, fresh).first->second;
+      if (fresh.source == PickSource::kBenchmarked) ++benchmarks_;
+    }
+  }
+  last_.store(e, std::memory_order_release);
+  return e;
+}
+
+MultiKernelCore::Entry MultiKernelCore::pick(const ShapeKey& bucket, const MeasureFn& measure) {
+  if (forced_) return Entry{bucket, *forced_, PickSource::kForced};
+  const TuningKey k = key(bucket);
+  if (options_.cache != nullptr && use_stored_) {
+    auto stored = options_.cache->lookup(k);
+    if (!stored) {
+      note_cache_error(stored.error());
+    } else if (*stored) {
+      // A winner that is no variant (a record written by hand) is ignored: benchmark again.
+      if (auto i = index_of(names_, (*stored)->winner))
+        return Entry{bucket, *i, PickSource::kStored};
+    }
+  }
+  const auto t0 = Clock::now();
+  const std::vector<BenchStats> stats = measure();
+  const double bench_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  KTUNE_CHECK(stats.size() == names_.size());
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < stats.size(); ++i) {
+    if (stats[i].median_ns < stats[best].median_ns) best = i;  // ties go to the earlier variant
+  }
+  if (options_.cache != nullptr) {
+    TuningRecord record{k, names_[best], {}, 0, 0, bench_s};
+    record.created_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+    for (std::size_t i = 0; i < stats.size(); ++i) {
+      record.candidates.push_back(
+          CandidateRecord{names_[i], names_[i], "", Outcome::kOk, "", stats[i], 0});
+    }
+    if (Status s = options_.cache->store(record); !s) note_cache_error(s.error());
+  }
+  return Entry{bucket, best, PickSource::kBenchmarked};
+}
+
+void MultiKernelCore::note_cache_error(Error error) {
+  std::unique_lock lock(entries_mutex_);
+  if (!cache_error_) cache_error_ = std::move(error);
+}
+
+std::optional<std::string> MultiKernelCore::picked(const ShapeKey& bucket) const {
+  const Entry* e = find(bucket);
+  if (e == nullptr) return std::nullopt;
+  return names_[e->index];
+}
+
+std::vector<MultiKernelPick> MultiKernelCore::picks() const {
+  std::shared_lock lock(entries_mutex_);
+  std::vector<MultiKernelPick> out;
+  for (const auto& [bucket, e] : entries_) out.push_back({bucket, names_[e.index], e.source});
+  return out;
+}
+
+std::size_t MultiKernelCore::benchmarks_run() const {
+  std::shared_lock lock(entries_mutex_);
+  return benchmarks_;
+}
+
+std::optional<Error> MultiKernelCore::cache_error() const {
+  std::shared_lock lock(entries_mutex_);
+  return cache_error_;
+}
+
+}  // namespace detail
+}  // namespace ktune
