@@ -30,3 +30,14 @@ echo "A call through MultiKernel after the pick costs $(awk -v a="$through" -v b
   'BEGIN { printf "%.1f", a - b }') ns more than the direct call ($through against $direct ns,"
 echo "medians; target: under 50 ns). A call whose bucket differs from the previous call's takes the"
 echo "shared lock and the map: $alternate ns in all."
+
+# The Dispatcher (bench/dispatcher_overhead.cpp): a call served by a tuned pick after the first.
+dargs=(--benchmark_repetitions=10 --benchmark_report_aggregates_only=true)
+echo
+echo "A call through the Dispatcher, same machine: \`$build/bin/dispatcher_overhead ${dargs[*]}\`:"
+echo
+dout=$(KTUNE_WORKER="$PWD/$build/bin/ktune-worker" "$build/bin/dispatcher_overhead" "${dargs[@]}" \
+  2>/dev/null | grep -E '_median|^Benchmark|^---')
+echo '```'
+echo "$dout"
+echo '```'
