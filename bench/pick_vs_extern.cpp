@@ -28,9 +28,10 @@ int main(int argc, char** argv) {
   auto backend = CpuBackend::create({}, cache_dir);
   auto cache = open_sqlite_cache(cache_dir);
   if (!spec || !backend || !cache) {
-    fmt::print(stderr, "error: {}\n", !spec      ? spec.error().message
-                                      : !backend ? backend.error().message
-                                                 : cache.error().message);
+    fmt::print(stderr, "error: {}\n",
+               !spec      ? spec.error().message
+               : !backend ? backend.error().message
+                          : cache.error().message);
     return 1;
   }
   auto choices = make_spec_choices(*spec);

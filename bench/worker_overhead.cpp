@@ -16,7 +16,8 @@ namespace {
 
 using namespace ktune;
 
-const char* kSource = "void copy(float* y, const float* x, int n) { for (int i = 0; i < n; ++i) y[i] = x[i]; }";
+const char* kSource =
+    "void copy(float* y, const float* x, int n) { for (int i = 0; i < n; ++i) y[i] = x[i]; }";
 
 struct Fixture {
   Problem problem;
@@ -35,8 +36,9 @@ struct Fixture {
     f.problem.args = {{sig[0], TensorSpec::contiguous(DType::kF32, {1024}), {}},
                       {sig[1], TensorSpec::contiguous(DType::kF32, {1024}), {}},
                       {sig[2], {}, std::int64_t{1024}}};
-    auto backend = CpuBackend::create({.flags = {"-O2", "-shared", "-fPIC"}},
-                                      std::filesystem::temp_directory_path() / "ktune-bench-worker");
+    auto backend =
+        CpuBackend::create({.flags = {"-O2", "-shared", "-fPIC"}},
+                           std::filesystem::temp_directory_path() / "ktune-bench-worker");
     if (!backend) std::abort();
     auto artifact = backend->compile({"copy", kSource, "copy", sig, {}, {}});
     if (!artifact) std::abort();

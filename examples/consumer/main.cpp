@@ -22,7 +22,8 @@ int main() {
                    {"x", ArgRole::kIn, DType::kF32},
                    {"n", ArgRole::kScalar, DType::kI64},
                    {"a", ArgRole::kScalar, DType::kF32}};
-  auto space = SearchSpace::create({{"UNROLL", {std::int64_t{1}, std::int64_t{4}, std::int64_t{8}}}}, {});
+  auto space =
+      SearchSpace::create({{"UNROLL", {std::int64_t{1}, std::int64_t{4}, std::int64_t{8}}}}, {});
   if (!space) return 1;
   auto tmpl = KernelTemplate::create({"scale", source, "scale", sig, false, {}}, std::move(*space));
 

@@ -32,7 +32,8 @@ struct Artifact {
 };
 
 // A loaded artifact. launch() takes one pointer per signature parameter: a buffer's first element
-// (storage start + offset), or a pointer to a scalar's value stored as dtype_cpp_scalar_type(dtype).
+// (storage start + offset), or a pointer to a scalar's value stored as
+// dtype_cpp_scalar_type(dtype).
 class Module {
  public:
   virtual ~Module() = default;

@@ -24,7 +24,8 @@ class CodeCache {
                                                             std::string_view ext) const;
   // Renames `temp` onto path_for(key, ext) atomically; returns the final path.
   [[nodiscard]] Result<std::filesystem::path> commit(const std::filesystem::path& temp,
-                                                     std::string_view key, std::string_view ext) const;
+                                                     std::string_view key,
+                                                     std::string_view ext) const;
 
  private:
   std::filesystem::path dir_;

@@ -24,8 +24,8 @@ struct Tolerance {
 struct Comparison {
   Outcome outcome = Outcome::kOk;  // kOk, kWrongResult, kNanOutput or kUnwrittenOutput
   double rel_l2 = 0;
-  std::int64_t mismatches = 0;      // elements outside tolerance (NaN and unwritten included)
-  std::int64_t first_bad = -1;      // linear index of the first bad element, -1 if none
+  std::int64_t mismatches = 0;  // elements outside tolerance (NaN and unwritten included)
+  std::int64_t first_bad = -1;  // linear index of the first bad element, -1 if none
   double actual_at_first_bad = 0;
   double expected_at_first_bad = 0;
   // e.g. "312 of 4096 elements differ; first at [3,17]: 0.25 vs 0.5; rel L2 0.021 > 1e-4".

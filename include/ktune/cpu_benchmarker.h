@@ -13,10 +13,10 @@
 namespace ktune {
 
 struct CpuBenchOptions {
-  int warmup_runs = 1;      // untimed runs first (page faults, lazy binding, caches)
-  double budget_ms = 100;   // target total timed time per candidate
-  int min_runs = 3;         // timed runs even when one run exceeds the budget
-  int max_runs = 200;       // timed runs at most, however fast the kernel
+  int warmup_runs = 1;     // untimed runs first (page faults, lazy binding, caches)
+  double budget_ms = 100;  // target total timed time per candidate
+  int min_runs = 3;        // timed runs even when one run exceeds the budget
+  int max_runs = 200;      // timed runs at most, however fast the kernel
   // Before each timed run, evict the kernel's data from every cache level, so that each run
   // starts cold and earlier runs cannot warm later ones. With flush ranges set, their cache
   // lines are flushed (clflush on x86: cost proportional to the data, not to the cache); without,
@@ -24,7 +24,6 @@ struct CpuBenchOptions {
   bool flush_cache = true;
   std::size_t flush_bytes = 0;  // 0: twice the last-level cache from sysfs, else 64 MiB
 };
-
 
 class CpuBenchmarker {
  public:

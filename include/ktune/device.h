@@ -1,4 +1,5 @@
-// Device: which processor a buffer lives on or a kernel runs on, and its fingerprint for cache keys.
+// Device: which processor a buffer lives on or a kernel runs on, and its fingerprint for cache
+// keys.
 #pragma once
 
 #include <string>

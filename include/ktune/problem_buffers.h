@@ -37,8 +37,8 @@ class ProblemBuffers {
   explicit ProblemBuffers(Problem problem) : problem_(std::move(problem)) {}
   void point_args();
   Problem problem_;
-  std::vector<HostBuffer> buffers_;   // by argument index; empty for scalars
-  std::vector<HostBuffer> pristine_;  // seeded contents of in and inout arguments
+  std::vector<HostBuffer> buffers_;     // by argument index; empty for scalars
+  std::vector<HostBuffer> pristine_;    // seeded contents of in and inout arguments
   std::vector<std::uint64_t> scalars_;  // by argument index; the value's bytes
   std::vector<void*> args_;
 };

@@ -42,11 +42,11 @@ using Status = std::expected<void, Error>;
 }  // namespace ktune
 
 // Aborts with file and line when an invariant of ktune itself is broken.
-#define KTUNE_CHECK(cond)                                                                  \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
+#define KTUNE_CHECK(cond)                                                                     \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
       std::fprintf(stderr, "ktune: internal check failed at %s:%d: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                                 \
-      std::abort();                                                                        \
-    }                                                                                      \
+                   #cond);                                                                    \
+      std::abort();                                                                           \
+    }                                                                                         \
   } while (0)

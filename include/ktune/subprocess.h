@@ -20,7 +20,7 @@ struct ProcessResult {
   int exit_code = -1;   // valid when exited normally
   int term_signal = 0;  // non-zero when killed by a signal
   bool timed_out = false;
-  std::string output;   // stdout and stderr interleaved (tail)
+  std::string output;  // stdout and stderr interleaved (tail)
   double wall_s = 0;
   [[nodiscard]] bool ok() const { return !timed_out && term_signal == 0 && exit_code == 0; }
 };

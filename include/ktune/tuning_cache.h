@@ -18,12 +18,13 @@
 namespace ktune {
 
 struct TuningKey {
-  std::string op;             // Problem::op
-  std::string problem;        // Problem::key()
-  std::string candidate_set;  // hash over the sorted hash_key() of every candidate and the reference
-  std::string device;         // Backend::device_fingerprint()
-  std::string toolchain;      // Backend::toolchain_fingerprint()
-  std::string version;        // ktune version
+  std::string op;       // Problem::op
+  std::string problem;  // Problem::key()
+  std::string
+      candidate_set;      // hash over the sorted hash_key() of every candidate and the reference
+  std::string device;     // Backend::device_fingerprint()
+  std::string toolchain;  // Backend::toolchain_fingerprint()
+  std::string version;    // ktune version
 
   // Hash of all fields: the primary key.
   [[nodiscard]] std::string digest() const;
@@ -63,7 +64,8 @@ class TuningCache {
 };
 
 // <dir>/tuning.sqlite3, created with the folder when missing.
-[[nodiscard]] Result<std::unique_ptr<TuningCache>> open_sqlite_cache(const std::filesystem::path& dir);
+[[nodiscard]] Result<std::unique_ptr<TuningCache>> open_sqlite_cache(
+    const std::filesystem::path& dir);
 // For tests and --no-cache: lives as long as the object.
 [[nodiscard]] std::unique_ptr<TuningCache> make_memory_cache();
 

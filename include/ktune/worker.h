@@ -19,12 +19,12 @@
 namespace ktune {
 
 struct WorkerOptions {
-  std::filesystem::path executable;  // empty: find_worker_executable()
+  std::filesystem::path executable;                 // empty: find_worker_executable()
   std::chrono::milliseconds start_timeout{10'000};  // spawn to pong
   std::chrono::milliseconds term_grace{500};        // SIGTERM, then SIGKILL after this
-  std::size_t memory_limit_bytes = 0;  // resident-memory watchdog; 0: none
-  int cpu_limit_s = 0;                 // RLIMIT_CPU of the worker; 0: none
-  std::size_t output_tail_bytes = 8192;  // kept from the worker's stdout and stderr
+  std::size_t memory_limit_bytes = 0;               // resident-memory watchdog; 0: none
+  int cpu_limit_s = 0;                              // RLIMIT_CPU of the worker; 0: none
+  std::size_t output_tail_bytes = 8192;             // kept from the worker's stdout and stderr
   // Added to the worker's environment; OMP_WAIT_POLICY=passive and OPENBLAS_THREAD_TIMEOUT=4 are
   // added unless set here or in ktune's own environment (see bench_env.h).
   std::vector<std::pair<std::string, std::string>> env;

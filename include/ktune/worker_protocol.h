@@ -27,14 +27,14 @@ inline constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
 
 struct BenchmarkRequest {
   std::uint64_t id = 0;
-  std::string candidate;            // the choice's name, for messages
-  std::filesystem::path artifact;   // a shared object exporting ktune_entry (CpuBackend)
+  std::string candidate;           // the choice's name, for messages
+  std::filesystem::path artifact;  // a shared object exporting ktune_entry (CpuBackend)
   Problem problem;
   std::uint64_t seed = 0;
-  std::filesystem::path expected;   // write_reference_file()'s output; empty: no reference
+  std::filesystem::path expected;      // write_reference_file()'s output; empty: no reference
   std::optional<Tolerance> tolerance;  // empty: default_tolerance() per output dtype
   CpuBenchOptions bench;
-  bool measure = true;              // false: verify only
+  bool measure = true;  // false: verify only
   // false: measure without verifying first, for a candidate that already passed on this
   // problem (re-measuring close calls); a failing run is still a launch_error.
   bool verify = true;
@@ -73,8 +73,8 @@ struct WorkerMessage {
 [[nodiscard]] Status write_reference_file(const std::filesystem::path& path, const Problem& problem,
                                           const ReferenceOutputs& outputs);
 // Reads them back; tolerances from `tolerance`, else default_tolerance() per dtype.
-[[nodiscard]] Result<ReferenceOutputs> read_reference_file(const std::filesystem::path& path,
-                                                           const Problem& problem,
-                                                           const std::optional<Tolerance>& tolerance);
+[[nodiscard]] Result<ReferenceOutputs> read_reference_file(
+    const std::filesystem::path& path, const Problem& problem,
+    const std::optional<Tolerance>& tolerance);
 
 }  // namespace ktune

@@ -11,7 +11,6 @@ namespace {
 
 bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::kInOut; }
 
-
 // Runs once and checks what does not need a reference. kOk when the run is sound.
 CheckResult run_and_check_integrity(const KernelFn& fn, ProblemBuffers& buffers) {
   buffers.reset();
@@ -83,11 +82,12 @@ CheckResult check_candidate(const KernelFn& fn, ProblemBuffers& buffers,
     if (!is_output(p.args[i].param.role)) continue;
     const std::byte* actual = buffers.buffer(i).data();
     if (!reference) {
-      if (CheckResult c = check_output_alone(p.args[i], actual); c.outcome != Outcome::kOk) return c;
+      if (CheckResult c = check_output_alone(p.args[i], actual); c.outcome != Outcome::kOk)
+        return c;
       continue;
     }
-    Comparison c = compare(p.args[i].tensor, actual, reference->outputs[i].data(),
-                           reference->tolerances[i]);
+    Comparison c =
+        compare(p.args[i].tensor, actual, reference->outputs[i].data(), reference->tolerances[i]);
     if (c.outcome != Outcome::kOk) {
       return {c.outcome, fmt::format("output {}: {}", p.args[i].param.name, c.message)};
     }

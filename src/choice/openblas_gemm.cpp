@@ -247,12 +247,12 @@ Result<KernelFn> OpenBlasGemmChoice::load(const Backend&, const Problem& problem
     auto ldc = static_cast<blasint>(p.ldc);
     if (p.dtype == DType::kF32) {
       lib->sgemm(CblasRowMajor, ta, tb, bm, bn, bk, static_cast<float>(alpha),
-                  static_cast<const float*>(args[p.a]), lda, static_cast<const float*>(args[p.b]),
-                  ldb, static_cast<float>(beta), static_cast<float*>(args[p.c]), ldc);
+                 static_cast<const float*>(args[p.a]), lda, static_cast<const float*>(args[p.b]),
+                 ldb, static_cast<float>(beta), static_cast<float*>(args[p.c]), ldc);
     } else {
       lib->dgemm(CblasRowMajor, ta, tb, bm, bn, bk, alpha, static_cast<const double*>(args[p.a]),
-                  lda, static_cast<const double*>(args[p.b]), ldb, beta,
-                  static_cast<double*>(args[p.c]), ldc);
+                 lda, static_cast<const double*>(args[p.b]), ldb, beta,
+                 static_cast<double*>(args[p.c]), ldc);
     }
     return {};
   });

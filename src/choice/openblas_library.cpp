@@ -26,7 +26,8 @@ Result<OpenBlasLibrary> load() {
   OpenBlasLibrary lib;
   lib.sgemm = reinterpret_cast<decltype(lib.sgemm)>(::dlsym(handle, "cblas_sgemm"));
   lib.dgemm = reinterpret_cast<decltype(lib.dgemm)>(::dlsym(handle, "cblas_dgemm"));
-  lib.get_config = reinterpret_cast<decltype(lib.get_config)>(::dlsym(handle, "openblas_get_config"));
+  lib.get_config =
+      reinterpret_cast<decltype(lib.get_config)>(::dlsym(handle, "openblas_get_config"));
   lib.get_num_threads =
       reinterpret_cast<decltype(lib.get_num_threads)>(::dlsym(handle, "openblas_get_num_threads"));
   if (!lib.sgemm || !lib.dgemm || !lib.get_config || !lib.get_num_threads) {

@@ -13,9 +13,12 @@ namespace ktune {
 
 std::string Device::str() const {
   switch (kind) {
-    case DeviceKind::kCpu: return "cpu";
-    case DeviceKind::kCuda: return fmt::format("cuda:{}", index);
-    case DeviceKind::kOpenCL: return fmt::format("opencl:{}", index);
+    case DeviceKind::kCpu:
+      return "cpu";
+    case DeviceKind::kCuda:
+      return fmt::format("cuda:{}", index);
+    case DeviceKind::kOpenCL:
+      return fmt::format("opencl:{}", index);
   }
   return "unknown";
 }
@@ -27,10 +30,9 @@ std::string cpu_fingerprint() {
   std::string isa;
   // Only the extensions that change generated code under -march=native: a change of any of
   // them must miss the cache, the rest (bugs, power flags) must not.
-  static const std::set<std::string> kIsa = {"sse4_2",  "avx",      "avx2",      "fma",
-                                             "avx512f", "avx512bw", "avx512vl",  "avx512_fp16",
-                                             "avx512_bf16", "amx_tile", "amx_bf16", "asimd",
-                                             "sve"};
+  static const std::set<std::string> kIsa = {
+      "sse4_2",      "avx",         "avx2",     "fma",      "avx512f", "avx512bw", "avx512vl",
+      "avx512_fp16", "avx512_bf16", "amx_tile", "amx_bf16", "asimd",   "sve"};
   while (std::getline(in, line)) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;

@@ -26,12 +26,16 @@ void store_as(std::byte* p, T v) {
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::kF16:
-    case DType::kBF16: return 2;
+    case DType::kBF16:
+      return 2;
     case DType::kF32:
-    case DType::kI32: return 4;
+    case DType::kI32:
+      return 4;
     case DType::kF64:
-    case DType::kI64: return 8;
-    case DType::kI8: return 1;
+    case DType::kI64:
+      return 8;
+    case DType::kI8:
+      return 1;
   }
   KTUNE_CHECK(false);
   return 0;
@@ -39,13 +43,20 @@ std::size_t dtype_size(DType dtype) {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
-    case DType::kF32: return "f32";
-    case DType::kF64: return "f64";
-    case DType::kI8: return "i8";
-    case DType::kI32: return "i32";
-    case DType::kI64: return "i64";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF32:
+      return "f32";
+    case DType::kF64:
+      return "f64";
+    case DType::kI8:
+      return "i8";
+    case DType::kI32:
+      return "i32";
+    case DType::kI64:
+      return "i64";
   }
   KTUNE_CHECK(false);
   return "";
@@ -60,9 +71,9 @@ Result<DType> parse_dtype(std::string_view name) {
     DType dtype;
   };
   static constexpr Alias kAliases[] = {
-      {"float16", DType::kF16}, {"half", DType::kF16},     {"bfloat16", DType::kBF16},
-      {"float32", DType::kF32}, {"float", DType::kF32},    {"float64", DType::kF64},
-      {"double", DType::kF64},  {"int8", DType::kI8},      {"int32", DType::kI32},
+      {"float16", DType::kF16}, {"half", DType::kF16},  {"bfloat16", DType::kBF16},
+      {"float32", DType::kF32}, {"float", DType::kF32}, {"float64", DType::kF64},
+      {"double", DType::kF64},  {"int8", DType::kI8},   {"int32", DType::kI32},
       {"int", DType::kI32},     {"int64", DType::kI64},
   };
   for (const Alias& a : kAliases) {
@@ -85,12 +96,18 @@ bool is_floating(DType dtype) {
 std::string_view dtype_cpp_scalar_type(DType dtype) {
   switch (dtype) {
     case DType::kF16:
-    case DType::kBF16: return "std::uint16_t";
-    case DType::kF32: return "float";
-    case DType::kF64: return "double";
-    case DType::kI8: return "std::int8_t";
-    case DType::kI32: return "std::int32_t";
-    case DType::kI64: return "std::int64_t";
+    case DType::kBF16:
+      return "std::uint16_t";
+    case DType::kF32:
+      return "float";
+    case DType::kF64:
+      return "double";
+    case DType::kI8:
+      return "std::int8_t";
+    case DType::kI32:
+      return "std::int32_t";
+    case DType::kI64:
+      return "std::int64_t";
   }
   KTUNE_CHECK(false);
   return "";
@@ -98,13 +115,20 @@ std::string_view dtype_cpp_scalar_type(DType dtype) {
 
 double load_element(DType dtype, const std::byte* p) {
   switch (dtype) {
-    case DType::kF16: return half_bits_to_float(load_as<std::uint16_t>(p));
-    case DType::kBF16: return bf16_bits_to_float(load_as<std::uint16_t>(p));
-    case DType::kF32: return load_as<float>(p);
-    case DType::kF64: return load_as<double>(p);
-    case DType::kI8: return load_as<std::int8_t>(p);
-    case DType::kI32: return load_as<std::int32_t>(p);
-    case DType::kI64: return static_cast<double>(load_as<std::int64_t>(p));
+    case DType::kF16:
+      return half_bits_to_float(load_as<std::uint16_t>(p));
+    case DType::kBF16:
+      return bf16_bits_to_float(load_as<std::uint16_t>(p));
+    case DType::kF32:
+      return load_as<float>(p);
+    case DType::kF64:
+      return load_as<double>(p);
+    case DType::kI8:
+      return load_as<std::int8_t>(p);
+    case DType::kI32:
+      return load_as<std::int32_t>(p);
+    case DType::kI64:
+      return static_cast<double>(load_as<std::int64_t>(p));
   }
   KTUNE_CHECK(false);
   return 0;
@@ -112,13 +136,27 @@ double load_element(DType dtype, const std::byte* p) {
 
 void store_element(DType dtype, std::byte* p, double value) {
   switch (dtype) {
-    case DType::kF16: store_as(p, float_to_half_bits(static_cast<float>(value))); return;
-    case DType::kBF16: store_as(p, float_to_bf16_bits(static_cast<float>(value))); return;
-    case DType::kF32: store_as(p, static_cast<float>(value)); return;
-    case DType::kF64: store_as(p, value); return;
-    case DType::kI8: store_as(p, static_cast<std::int8_t>(std::llround(value))); return;
-    case DType::kI32: store_as(p, static_cast<std::int32_t>(std::llround(value))); return;
-    case DType::kI64: store_as(p, static_cast<std::int64_t>(std::llround(value))); return;
+    case DType::kF16:
+      store_as(p, float_to_half_bits(static_cast<float>(value)));
+      return;
+    case DType::kBF16:
+      store_as(p, float_to_bf16_bits(static_cast<float>(value)));
+      return;
+    case DType::kF32:
+      store_as(p, static_cast<float>(value));
+      return;
+    case DType::kF64:
+      store_as(p, value);
+      return;
+    case DType::kI8:
+      store_as(p, static_cast<std::int8_t>(std::llround(value)));
+      return;
+    case DType::kI32:
+      store_as(p, static_cast<std::int32_t>(std::llround(value)));
+      return;
+    case DType::kI64:
+      store_as(p, static_cast<std::int64_t>(std::llround(value)));
+      return;
   }
   KTUNE_CHECK(false);
 }

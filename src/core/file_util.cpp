@@ -35,8 +35,8 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view dat
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) {
-      return make_error(ErrorCode::kIo, fmt::format("{}: cannot write: {}", tmp.string(),
-                                                    std::strerror(errno)));
+      return make_error(ErrorCode::kIo,
+                        fmt::format("{}: cannot write: {}", tmp.string(), std::strerror(errno)));
     }
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
     if (!out.flush()) {

@@ -7,10 +7,18 @@ namespace ktune {
 namespace {
 
 constexpr Outcome kAll[] = {
-    Outcome::kOk,           Outcome::kCompileError,     Outcome::kLoadError,
-    Outcome::kLaunchError,  Outcome::kCrashed,          Outcome::kTimedOut,
-    Outcome::kWrongResult,  Outcome::kNanOutput,        Outcome::kUnwrittenOutput,
-    Outcome::kRedzoneViolation, Outcome::kInputModified, Outcome::kResourceExhausted,
+    Outcome::kOk,
+    Outcome::kCompileError,
+    Outcome::kLoadError,
+    Outcome::kLaunchError,
+    Outcome::kCrashed,
+    Outcome::kTimedOut,
+    Outcome::kWrongResult,
+    Outcome::kNanOutput,
+    Outcome::kUnwrittenOutput,
+    Outcome::kRedzoneViolation,
+    Outcome::kInputModified,
+    Outcome::kResourceExhausted,
     Outcome::kUnsupported,
 };
 
@@ -18,19 +26,32 @@ constexpr Outcome kAll[] = {
 
 std::string_view outcome_name(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kOk: return "ok";
-    case Outcome::kCompileError: return "compile_error";
-    case Outcome::kLoadError: return "load_error";
-    case Outcome::kLaunchError: return "launch_error";
-    case Outcome::kCrashed: return "crashed";
-    case Outcome::kTimedOut: return "timed_out";
-    case Outcome::kWrongResult: return "wrong_result";
-    case Outcome::kNanOutput: return "nan_output";
-    case Outcome::kUnwrittenOutput: return "unwritten_output";
-    case Outcome::kRedzoneViolation: return "redzone_violation";
-    case Outcome::kInputModified: return "input_modified";
-    case Outcome::kResourceExhausted: return "resource_exhausted";
-    case Outcome::kUnsupported: return "unsupported";
+    case Outcome::kOk:
+      return "ok";
+    case Outcome::kCompileError:
+      return "compile_error";
+    case Outcome::kLoadError:
+      return "load_error";
+    case Outcome::kLaunchError:
+      return "launch_error";
+    case Outcome::kCrashed:
+      return "crashed";
+    case Outcome::kTimedOut:
+      return "timed_out";
+    case Outcome::kWrongResult:
+      return "wrong_result";
+    case Outcome::kNanOutput:
+      return "nan_output";
+    case Outcome::kUnwrittenOutput:
+      return "unwritten_output";
+    case Outcome::kRedzoneViolation:
+      return "redzone_violation";
+    case Outcome::kInputModified:
+      return "input_modified";
+    case Outcome::kResourceExhausted:
+      return "resource_exhausted";
+    case Outcome::kUnsupported:
+      return "unsupported";
   }
   return "unknown";
 }

@@ -7,10 +7,14 @@ namespace ktune {
 
 std::string_view arg_role_name(ArgRole role) {
   switch (role) {
-    case ArgRole::kIn: return "in";
-    case ArgRole::kOut: return "out";
-    case ArgRole::kInOut: return "inout";
-    case ArgRole::kScalar: return "scalar";
+    case ArgRole::kIn:
+      return "in";
+    case ArgRole::kOut:
+      return "out";
+    case ArgRole::kInOut:
+      return "inout";
+    case ArgRole::kScalar:
+      return "scalar";
   }
   return "unknown";
 }

@@ -5,15 +5,24 @@ namespace ktune {
 
 const char* error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kNotFound: return "not_found";
-    case ErrorCode::kIo: return "io";
-    case ErrorCode::kParse: return "parse";
-    case ErrorCode::kCompile: return "compile";
-    case ErrorCode::kTimeout: return "timeout";
-    case ErrorCode::kUnavailable: return "unavailable";
-    case ErrorCode::kNoValidChoice: return "no_valid_choice";
-    case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kNotFound:
+      return "not_found";
+    case ErrorCode::kIo:
+      return "io";
+    case ErrorCode::kParse:
+      return "parse";
+    case ErrorCode::kCompile:
+      return "compile";
+    case ErrorCode::kTimeout:
+      return "timeout";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
+    case ErrorCode::kNoValidChoice:
+      return "no_valid_choice";
+    case ErrorCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }

@@ -45,9 +45,9 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
   for (std::size_t i = 0; i < shown; ++i) {
     const CandidateRecord& c = *ok[i];
     if (c.stats && c.stats->median_ns > 0) {
-      out += fmt::format("  {:<{}} {:>11} {:>6.1f}%  {}\n", c.name, width,
-                         format_time(c.stats->median_ns), 100.0 * best / c.stats->median_ns,
-                         c.info);
+      out +=
+          fmt::format("  {:<{}} {:>11} {:>6.1f}%  {}\n", c.name, width,
+                      format_time(c.stats->median_ns), 100.0 * best / c.stats->median_ns, c.info);
     } else {
       out += fmt::format("  {:<{}} {:>11} {:>7}  {}\n", c.name, width, "-", "-", c.info);
     }

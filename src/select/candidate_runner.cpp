@@ -42,9 +42,9 @@ Status CandidateRunner::prepare(Choice* reference) {
   if (!reference) return {};
   auto fn = reference->load(backend_, problem_);
   if (!fn) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("reference {} does not load: {}", reference->name(),
-                                  fn.error().message));
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("reference {} does not load: {}", reference->name(), fn.error().message));
   }
   const Tolerance* tol = options_.tolerance ? &*options_.tolerance : nullptr;
   const auto t0 = Clock::now();

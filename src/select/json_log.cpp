@@ -15,9 +15,13 @@ JsonLog::~JsonLog() {
 
 void JsonLog::candidate(const std::string& problem, const CandidateRecord& c) {
   if (!f_) return;
-  nlohmann::json j = {{"event", "candidate"}, {"problem", problem}, {"name", c.name},
-                      {"info", c.info},       {"outcome", outcome_name(c.outcome)},
-                      {"message", c.message}, {"compile_s", c.compile_s}};
+  nlohmann::json j = {{"event", "candidate"},
+                      {"problem", problem},
+                      {"name", c.name},
+                      {"info", c.info},
+                      {"outcome", outcome_name(c.outcome)},
+                      {"message", c.message},
+                      {"compile_s", c.compile_s}};
   if (c.stats) {
     j["median_ns"] = c.stats->median_ns;
     j["min_ns"] = c.stats->min_ns;
@@ -32,11 +36,10 @@ void JsonLog::candidate(const std::string& problem, const CandidateRecord& c) {
 void JsonLog::selection(const std::string& problem, const TuningRecord& r, bool from_cache,
                         double select_s) {
   if (!f_) return;
-  nlohmann::json j = {{"event", "selection"},   {"problem", problem},
-                      {"winner", r.winner},     {"from_cache", from_cache},
-                      {"key", r.key.digest()},  {"candidates", r.candidates.size()},
-                      {"compile_s", r.compile_s}, {"bench_s", r.bench_s},
-                      {"select_s", select_s}};
+  nlohmann::json j = {
+      {"event", "selection"},     {"problem", problem},    {"winner", r.winner},
+      {"from_cache", from_cache}, {"key", r.key.digest()}, {"candidates", r.candidates.size()},
+      {"compile_s", r.compile_s}, {"bench_s", r.bench_s},  {"select_s", select_s}};
   std::fputs((j.dump() + "\n").c_str(), f_);
   std::fflush(f_);
 }

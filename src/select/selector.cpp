@@ -57,7 +57,8 @@ std::string no_valid_choice_message(const TuningRecord& record) {
   std::map<std::string, int> counts;
   for (const CandidateRecord& c : record.candidates) counts[std::string(outcome_name(c.outcome))]++;
   std::string summary;
-  for (const auto& [name, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, name);
+  for (const auto& [name, n] : counts)
+    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, name);
   std::string first;
   for (const CandidateRecord& c : record.candidates) {
     if (c.outcome != Outcome::kOk) {
@@ -125,12 +126,12 @@ Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr
         if (options_.out) {
           std::fputs(format_autotune_table(title, sel.record, options_.table_rows, true).c_str(),
                      options_.out);
-          std::fputs(fmt::format("Selected {} from the tuning cache in {:.4f} s (key {}); "
-                                 "compiled nothing, measured nothing\n",
-                                 sel.record.winner, sel.select_s,
-                                 sel.record.key.digest().substr(0, 12))
-                         .c_str(),
-                     options_.out);
+          std::fputs(
+              fmt::format("Selected {} from the tuning cache in {:.4f} s (key {}); "
+                          "compiled nothing, measured nothing\n",
+                          sel.record.winner, sel.select_s, sel.record.key.digest().substr(0, 12))
+                  .c_str(),
+              options_.out);
         }
         log.selection(title, sel.record, true, sel.select_s);
         return sel;
@@ -151,7 +152,8 @@ Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr
     recs[i].choice_key = candidates[i]->hash_key();
     recs[i].name = candidates[i]->name();
     recs[i].info = candidates[i]->info();
-    if (Status s = candidates[i]->supports(problem); !s) fail(i, Outcome::kUnsupported, s.error().message);
+    if (Status s = candidates[i]->supports(problem); !s)
+      fail(i, Outcome::kUnsupported, s.error().message);
   }
 
   // Compile: every candidate and the reference, in parallel.
@@ -242,9 +244,8 @@ Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr
     }
   }
   // Ties on the median go to the earlier candidate: deterministic for a given candidate list.
-  sel.winner_index = *std::min_element(ok.begin(), ok.end(), [&](auto a, auto b) {
-    return median(a) < median(b);
-  });
+  sel.winner_index = *std::min_element(ok.begin(), ok.end(),
+                                       [&](auto a, auto b) { return median(a) < median(b); });
   sel.record.winner = recs[sel.winner_index].name;
   for (const CandidateRecord& r : recs) log.candidate(title, r);  // final statistics
   sel.record.bench_s = seconds_since(t_bench);
@@ -256,9 +257,9 @@ Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr
   if (options_.out) {
     std::fputs(format_autotune_table(title, sel.record, options_.table_rows, false).c_str(),
                options_.out);
-    std::fputs(fmt::format("Selected {} ({})\n", sel.record.winner,
-                           recs[sel.winner_index].info).c_str(),
-               options_.out);
+    std::fputs(
+        fmt::format("Selected {} ({})\n", sel.record.winner, recs[sel.winner_index].info).c_str(),
+        options_.out);
   }
   log.selection(title, sel.record, false, sel.select_s);
   return sel;

@@ -55,10 +55,10 @@ void ProblemBuffers::point_args() {
   for (std::size_t i = 0; i < args_.size(); ++i) {
     const ProblemArg& a = problem_.args[i];
     // A buffer argument points at the view's first element, as in Inductor and BLAS.
-    args_[i] = a.param.role == ArgRole::kScalar
-                   ? static_cast<void*>(&scalars_[i])
-                   : static_cast<void*>(buffers_[i].data() +
-                                        a.tensor.offset * dtype_size(a.param.dtype));
+    args_[i] =
+        a.param.role == ArgRole::kScalar
+            ? static_cast<void*>(&scalars_[i])
+            : static_cast<void*>(buffers_[i].data() + a.tensor.offset * dtype_size(a.param.dtype));
   }
 }
 

@@ -46,9 +46,9 @@ class RequestHandler {
 
     Result<Prepared*> prepared = prepare(request);
     if (!prepared) {
-      return answer(Outcome::kUnsupported, fmt::format("{}: no reference to verify against: {}",
-                                                       request.candidate,
-                                                       prepared.error().message));
+      return answer(Outcome::kUnsupported,
+                    fmt::format("{}: no reference to verify against: {}", request.candidate,
+                                prepared.error().message));
     }
     ProblemBuffers& buffers = (*prepared)->buffers;
     std::optional<ReferenceOutputs>& reference = (*prepared)->reference;
@@ -88,8 +88,8 @@ class RequestHandler {
       if (!ref) return std::unexpected(ref.error());
       reference = std::move(*ref);
     }
-    prepared_.emplace(Prepared{key, ProblemBuffers::create(request.problem, request.seed),
-                               std::move(reference)});
+    prepared_.emplace(
+        Prepared{key, ProblemBuffers::create(request.problem, request.seed), std::move(reference)});
     return &*prepared_;
   }
 

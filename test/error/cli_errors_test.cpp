@@ -63,10 +63,10 @@ TEST_F(CliErrors, UnknownDtypeNamesLineAndChoices) {
 }
 
 TEST_F(CliErrors, RestrictionNamingUnknownParameter) {
-  CliResult r = tune_text(std::string("name: add\nkernel: {source: faulty.cpp, entry: add}\n") +
-                          kGoodArgs +
-                          "problems:\n  - {n: 8}\nparams:\n  FAULT: [0, 1]\nrestrictions:\n"
-                          "  - FAULTS < 2\n");
+  CliResult r =
+      tune_text(std::string("name: add\nkernel: {source: faulty.cpp, entry: add}\n") + kGoodArgs +
+                "problems:\n  - {n: 8}\nparams:\n  FAULT: [0, 1]\nrestrictions:\n"
+                "  - FAULTS < 2\n");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("spec.yaml:13:5: restrictions[0]"));
   EXPECT_THAT(r.output, HasSubstr("FAULTS"));

@@ -37,8 +37,8 @@ reference:
 
 // Tuning flags that keep the suite quick: a 3 s deadline per candidate, a 1 GiB memory limit.
 inline std::vector<std::string> fault_tune_args(const std::string& spec) {
-  return {"tune", spec, "--budget-ms", "5", "--run-timeout-ms", "3000",
-          "--memory-limit-mb", "1024"};
+  return {"tune", spec, "--budget-ms", "5", "--run-timeout-ms", "3000", "--memory-limit-mb",
+          "1024"};
 }
 
 }  // namespace ktune::test

@@ -23,7 +23,8 @@ TEST(MixedFaults, FastestCorrectWinsAndEveryFailureIsNamed) {
       write_fault_spec(dir, {0, 1, 2, 10, 11, 12, 13, 15, 16, 17, 18, 19, 20, 21, 23, 24});
   CliResult r = run_cli(dir.path() / "cache", fault_tune_args(spec));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, AnyOf(HasSubstr("Selected add_FAULT0 "), HasSubstr("Selected add_FAULT1 ")));
+  EXPECT_THAT(r.output,
+              AnyOf(HasSubstr("Selected add_FAULT0 "), HasSubstr("Selected add_FAULT1 ")));
   EXPECT_THAT(r.output, HasSubstr("16 candidates (3 valid, 13 failed)"));
   for (const char* o : {"crashed", "timed_out", "redzone_violation", "input_modified",
                         "unwritten_output", "nan_output", "wrong_result", "resource_exhausted"}) {

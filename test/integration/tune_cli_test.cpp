@@ -37,8 +37,8 @@ TEST(TuneCli, TunesThenHitsTheCacheWithoutCompiling) {
 TEST(TuneCli, EveryPlantedFaultCostsOnlyItsCandidate) {
   ScratchDir cache("faults");
   const std::string log = (cache.path() / "log.jsonl").string();
-  CliResult r = run_cli(cache.path(), {"tune", data_path("cli/faulty.yaml"), "--budget-ms", "2",
-                                       "--json-log", log});
+  CliResult r = run_cli(
+      cache.path(), {"tune", data_path("cli/faulty.yaml"), "--budget-ms", "2", "--json-log", log});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("Selected add_FAULT0 "));
   EXPECT_THAT(r.output, HasSubstr("add_FAULT1  wrong_result"));
@@ -81,12 +81,14 @@ TEST(TuneCli, ChangingFlagsOrRestrictionsMissesTheCache) {
   changed.replace(changed.find("BLOCK != 32"), 11, "BLOCK != 16");
   const std::string b = write_text(specs.path(), "b.yaml", changed);
 
-  ASSERT_EQ(run_cli(cache.path(), {"tune", a, "--budget-ms", "1", "--problem", "small"}).exit_code, 0);
+  ASSERT_EQ(run_cli(cache.path(), {"tune", a, "--budget-ms", "1", "--problem", "small"}).exit_code,
+            0);
   CliResult flags = run_cli(cache.path(), {"tune", a, "--budget-ms", "1", "--problem", "small",
                                            "--cxxflags", "-O1 -shared -fPIC"});
   ASSERT_EQ(flags.exit_code, 0) << flags.output;
   EXPECT_THAT(flags.output, Not(HasSubstr("[tuning cache]")));
-  CliResult restricted = run_cli(cache.path(), {"tune", b, "--budget-ms", "1", "--problem", "small"});
+  CliResult restricted =
+      run_cli(cache.path(), {"tune", b, "--budget-ms", "1", "--problem", "small"});
   ASSERT_EQ(restricted.exit_code, 0) << restricted.output;
   EXPECT_THAT(restricted.output, Not(HasSubstr("[tuning cache]")));
   EXPECT_THAT(restricted.output, HasSubstr("mm_BLOCK32"));

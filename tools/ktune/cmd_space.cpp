@@ -26,12 +26,14 @@ int run_space(const SpaceFlags& f) {
   }
   for (const Param& p : space->params()) {
     std::string values;
-    for (const ParamValue& v : p.values) values += (values.empty() ? "" : ", ") + param_value_str(v);
+    for (const ParamValue& v : p.values)
+      values += (values.empty() ? "" : ", ") + param_value_str(v);
     fmt::print("param {}: [{}]\n", p.name, values);
   }
   const SearchSpace::Stats st = space->stats();
   fmt::print("{} configs in the product\n", st.total);
-  for (const auto& r : st.restrictions) fmt::print("  - {:>8} removed by: {}\n", r.removed, r.expression);
+  for (const auto& r : st.restrictions)
+    fmt::print("  - {:>8} removed by: {}\n", r.removed, r.expression);
   fmt::print("{} valid configs, plus {} extern choice(s)\n", st.valid, spec->externs.size());
   if (f.list) {
     for (const Config& c : space->enumerate()) fmt::print("{}\n", c.str());
@@ -44,8 +46,9 @@ int run_space(const SpaceFlags& f) {
 void add_space_command(CLI::App& app, CliContext& ctx) {
   auto f = std::make_shared<SpaceFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "space", "Show a spec's search space: the product size, the configs each restriction "
-               "removes, and the valid count");
+      "space",
+      "Show a spec's search space: the product size, the configs each restriction "
+      "removes, and the valid count");
   cmd->add_option("spec", f->spec, "Spec file (YAML or JSON)")->required();
   cmd->add_flag("--list", f->list, "Print every valid config");
   cmd->callback([f, &ctx] { ctx.exit_code = run_space(*f); });

@@ -1,12 +1,11 @@
 // `ktune tune SPEC`: tune every problem of a spec on the CPU and print the AUTOTUNE tables.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <sstream>
-
-#include <unistd.h>
 
 #include "cli.h"
 #include "ktune/cpu_backend.h"
@@ -155,8 +154,9 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
 void add_tune_command(CLI::App& app, CliContext& ctx) {
   auto f = std::make_shared<TuneFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "tune", "Tune every problem of a spec: compile all candidates in parallel, verify each "
-              "against the reference, measure, pick the fastest and cache the result");
+      "tune",
+      "Tune every problem of a spec: compile all candidates in parallel, verify each "
+      "against the reference, measure, pick the fastest and cache the result");
   cmd->add_option("spec", f->spec, "Spec file (YAML or JSON; docs/spec.md)")->required();
   cmd->add_option("--problem", f->problems,
                   "Tune only these problems (name or 0-based index; repeatable)");

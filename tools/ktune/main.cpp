@@ -1,7 +1,6 @@
 // ktune: the command-line tool. Subcommands live in cmd_<verb>.cpp.
 #include <fmt/format.h>
 
-
 #include "cli.h"
 #include "ktune/bench_env.h"
 #include "ktune/file_util.h"
