@@ -1,7 +1,7 @@
-# Installs this build into a scratch prefix, then configures, builds and runs
-# examples/runtime_dispatch against it with find_package(ktune): a program that tunes ahead and
-# serves calls through the Dispatcher, failing on a wrong result.
-set(root ${KTUNE_BINARY_DIR}/runtime-dispatch-test)
+# Installs this build into a scratch prefix, then configures, builds and runs examples/${EXAMPLE}
+# against it with find_package(ktune): the check that the installed package is usable. The
+# example's executable is named like its folder and gets a fresh cache folder as its argument.
+set(root ${KTUNE_BINARY_DIR}/example-test/${EXAMPLE})
 set(prefix ${root}/prefix)
 set(build ${root}/build)
 file(REMOVE_RECURSE ${root})
@@ -13,9 +13,8 @@ function(run)
 endfunction()
 run(${CMAKE_COMMAND} --install ${KTUNE_BINARY_DIR} --prefix ${prefix})
 # Built with this build's flags (a sanitizer build's objects need its runtime).
-run(${CMAKE_COMMAND} -S ${KTUNE_SOURCE_DIR}/examples/runtime_dispatch -B ${build}
+run(${CMAKE_COMMAND} -S ${KTUNE_SOURCE_DIR}/examples/${EXAMPLE} -B ${build}
     -DCMAKE_PREFIX_PATH=${prefix}
     "-DCMAKE_CXX_FLAGS=${CONSUMER_CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_LINKER_FLAGS}")
 run(${CMAKE_COMMAND} --build ${build} -j 2)
-# A fresh cache folder: the run tunes ahead, then serves (and tunes one shape in the background).
-run(${build}/runtime_dispatch ${root}/cache)
+run(${build}/${EXAMPLE} ${root}/cache)
