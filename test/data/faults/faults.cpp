@@ -41,10 +41,10 @@ void add(float* C, float* A, const float* B, int n) {
       for (int i = 0; i < written; ++i) C[i] = A[i] + B[i];
     }
   }
-  if (FAULT == 15) C[n] = 0.0f;                         // one element past the end
-  if (FAULT == 16) C[(long)n + (1L << 34)] = 0.0f;      // far out of bounds
-  if (FAULT == 17) A[0] = 42.0f;                        // write into an input
+  if (FAULT == 15) C[n] = 0.0f;                     // one element past the end
+  if (FAULT == 16) C[(long)n + (1L << 34)] = 0.0f;  // far out of bounds
+  if (FAULT == 17) A[0] = 42.0f;                    // write into an input
   if (FAULT == 19) C[n / 3] = NAN;
-  if (FAULT == 20) C[n / 2] += 1.0f;                    // a wrong value
-  if (FAULT == 25) ::usleep(400 * 1000);                // correct but slow (the SIGKILL test)
+  if (FAULT == 20) C[n / 2] += 1.0f;      // a wrong value
+  if (FAULT == 25) ::usleep(400 * 1000);  // correct but slow (the SIGKILL test)
 }

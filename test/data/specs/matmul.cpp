@@ -16,7 +16,8 @@ void matmul(float* C, const float* A, const float* B, int M, int N, int K) {
         }
 #else
         for (int k = 0; k < K; ++k) {
-          for (int j = j0; j < j0 + TILE_N && j < N; ++j) C[i * N + j] += A[i * K + k] * B[k * N + j];
+          for (int j = j0; j < j0 + TILE_N && j < N; ++j)
+            C[i * N + j] += A[i * K + k] * B[k * N + j];
         }
 #endif
       }
