@@ -63,6 +63,12 @@ struct WorkerMessage {
 // kParse naming the field on bad input.
 [[nodiscard]] Result<WorkerMessage> decode_message(std::string_view payload);
 
+// The frame format itself, for readers and writers that do their own (non-blocking) I/O:
+// encode_frame prepends the 4-byte little-endian length; frame_length reads it from the first
+// 4 bytes of `header` (which must hold at least 4).
+[[nodiscard]] std::string encode_frame(std::string_view payload);
+[[nodiscard]] std::uint32_t frame_length(std::string_view header);
+
 // Blocking frame I/O on a pipe; EINTR is retried. read_frame fails with kIo ("end of stream")
 // when the other side closed before a complete frame.
 [[nodiscard]] Status write_frame(int fd, std::string_view payload);

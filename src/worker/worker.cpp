@@ -48,20 +48,6 @@ std::unexpected<Loss> lost(LossKind kind, std::string detail = {}) {
   return std::unexpected(Loss{kind, std::move(detail)});
 }
 
-std::string frame_bytes(std::string_view payload) {
-  const auto n = static_cast<std::uint32_t>(payload.size());
-  std::string frame = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
-                       static_cast<char>((n >> 16) & 0xff), static_cast<char>((n >> 24) & 0xff)};
-  frame.append(payload);
-  return frame;
-}
-
-std::uint32_t frame_length(std::string_view bytes) {
-  std::uint32_t n = 0;
-  for (int i = 3; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
-  return n;
-}
-
 ssize_t write_without_sigpipe(int fd, const char* data, std::size_t size) {
   sigset_t pipe_set, old, pending;
   sigemptyset(&pipe_set);
@@ -136,7 +122,7 @@ struct Worker::State {
     if (!inbox.empty()) {
       return lost(LossKind::kProtocol, fmt::format("sent {} bytes unasked", inbox.size()));
     }
-    const std::string frame = frame_bytes(payload);
+    const std::string frame = encode_frame(payload);
     std::size_t written = 0;
     const bool watch = options.memory_limit_bytes > 0;
     Clock::time_point next_watch = Clock::now();

@@ -109,6 +109,20 @@ bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::
 
 }  // namespace
 
+std::string encode_frame(std::string_view payload) {
+  const auto n = static_cast<std::uint32_t>(payload.size());
+  std::string frame(4, '\0');
+  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  frame.append(payload);
+  return frame;
+}
+
+std::uint32_t frame_length(std::string_view header) {
+  std::uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) n |= std::uint32_t(static_cast<unsigned char>(header[i])) << (8 * i);
+  return n;
+}
+
 Status write_frame(int fd, std::string_view payload) {
   if (payload.size() > kMaxFrameBytes) {
     return make_error(
@@ -116,10 +130,7 @@ Status write_frame(int fd, std::string_view payload) {
         fmt::format("write_frame: payload too long; expected at most {} bytes, got {}",
                     kMaxFrameBytes, payload.size()));
   }
-  const auto n = static_cast<std::uint32_t>(payload.size());
-  std::string frame(4, '\0');
-  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
-  frame.append(payload);
+  const std::string frame = encode_frame(payload);
   return write_all(fd, frame.data(), frame.size());
 }
 
@@ -135,8 +146,8 @@ Result<std::string> read_frame(int fd) {
         fmt::format("read_frame: {} inside a frame's length; expected 4 bytes, got {}",
                     s.error().message, got));
   }
-  std::uint32_t n = 0;
-  for (int i = 0; i < 4; ++i) n |= std::uint32_t(header[i]) << (8 * i);
+  const std::uint32_t n =
+      frame_length(std::string_view(reinterpret_cast<const char*>(header), 4));
   if (n > kMaxFrameBytes) {
     return make_error(ErrorCode::kParse,
                       fmt::format("read_frame: frame too long; expected at most {} bytes, got {}",
