@@ -6,11 +6,11 @@
 
 namespace ktune {
 
-// If OMP_WAIT_POLICY is not set, sets it to "passive" (idle OpenMP threads sleep at once) and
-// re-executes the program with the same arguments, because libgomp may already have read the
+// Sets every variable of kMeasurementEnvironment (measurement_env.h) that the user has not set
+// and re-executes the program with the same arguments, because libgomp may already have read the
 // environment before main (Debian's libmuparser links it). Returns normally when nothing needed
-// doing, when the user set the variable, or when the re-exec failed (measurements then run in
-// the inherited environment). Call first thing in main.
+// doing or when the re-exec failed (measurements then run in the inherited environment). Call
+// first thing in main.
 void ensure_benchmark_environment(char** argv);
 
 }  // namespace ktune

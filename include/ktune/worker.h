@@ -25,8 +25,8 @@ struct WorkerOptions {
   std::size_t memory_limit_bytes = 0;               // resident-memory watchdog; 0: none
   int cpu_limit_s = 0;                              // RLIMIT_CPU of the worker; 0: none
   std::size_t output_tail_bytes = 8192;             // kept from the worker's stdout and stderr
-  // Added to the worker's environment; OMP_WAIT_POLICY=passive and OPENBLAS_THREAD_TIMEOUT=4 are
-  // added unless set here or in ktune's own environment (see bench_env.h).
+  // Added to the worker's environment; kMeasurementEnvironment (measurement_env.h) is added
+  // for every variable not set here or in ktune's own environment.
   std::vector<std::pair<std::string, std::string>> env;
 };
 

@@ -6,11 +6,14 @@
 #include <cstdlib>
 #include <string>
 
+#include "ktune/measurement_env.h"
+
 namespace ktune {
 namespace {
 
 Result<OpenBlasLibrary> load() {
-  ::setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
+  ::setenv("OPENBLAS_THREAD_TIMEOUT",
+           std::string(measurement_env_value("OPENBLAS_THREAD_TIMEOUT")).c_str(), 0);
   void* handle = nullptr;
   std::string errors;
   for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {

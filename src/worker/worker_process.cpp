@@ -4,6 +4,7 @@
 // RLIMIT_CPU, which posix_spawn cannot express. Between fork and execve the child makes only
 // async-signal-safe calls, since the parent may have other threads (compiles, thread pools);
 // everything it needs (argv, envp, limits) is built before fork.
+#include "ktune/measurement_env.h"
 #include "worker/worker_process.h"
 
 #include <fcntl.h>
@@ -85,8 +86,9 @@ std::vector<std::string> worker_environment(const WorkerOptions& options) {
     env.push_back(prefix + value);
   };
   for (const auto& [name, value] : options.env) set(name, value, true);
-  set("OMP_WAIT_POLICY", "passive", false);
-  set("OPENBLAS_THREAD_TIMEOUT", "4", false);
+  for (const auto& [name, value] : kMeasurementEnvironment) {
+    set(std::string(name), std::string(value), false);
+  }
   return env;
 }
 
