@@ -4,7 +4,8 @@
 #      nothing to compile, everything measured again; isolated in workers, and --in-process) and
 #      tuning-cache hit;
 #   2. each problem's pick against OpenBLAS, re-measured side by side (bench/pick_vs_extern.cpp),
-#      three times, since these machines drift between runs.
+#      three times, since these machines drift between runs, then once with the thread-pool
+#      measures undone (idle OpenMP and OpenBLAS threads left spinning).
 # Prints a markdown section to paste into docs/benchmarks.md. Usage: bench/cpu_matmul.sh [BUILD]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,3 +49,9 @@ for run in 1 2 3; do
   echo
   "$build/bin/pick_vs_extern" "$spec" "$cache" 31
 done
+
+echo
+echo "The same comparison with both thread-pool measures undone through the environment"
+echo "(\`OMP_WAIT_POLICY=active OPENBLAS_THREAD_TIMEOUT=28\`: idle OpenMP and OpenBLAS threads spin):"
+echo
+OMP_WAIT_POLICY=active OPENBLAS_THREAD_TIMEOUT=28 "$build/bin/pick_vs_extern" "$spec" "$cache" 31

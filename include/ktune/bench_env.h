@@ -1,7 +1,5 @@
-// The process environment that in-process CPU measurement needs, set before any thread runtime
-// starts. Candidates that use different thread pools (a template's OpenMP, OpenBLAS's pthreads)
-// otherwise steal cores from each other: an idle OpenMP pool spins after each call, and an
-// OpenBLAS call measured right after an OpenMP template ran twice as slow on 2 cores.
+// Puts kMeasurementEnvironment (measurement_env.h, which says why) into ktune's own process
+// before any thread runtime starts.
 #pragma once
 
 namespace ktune {

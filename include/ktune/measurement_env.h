@@ -1,7 +1,7 @@
 // The process environment that CPU measurement needs, in one place. Candidates with different
 // thread pools otherwise steal cores from each other: idle OpenMP threads spin after each call,
-// and OpenBLAS's idle threads spin for 2^28 cycles (measured: the next candidate up to twice as
-// slow on 2 cores). Each entry is set only where the user has not set it:
+// and OpenBLAS's idle threads spin for 2^28 cycles (the comparison with these undone is in
+// docs/benchmarks.md, from bench/cpu_matmul.sh). Each entry is set only where the user has not set it:
 //   - workers get all of them at spawn (WorkerOptions);
 //   - ktune's own process gets them through ensure_benchmark_environment() (bench_env.h);
 //   - OpenBLAS, opened with dlopen, gets its entry just before it loads.

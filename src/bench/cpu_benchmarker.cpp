@@ -40,8 +40,8 @@ std::size_t parse_size(std::string text) {
 }
 
 #ifdef KTUNE_X86
-// clflushopt is ~50x faster than clflush on a large range (measured: 64 MiB in 3.7 ms against
-// 171 ms on a Xeon with both), because it is weakly ordered; one sfence orders the whole batch.
+// clflushopt is much faster than clflush on a large range because it is weakly ordered; one
+// sfence orders the whole batch (its cost: bench/flush_cost.sh, docs/benchmarks.md).
 bool has_clflushopt() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23));

@@ -18,7 +18,7 @@ struct OpenBlasLibrary {
 // The process's OpenBLAS, loaded once (libopenblas.so.0). Before loading it sets
 // OPENBLAS_THREAD_TIMEOUT=4 unless the user set it: OpenBLAS's idle threads otherwise spin for
 // 2^28 cycles after each call and take a core from whatever candidate is measured next
-// (measured: an OpenMP template twice as slow right after an OpenBLAS call on 2 cores).
+// (the comparison with this undone is in docs/benchmarks.md, from bench/cpu_matmul.sh).
 // kUnavailable when no OpenBLAS can be opened.
 [[nodiscard]] Result<const OpenBlasLibrary*> openblas_library();
 
