@@ -12,28 +12,11 @@
 #include <vector>
 
 #include "ktune/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace ktune::test {
 
-// A fresh folder under the test temp dir, removed at destruction.
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& name) {
-    static int counter = 0;
-    path_ = std::filesystem::path(::testing::TempDir()) /
-            ("ktune-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using ScratchDir = TempDir;
 
 struct CliResult {
   int exit_code = -1;

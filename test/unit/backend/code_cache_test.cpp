@@ -7,7 +7,7 @@
 #include <iterator>
 #include <string>
 
-#include "unit/backend/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace ktune {
 namespace {
@@ -24,7 +24,7 @@ TEST(CodeCache, PathLayoutIsShardedByKeyPrefix) {
 }
 
 TEST(CodeCache, CommitMakesTheEntryFindable) {
-  testing::TempDir dir;
+  test::TempDir dir;
   CodeCache cache(dir.path() / "nested" / "cache");  // folders are created on demand
   EXPECT_FALSE(cache.find("0123abcd", "so").has_value());
 
@@ -45,7 +45,7 @@ TEST(CodeCache, CommitMakesTheEntryFindable) {
 }
 
 TEST(CodeCache, TempPathsAreUnique) {
-  testing::TempDir dir;
+  test::TempDir dir;
   CodeCache cache(dir.path());
   auto a = cache.temp_path_for("ffee", "so");
   auto b = cache.temp_path_for("ffee", "so");
@@ -55,7 +55,7 @@ TEST(CodeCache, TempPathsAreUnique) {
 }
 
 TEST(CodeCache, CommitOverwritesAnEqualEntry) {
-  testing::TempDir dir;
+  test::TempDir dir;
   CodeCache cache(dir.path());
   for (int i = 0; i < 2; ++i) {
     auto tmp = cache.temp_path_for("aa11", "cpp");
@@ -67,7 +67,7 @@ TEST(CodeCache, CommitOverwritesAnEqualEntry) {
 }
 
 TEST(CodeCache, CommitOfAMissingFileIsAnIoError) {
-  testing::TempDir dir;
+  test::TempDir dir;
   CodeCache cache(dir.path());
   auto r = cache.commit(dir.path() / "does-not-exist", "bb22", "so");
   ASSERT_FALSE(r.has_value());

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ktune/thread_pool.h"
-#include "unit/backend/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace ktune {
 namespace {
@@ -68,7 +68,7 @@ class CpuBackendTest : public ::testing::Test {
     }
     return std::move(*b);
   }
-  testing::TempDir dir_;
+  test::TempDir dir_;
 };
 
 TEST_F(CpuBackendTest, CompilesLoadsAndLaunchesWithMixedArguments) {

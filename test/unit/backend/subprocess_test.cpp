@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ktune/unique_fd.h"
-#include "unit/backend/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace ktune {
 namespace {
@@ -83,7 +83,7 @@ TEST(RunProcess, EmptyArgvIsInvalid) {
 }
 
 TEST(RunProcess, RunsInTheWorkingDir) {
-  testing::TempDir dir;
+  test::TempDir dir;
   ProcessOptions opts;
   opts.working_dir = dir.path().string();
   auto r = run_process({"pwd", "-P"}, opts);

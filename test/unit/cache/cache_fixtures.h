@@ -8,29 +8,11 @@
 #include <string>
 
 #include "ktune/tuning_cache.h"
+#include "support/temp_dir.h"
 
 namespace ktune::testing_cache {
 
-// A fresh folder under the test temp dir, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "ktune_cache_XXXXXX";
-    const char* made = mkdtemp(pattern.data());
-    EXPECT_NE(made, nullptr) << "mkdtemp " << pattern;
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = ktune::test::TempDir;
 
 inline TuningKey sample_key(int i) {
   const std::string n = std::to_string(i);

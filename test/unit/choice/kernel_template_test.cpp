@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ktune/cpu_backend.h"
-#include "unit/backend/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace ktune {
 namespace {
@@ -159,7 +159,7 @@ class TemplateChoiceRun : public ::testing::Test {
     ASSERT_TRUE(b.has_value()) << b.error().message;
     backend_.emplace(std::move(*b));
   }
-  testing::TempDir dir_;
+  test::TempDir dir_;
   std::optional<CpuBackend> backend_;
 };
 

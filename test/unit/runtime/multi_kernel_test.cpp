@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "unit/backend/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace ktune {
 namespace {
@@ -132,7 +132,7 @@ TEST_F(MultiKernelTest, FirstCallGivesTheResultOfOneCallOfThePickEvenWhenVariant
 }
 
 TEST_F(MultiKernelTest, PickSurvivesARestartThroughTheSqliteCache) {
-  testing::TempDir dir;
+  test::TempDir dir;
   std::string first_pick;
   {
     auto cache = open_sqlite_cache(dir.path());

@@ -14,7 +14,7 @@
 
 #include "ktune/unique_fd.h"
 #include "ktune/worker_protocol.h"
-#include "unit/backend/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace ktune {
 namespace {
@@ -174,7 +174,7 @@ ReferenceOutputs patterned_outputs(const Problem& p) {
 }
 
 TEST(ReferenceFileTest, RoundTripByArgumentIndex) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const Problem p = reference_problem();
   const ReferenceOutputs ref = patterned_outputs(p);
   const auto path = dir.path() / "ref.bin";
@@ -209,7 +209,7 @@ TEST(ReferenceFileTest, RoundTripByArgumentIndex) {
 }
 
 TEST(ReferenceFileTest, SizeMismatchFailsWithThePath) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const Problem p = reference_problem();
   const auto path = dir.path() / "ref.bin";
   ASSERT_TRUE(write_reference_file(path, p, patterned_outputs(p)).has_value());
@@ -223,7 +223,7 @@ TEST(ReferenceFileTest, SizeMismatchFailsWithThePath) {
 }
 
 TEST(ReferenceFileTest, MissingFileFailsWithThePath) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const auto path = dir.path() / "absent.bin";
   auto back = read_reference_file(path, reference_problem(), std::nullopt);
   ASSERT_FALSE(back.has_value());
@@ -234,7 +234,7 @@ TEST(ReferenceFileTest, MissingFileFailsWithThePath) {
 }
 
 TEST(ReferenceFileTest, WriteRejectsOutputsThatDoNotMatchTheProblem) {
-  testing::TempDir dir;
+  test::TempDir dir;
   const Problem p = reference_problem();
   ReferenceOutputs ref = patterned_outputs(p);
   ref.outputs.pop_back();

@@ -21,7 +21,7 @@
 #include "ktune/problem_buffers.h"
 #include "ktune/unique_fd.h"
 #include "ktune/worker_protocol.h"
-#include "unit/backend/temp_dir.h"
+#include "support/temp_dir.h"
 
 extern char** environ;
 
@@ -141,7 +141,7 @@ class WorkerLoopTest : public ::testing::Test {
     return path;
   }
 
-  testing::TempDir dir_;
+  test::TempDir dir_;
   UniqueFd to_worker_, from_worker_, worker_in_;
   std::thread loop_;
   int exit_code_ = -1;

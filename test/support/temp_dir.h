@@ -1,4 +1,5 @@
 // TempDir: a fresh folder under $TMPDIR (or /tmp) for one test, removed with everything in it.
+// The one scratch-folder helper of the test suite.
 #pragma once
 
 #include <stdlib.h>
@@ -6,16 +7,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
 
-namespace ktune::testing {
+namespace ktune::test {
 
 class TempDir {
  public:
-  TempDir() {
+  // `name` shows in the folder's name, to tell tests' leftovers apart.
+  explicit TempDir(std::string_view name = "test") {
     const char* base = std::getenv("TMPDIR");
-    std::string templ =
-        std::string(base != nullptr && *base ? base : "/tmp") + "/ktune-test-XXXXXX";
+    std::string templ = std::string(base != nullptr && *base ? base : "/tmp") + "/ktune-" +
+                        std::string(name) + "-XXXXXX";
     if (::mkdtemp(templ.data()) == nullptr) std::abort();
     path_ = templ;
   }
@@ -32,4 +35,4 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-}  // namespace ktune::testing
+}  // namespace ktune::test
