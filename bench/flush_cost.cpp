@@ -14,8 +14,8 @@ namespace {
 
 using namespace ktune;
 
-CpuBenchOptions one_run() {
-  CpuBenchOptions o;
+BenchOptions one_run() {
+  BenchOptions o;
   o.warmup_runs = 0;
   o.min_runs = 1;
   o.max_runs = 1;

@@ -44,7 +44,7 @@ struct Fixture {
     if (!artifact) std::abort();
     f.artifact = *artifact;
     f.request.candidate = "copy";
-    f.request.artifact = f.artifact.path;
+    f.request.launch.artifact = f.artifact.path;
     f.request.problem = f.problem;
     f.request.measure = false;
     return f;

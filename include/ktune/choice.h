@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ktune/backend.h"
+#include "ktune/launch_spec.h"
 #include "ktune/problem.h"
 #include "ktune/status.h"
 
@@ -37,6 +38,9 @@ class Choice {
   // The compiled artifact after compile(), for running in a worker process; null for choices
   // that run in ktune's own process (library calls).
   [[nodiscard]] virtual const Artifact* artifact() const { return nullptr; }
+  // How a worker runs this choice on `problem` (after compile()). kUnsupported for choices that
+  // run only in ktune's own process (CPU library calls).
+  [[nodiscard]] virtual Result<LaunchSpec> launch_spec(const Problem& problem) const;
 };
 
 using ChoicePtr = std::unique_ptr<Choice>;

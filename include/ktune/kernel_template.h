@@ -4,12 +4,14 @@
 // variables ({{TILE_M}}).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ktune/backend.h"
 #include "ktune/choice.h"
+#include "ktune/launch_spec.h"
 #include "ktune/search_space.h"
 
 namespace ktune {
@@ -21,6 +23,12 @@ struct KernelTemplateDesc {
   Signature signature;
   bool mustache = false;
   std::vector<std::string> extra_flags;
+  // Device templates (CUDA): the launch geometry for a config on a problem. Required for
+  // templates compiled by a device backend; unused on the CPU.
+  std::function<Result<LaunchGeometry>(const Config&, const Problem&)> launch;
+  // A condition on the problem beyond the signature (divisibility, alignment, shared memory);
+  // empty: every problem with the signature. Its failure makes the choice kUnsupported.
+  std::function<Status(const Config&, const Problem&)> supports;
 };
 
 class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {

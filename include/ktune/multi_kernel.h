@@ -49,7 +49,7 @@ struct MultiKernelOptions {
   // inputs warm (the previous kernel wrote them), and flushing a whole last-level cache costs
   // more than this budget. With flush_cache set, only the clones of the mutated arguments are
   // flushed (the whole last-level cache when there are none).
-  CpuBenchOptions bench{.warmup_runs = 1,
+  BenchOptions bench{.warmup_runs = 1,
                         .budget_ms = 20,
                         .min_runs = 3,
                         .max_runs = 200,
@@ -99,7 +99,7 @@ class MultiKernelCore {
   [[nodiscard]] std::vector<MultiKernelPick> picks() const;
   [[nodiscard]] std::size_t benchmarks_run() const;
   [[nodiscard]] std::optional<Error> cache_error() const;
-  [[nodiscard]] const CpuBenchOptions& bench_options() const { return options_.bench; }
+  [[nodiscard]] const BenchOptions& bench_options() const { return options_.bench; }
 
  private:
   MultiKernelCore(MultiKernelOptions options, std::vector<std::string> names,

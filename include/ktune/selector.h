@@ -22,7 +22,7 @@
 namespace ktune {
 
 struct SelectorOptions {
-  CpuBenchOptions bench;
+  BenchOptions bench;
   unsigned jobs = 0;        // compile threads; 0: all cores
   bool read_cache = true;   // a hit skips compiling and measuring
   bool write_cache = true;  // store the outcome of a tuning run

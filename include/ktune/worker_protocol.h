@@ -13,10 +13,11 @@
 #include <string>
 #include <string_view>
 
+#include "ktune/bench_options.h"
 #include "ktune/bench_stats.h"
 #include "ktune/candidate_check.h"
 #include "ktune/compare.h"
-#include "ktune/cpu_benchmarker.h"
+#include "ktune/launch_spec.h"
 #include "ktune/outcome.h"
 #include "ktune/problem.h"
 
@@ -27,13 +28,19 @@ inline constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
 
 struct BenchmarkRequest {
   std::uint64_t id = 0;
-  std::string candidate;           // the choice's name, for messages
-  std::filesystem::path artifact;  // a shared object exporting ktune_entry (CpuBackend)
+  std::string candidate;  // the choice's name, for messages
+  LaunchSpec launch;      // what to run
   Problem problem;
   std::uint64_t seed = 0;
-  std::filesystem::path expected;      // write_reference_file()'s output; empty: no reference
+  // The reference's outputs, by one of two routes: a file written by the parent
+  // (write_reference_file; the CPU, where the parent runs the reference), or a launch the
+  // worker runs itself before the first candidate of a problem (devices: cuBLAS on the GPU,
+  // where the inputs live and copying them through the parent would cost more than the run).
+  // Neither: outputs are checked only for poison, NaN, redzones and modified inputs.
+  std::filesystem::path expected;
+  std::optional<LaunchSpec> reference;
   std::optional<Tolerance> tolerance;  // empty: default_tolerance() per output dtype
-  CpuBenchOptions bench;
+  BenchOptions bench;
   bool measure = true;  // false: verify only
   // false: measure without verifying first, for a candidate that already passed on this
   // problem (re-measuring close calls); a failing run is still a launch_error.
@@ -46,6 +53,9 @@ struct BenchmarkResponse {
   std::string message;
   std::optional<BenchStats> stats;  // when measured and ok
   std::string output_tail;          // the worker's stdout/stderr tail (filled in by the parent)
+  // The worker cannot serve another request (a sticky device error such as a CUDA illegal
+  // address poisons its context): it exits after this response and the pool starts a fresh one.
+  bool restart = false;
 };
 
 [[nodiscard]] std::string encode_ping();

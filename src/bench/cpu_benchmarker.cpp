@@ -74,7 +74,7 @@ std::size_t last_level_cache_bytes() {
   return best;
 }
 
-CpuBenchmarker::CpuBenchmarker(CpuBenchOptions options) : options_(options) {}
+CpuBenchmarker::CpuBenchmarker(BenchOptions options) : options_(options) {}
 
 void CpuBenchmarker::set_flush_ranges(std::vector<std::pair<const void*, std::size_t>> ranges) {
   ranges_ = std::move(ranges);

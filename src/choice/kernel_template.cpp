@@ -55,12 +55,14 @@ class TemplateChoice final : public Choice {
   double compile_s() const override { return compile_s_; }
   Result<KernelFn> load(const Backend& backend, const Problem& problem) override;
   const Artifact* artifact() const override { return artifact_ ? &*artifact_ : nullptr; }
+  Result<LaunchSpec> launch_spec(const Problem& problem) const override;
 
  private:
   std::shared_ptr<const KernelTemplate> tmpl_;
   Config config_;
   std::string name_;
   std::optional<Artifact> artifact_;
+  DeviceKind compiled_for_ = DeviceKind::kCpu;
   double compile_s_ = 0;
 };
 
@@ -95,7 +97,38 @@ Status TemplateChoice::supports(const Problem& problem) const {
                       describe(want[i]), describe(got[i]), got[i].name));
     }
   }
+  if (tmpl_->desc().supports) return tmpl_->desc().supports(config_, problem);
   return {};
+}
+
+Result<LaunchSpec> TemplateChoice::launch_spec(const Problem& problem) const {
+  if (!artifact_) {
+    return make_error(ErrorCode::kInternal, fmt::format("{}: launch_spec before compile", name_));
+  }
+  LaunchSpec spec;
+  spec.artifact = artifact_->path;
+  spec.entry = tmpl_->desc().entry;
+  switch (compiled_for_) {
+    case DeviceKind::kCpu:
+      spec.kind = LaunchKind::kCpuSharedObject;
+      return spec;
+    case DeviceKind::kCuda:
+      spec.kind = LaunchKind::kCudaCubin;
+      break;
+    case DeviceKind::kOpenCL:
+      spec.kind = LaunchKind::kOpenCLProgram;
+      break;
+  }
+  if (!tmpl_->desc().launch) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: a device template needs a launch geometry hook", name_));
+  }
+  Result<LaunchGeometry> g = tmpl_->desc().launch(config_, problem);
+  if (!g) return std::unexpected(g.error());
+  spec.grid = g->grid;
+  spec.block = g->block;
+  spec.shared_bytes = g->shared_bytes;
+  return spec;
 }
 
 Status TemplateChoice::compile(const Backend& backend) {
@@ -105,6 +138,7 @@ Status TemplateChoice::compile(const Backend& backend) {
   if (!artifact) return std::unexpected(artifact.error());
   compile_s_ = artifact->from_cache ? 0 : artifact->compile_s;
   artifact_ = std::move(*artifact);
+  compiled_for_ = backend.kind();
   return {};
 }
 

@@ -18,6 +18,14 @@ std::filesystem::path reference_file_path() {
          fmt::format("ktune-reference-{}-{}.bin", ::getpid(), counter.fetch_add(1));
 }
 
+// The device of the problem's first buffer: where every buffer of a problem lives.
+DeviceKind problem_device(const Problem& problem) {
+  for (const ProblemArg& a : problem.args) {
+    if (a.param.role != ArgRole::kScalar) return a.tensor.device.kind;
+  }
+  return DeviceKind::kCpu;
+}
+
 }  // namespace
 
 CandidateRunner::CandidateRunner(const Backend& backend, const Problem& problem,
@@ -26,9 +34,14 @@ CandidateRunner::CandidateRunner(const Backend& backend, const Problem& problem,
       problem_(problem),
       options_(options),
       pool_(pool),
-      buffers_(ProblemBuffers::create(problem, options.seed)),
+      device_(problem_device(problem)),
       bench_(options.bench) {
-  bench_.set_flush_ranges(buffers_.data_ranges());
+  if (!on_device()) {
+    buffers_.emplace(ProblemBuffers::create(problem, options.seed));
+    bench_.set_flush_ranges(buffers_->data_ranges());
+  } else if (!pool_) {
+    local_handler_ = make_cuda_handler();
+  }
 }
 
 CandidateRunner::~CandidateRunner() {
@@ -40,6 +53,16 @@ CandidateRunner::~CandidateRunner() {
 
 Status CandidateRunner::prepare(Choice* reference) {
   if (!reference) return {};
+  if (on_device()) {
+    auto launch = reference->launch_spec(problem_);
+    if (!launch) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("reference {} cannot run on the device: {}", reference->name(),
+                                    launch.error().message));
+    }
+    reference_launch_ = std::move(*launch);
+    return {};
+  }
   auto fn = reference->load(backend_, problem_);
   if (!fn) {
     return make_error(
@@ -48,7 +71,7 @@ Status CandidateRunner::prepare(Choice* reference) {
   }
   const Tolerance* tol = options_.tolerance ? &*options_.tolerance : nullptr;
   const auto t0 = Clock::now();
-  auto out = run_reference(*fn, buffers_, tol);
+  auto out = run_reference(*fn, *buffers_, tol);
   reference_ns_ = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
   if (!out) return std::unexpected(out.error());
   reference_ = std::move(*out);
@@ -60,10 +83,11 @@ Status CandidateRunner::prepare(Choice* reference) {
 }
 
 bool CandidateRunner::isolated(const Choice& choice) const {
-  return pool_ != nullptr && choice.artifact() != nullptr;
+  if (on_device()) return true;  // through the pool or the local handler
+  return pool_ != nullptr && choice.launch_spec(problem_).has_value();
 }
 
-std::chrono::milliseconds CandidateRunner::deadline(const CpuBenchOptions& bench) const {
+std::chrono::milliseconds CandidateRunner::deadline(const BenchOptions& bench) const {
   if (options_.run_timeout.count() > 0) return options_.run_timeout;
   // Room for a candidate `slow_factor` times slower than the reference through every run it
   // may make (warm-up, verification, the minimum count) plus the budget; without a reference,
@@ -73,37 +97,30 @@ std::chrono::milliseconds CandidateRunner::deadline(const CpuBenchOptions& bench
   return options_.run_timeout_floor + std::chrono::milliseconds(static_cast<long>(ms));
 }
 
-BenchmarkRequest CandidateRunner::request_for(const Choice& choice, bool measure,
-                                              const CpuBenchOptions& bench) {
+Result<BenchmarkRequest> CandidateRunner::request_for(const Choice& choice, bool measure,
+                                                      const BenchOptions& bench) {
+  auto launch = choice.launch_spec(problem_);
+  if (!launch) return std::unexpected(launch.error());
   BenchmarkRequest r;
   r.id = next_id_++;
   r.candidate = choice.name();
-  r.artifact = choice.artifact()->path;
+  r.launch = std::move(*launch);
   r.problem = problem_;
   r.seed = options_.seed;
   r.expected = reference_file_;
+  r.reference = reference_launch_;
   r.tolerance = options_.tolerance;
   r.bench = bench;
   r.measure = measure;
   return r;
 }
 
-RunResult CandidateRunner::remeasure_in_worker(Choice& choice, const CpuBenchOptions& bench) {
-  BenchmarkRequest request = request_for(choice, true, bench);
-  request.verify = false;  // it passed on this problem already
-  auto response = pool_->run(request, deadline(bench));
-  if (!response) return {Outcome::kLaunchError, response.error().message, std::nullopt};
-  return {response->outcome, response->message, response->stats};
-}
-
-RunResult CandidateRunner::run(Choice& choice, bool measure) {
-  return isolated(choice) ? run_in_worker(choice, measure, options_.bench)
-                          : run_in_process(choice, measure);
-}
-
-RunResult CandidateRunner::run_in_worker(Choice& choice, bool measure,
-                                         const CpuBenchOptions& bench) {
-  const BenchmarkRequest request = request_for(choice, measure, bench);
+RunResult CandidateRunner::send(const BenchmarkRequest& request, const BenchOptions& bench) {
+  if (!pool_) {
+    BenchmarkResponse response = local_handler_->handle(request);
+    if (response.restart) local_handler_ = make_cuda_handler();  // a fresh context
+    return {response.outcome, response.message, response.stats};
+  }
   auto response = pool_->run(request, deadline(bench));
   if (!response) return {Outcome::kLaunchError, response.error().message, std::nullopt};
   RunResult r{response->outcome, response->message, response->stats};
@@ -118,14 +135,32 @@ RunResult CandidateRunner::run_in_worker(Choice& choice, bool measure,
   return r;
 }
 
+RunResult CandidateRunner::remeasure_in_worker(Choice& choice, const BenchOptions& bench) {
+  auto request = request_for(choice, true, bench);
+  if (!request) return {Outcome::kLoadError, request.error().message, std::nullopt};
+  request->verify = false;  // it passed on this problem already
+  return send(*request, bench);
+}
+
+RunResult CandidateRunner::run(Choice& choice, bool measure) {
+  return isolated(choice) ? run_in_worker(choice, measure, options_.bench)
+                          : run_in_process(choice, measure);
+}
+
+RunResult CandidateRunner::run_in_worker(Choice& choice, bool measure, const BenchOptions& bench) {
+  auto request = request_for(choice, measure, bench);
+  if (!request) return {Outcome::kLoadError, request.error().message, std::nullopt};
+  return send(*request, bench);
+}
+
 RunResult CandidateRunner::run_in_process(Choice& choice, bool measure) {
   auto fn = choice.load(backend_, problem_);
   if (!fn) return {Outcome::kLoadError, fn.error().message, std::nullopt};
-  CheckResult c = check_candidate(*fn, buffers_, reference_ ? &*reference_ : nullptr);
+  CheckResult c = check_candidate(*fn, *buffers_, reference_ ? &*reference_ : nullptr);
   if (c.outcome != Outcome::kOk) return {c.outcome, c.message, std::nullopt};
   if (!measure) return {};
-  buffers_.reset();
-  auto stats = bench_.measure([&] { return (*fn)(buffers_.args()); });
+  buffers_->reset();
+  auto stats = bench_.measure([&] { return (*fn)(buffers_->args()); });
   if (!stats) return {Outcome::kLaunchError, stats.error().message, std::nullopt};
   loaded_.emplace_back(&choice, *fn);
   return {Outcome::kOk, "", *stats};
@@ -135,12 +170,12 @@ Result<std::vector<BenchStats>> CandidateRunner::remeasure(const std::vector<Cho
                                                            int rounds) {
   // One short measurement of each candidate per round, alternating, so that drift of the
   // machine's speed hits all of them alike; the median of the round medians decides.
-  CpuBenchOptions round_bench = options_.bench;
+  BenchOptions round_bench = options_.bench;
   round_bench.warmup_runs = 1;
   round_bench.min_runs = 3;
   round_bench.max_runs = 3;
   std::vector<std::vector<double>> samples(choices.size());
-  buffers_.reset();
+  if (buffers_) buffers_->reset();
   for (int r = 0; r < rounds; ++r) {
     for (std::size_t i = 0; i < choices.size(); ++i) {
       Choice& c = *choices[i];
@@ -158,7 +193,7 @@ Result<std::vector<BenchStats>> CandidateRunner::remeasure(const std::vector<Cho
                              [&](const auto& p) { return p.first == &c; });
       KTUNE_CHECK(it != loaded_.end());
       const KernelFn& fn = it->second;
-      auto stats = bench_.measure_interleaved({[&] { return fn(buffers_.args()); }}, 3);
+      auto stats = bench_.measure_interleaved({[&] { return fn(buffers_->args()); }}, 3);
       if (!stats) return std::unexpected(stats.error());
       samples[i].push_back((*stats)[0].median_ns);
     }

@@ -1,8 +1,13 @@
-// CandidateRunner: verifies and measures the candidates of one problem, one at a time. Generated
-// code (a choice with an artifact) runs in a ktune-worker through a WorkerPool when one is
-// given; library calls, and everything when no pool is given, run in this process. The
-// reference always runs in this process: it is trusted, and its outputs go to the workers
+// CandidateRunner: verifies and measures the candidates of one problem, one at a time.
+//
+// CPU problems: generated code (a choice with a LaunchSpec) runs in a ktune-worker through a
+// WorkerPool when one is given; library calls, and everything when no pool is given, run in this
+// process. The reference runs in this process: it is trusted, and its outputs go to the workers
 // through a file.
+//
+// Device problems (CUDA): every candidate and the reference run where the device's buffers are,
+// described by LaunchSpecs: in a worker when a pool is given, else in a DeviceHandler of this
+// process. The handler runs the reference itself before the problem's first candidate.
 #pragma once
 
 #include <chrono>
@@ -14,6 +19,7 @@
 #include "ktune/candidate_check.h"
 #include "ktune/choice.h"
 #include "ktune/cpu_benchmarker.h"
+#include "ktune/device_handler.h"
 #include "ktune/problem_buffers.h"
 #include "ktune/selector.h"
 #include "ktune/worker.h"
@@ -47,18 +53,24 @@ class CandidateRunner {
 
  private:
   [[nodiscard]] bool isolated(const Choice& choice) const;
-  [[nodiscard]] BenchmarkRequest request_for(const Choice& choice, bool measure,
-                                             const CpuBenchOptions& bench);
-  [[nodiscard]] std::chrono::milliseconds deadline(const CpuBenchOptions& bench) const;
+  [[nodiscard]] bool on_device() const { return device_ != DeviceKind::kCpu; }
+  [[nodiscard]] Result<BenchmarkRequest> request_for(const Choice& choice, bool measure,
+                                                     const BenchOptions& bench);
+  // Sends a request to the pool, or to this process's handler for device problems.
+  [[nodiscard]] RunResult send(const BenchmarkRequest& request, const BenchOptions& bench);
+  [[nodiscard]] std::chrono::milliseconds deadline(const BenchOptions& bench) const;
   [[nodiscard]] RunResult run_in_process(Choice& choice, bool measure);
-  [[nodiscard]] RunResult run_in_worker(Choice& choice, bool measure, const CpuBenchOptions& bench);
-  [[nodiscard]] RunResult remeasure_in_worker(Choice& choice, const CpuBenchOptions& bench);
+  [[nodiscard]] RunResult run_in_worker(Choice& choice, bool measure, const BenchOptions& bench);
+  [[nodiscard]] RunResult remeasure_in_worker(Choice& choice, const BenchOptions& bench);
 
   const Backend& backend_;
   const Problem& problem_;
   const SelectorOptions& options_;
   WorkerPool* pool_;
-  ProblemBuffers buffers_;
+  DeviceKind device_ = DeviceKind::kCpu;
+  std::optional<ProblemBuffers> buffers_;         // CPU problems only
+  std::optional<LaunchSpec> reference_launch_;    // device problems with a reference
+  std::unique_ptr<DeviceHandler> local_handler_;  // device problems without a pool
   CpuBenchmarker bench_;
   std::optional<ReferenceOutputs> reference_;
   std::filesystem::path reference_file_;

@@ -1,117 +1,54 @@
-// run_worker_loop: the body of ktune-worker. One request at a time: load the artifact (cached by
-// path for the life of the process, so a candidate measured again is not opened again), rebuild
-// the inputs from the problem and the seed, verify with check_candidate() and measure.
-//
-// A reference file that cannot be read answers kUnsupported: the candidate did nothing wrong,
-// and the parent should not cache it as a failure of the candidate.
+// run_worker_loop: the body of ktune-worker. One request at a time, each answered by the
+// DeviceHandler of its launch kind (created on first use).
 #include "ktune/worker_loop.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <map>
 #include <memory>
-#include <utility>
-#include <vector>
+#include <string>
 
-#include "ktune/backend.h"
-#include "ktune/candidate_check.h"
-#include "ktune/cpu_backend.h"
-#include "ktune/cpu_benchmarker.h"
-#include "ktune/problem_buffers.h"
+#include "ktune/device_handler.h"
 #include "ktune/worker_protocol.h"
 
 namespace ktune {
 namespace {
 
 constexpr int kExitProtocol = 3;
+constexpr int kExitDeviceLost = 4;
 
-class RequestHandler {
+class Handlers {
  public:
   BenchmarkResponse handle(const BenchmarkRequest& request) {
+    switch (request.launch.kind) {
+      case LaunchKind::kCpuSharedObject:
+        if (!cpu_) cpu_ = make_cpu_handler();
+        return cpu_->handle(request);
+      case LaunchKind::kCudaCubin:
+      case LaunchKind::kCudaLibrary:
+        if (!cuda_) cuda_ = make_cuda_handler();
+        return cuda_->handle(request);
+      case LaunchKind::kOpenCLProgram:
+        break;
+    }
     BenchmarkResponse response;
     response.id = request.id;
-    auto answer = [&](Outcome outcome, std::string message) {
-      response.outcome = outcome;
-      response.message = std::move(message);
-      return response;
-    };
-
-    Result<Module*> module = load(request.artifact);
-    if (!module) return answer(Outcome::kLoadError, module.error().message);
-    Module* m = *module;
-    const KernelFn fn = [m](void* const* args) { return m->launch(args); };
-
-    Result<Prepared*> prepared = prepare(request);
-    if (!prepared) {
-      return answer(Outcome::kUnsupported,
-                    fmt::format("{}: no reference to verify against: {}", request.candidate,
-                                prepared.error().message));
-    }
-    ProblemBuffers& buffers = (*prepared)->buffers;
-    std::optional<ReferenceOutputs>& reference = (*prepared)->reference;
-
-    if (request.verify) {
-      CheckResult check = check_candidate(fn, buffers, reference ? &*reference : nullptr);
-      if (check.outcome != Outcome::kOk) return answer(check.outcome, std::move(check.message));
-    }
-    if (!request.measure) return response;
-
-    CpuBenchmarker bench(request.bench);
-    bench.set_flush_ranges(buffers.data_ranges());
-    buffers.reset();
-    Result<BenchStats> stats = bench.measure([&] { return fn(buffers.args()); });
-    if (!stats) return answer(Outcome::kLaunchError, stats.error().message);
-    response.stats = *stats;
+    response.outcome = Outcome::kUnsupported;
+    response.message = fmt::format("{}: this worker cannot run launch kind {}", request.candidate,
+                                   launch_kind_name(request.launch.kind));
     return response;
   }
 
  private:
-  // The inputs and the reference outputs of the last problem: every candidate of a problem
-  // reuses them, since seeding large inputs costs more than running many kernels.
-  struct Prepared {
-    std::string key;
-    ProblemBuffers buffers;
-    std::optional<ReferenceOutputs> reference;
-  };
-
-  Result<Prepared*> prepare(const BenchmarkRequest& request) {
-    const std::string key = fmt::format("{} seed={} expected={}", request.problem.key(),
-                                        request.seed, request.expected.string());
-    if (prepared_ && prepared_->key == key) return &*prepared_;
-    prepared_.reset();  // free the last problem's memory first
-    std::optional<ReferenceOutputs> reference;
-    if (!request.expected.empty()) {
-      auto ref = read_reference_file(request.expected, request.problem, request.tolerance);
-      if (!ref) return std::unexpected(ref.error());
-      reference = std::move(*ref);
-    }
-    prepared_.emplace(
-        Prepared{key, ProblemBuffers::create(request.problem, request.seed), std::move(reference)});
-    return &*prepared_;
-  }
-
-  std::optional<Prepared> prepared_;
-
-  Result<Module*> load(const std::filesystem::path& artifact) {
-    if (auto it = modules_.find(artifact); it != modules_.end()) return it->second.get();
-    Result<std::unique_ptr<Module>> loaded = load_cpu_module(artifact);
-    if (!loaded) return std::unexpected(loaded.error());
-    Module* m = loaded->get();
-    modules_.emplace(artifact, std::move(*loaded));
-    return m;
-  }
-
-  // Never evicted: a module's code may still be referenced (atexit handlers, thread-locals).
-  std::map<std::filesystem::path, std::unique_ptr<Module>> modules_;
+  std::unique_ptr<DeviceHandler> cpu_;
+  std::unique_ptr<DeviceHandler> cuda_;
 };
 
 }  // namespace
 
 int run_worker_loop(int in_fd, int out_fd) {
-  RequestHandler handler;
+  Handlers handler;
   for (;;) {
     Result<std::string> frame = read_frame(in_fd);
     if (!frame) {
@@ -128,8 +65,15 @@ int run_worker_loop(int in_fd, int out_fd) {
                            : message.error().message.c_str());
       return kExitProtocol;
     }
-    std::string reply = message->ping ? encode_pong(static_cast<int>(::getpid()))
-                                      : encode_response(handler.handle(*message->request));
+    bool device_lost = false;
+    std::string reply;
+    if (message->ping) {
+      reply = encode_pong(static_cast<int>(::getpid()));
+    } else {
+      BenchmarkResponse response = handler.handle(*message->request);
+      device_lost = response.restart;
+      reply = encode_response(response);
+    }
     // What a kernel printed reaches the parent's output tail now, not at exit.
     std::fflush(stdout);
     std::fflush(stderr);
@@ -137,6 +81,7 @@ int run_worker_loop(int in_fd, int out_fd) {
       std::fprintf(stderr, "error: ktune-worker: %s\n", s.error().message.c_str());
       return kExitProtocol;
     }
+    if (device_lost) return kExitDeviceLost;  // the parent starts a fresh worker
   }
 }
 

@@ -35,7 +35,11 @@ Result<BenchmarkResponse> WorkerPool::run(const BenchmarkRequest& request,
     if (*slot) ++restarts_;  // it held a worker that was lost (reaped as it is replaced)
     *slot = std::make_unique<Worker>(std::move(*started));
   }
-  return (*slot)->run(request, deadline);
+  BenchmarkResponse response = (*slot)->run(request, deadline);
+  // A worker whose device context is lost says so and exits; reap it now, so that the next
+  // request starts a fresh one (and counts it as a restart).
+  if (response.restart) (*slot)->stop();
+  return response;
 }
 
 void WorkerPool::shutdown() {

@@ -298,21 +298,72 @@ Tolerance decode_tolerance(Reader& r, const json& obj, const std::string& at) {
   return {r.f64(obj, at, "rtol"), r.f64(obj, at, "atol"), r.f64(obj, at, "max_rel_l2")};
 }
 
-json encode_bench(const CpuBenchOptions& b) {
+json encode_bench(const BenchOptions& b) {
   return {{"warmup_runs", b.warmup_runs}, {"budget_ms", number(b.budget_ms)},
           {"min_runs", b.min_runs},       {"max_runs", b.max_runs},
-          {"flush_cache", b.flush_cache}, {"flush_bytes", std::uint64_t(b.flush_bytes)}};
+          {"flush_cache", b.flush_cache}, {"flush_bytes", std::uint64_t(b.flush_bytes)},
+          {"graph_calls", b.graph_calls}};
 }
 
-CpuBenchOptions decode_bench(Reader& r, const json& obj, const std::string& at) {
-  CpuBenchOptions b;
+BenchOptions decode_bench(Reader& r, const json& obj, const std::string& at) {
+  BenchOptions b;
   b.warmup_runs = r.i32(obj, at, "warmup_runs");
   b.budget_ms = r.f64(obj, at, "budget_ms");
   b.min_runs = r.i32(obj, at, "min_runs");
   b.max_runs = r.i32(obj, at, "max_runs");
   b.flush_cache = r.boolean(obj, at, "flush_cache");
   b.flush_bytes = static_cast<std::size_t>(r.u64(obj, at, "flush_bytes"));
+  b.graph_calls = r.i32(obj, at, "graph_calls");
   return b;
+}
+
+json encode_launch(const LaunchSpec& l) {
+  return {{"kind", launch_kind_name(l.kind)},
+          {"artifact", l.artifact.string()},
+          {"entry", l.entry},
+          {"grid", l.grid},
+          {"block", l.block},
+          {"shared_bytes", l.shared_bytes},
+          {"library", l.library},
+          {"algo", l.algo},
+          {"bind", l.bind}};
+}
+
+std::array<std::uint64_t, 3> decode_dims(Reader& r, const json& obj, const std::string& at,
+                                         std::string_view key) {
+  std::array<std::uint64_t, 3> out{1, 1, 1};
+  const json* a = r.array(obj, at, key);
+  if (!a) return out;
+  if (a->size() != 3) {
+    r.fail_value(Reader::sub(at, key), fmt::format("expected 3 dimensions, got {}", a->size()));
+    return out;
+  }
+  for (std::size_t i = 0; i < 3; ++i) {
+    const std::int64_t v = r.i64_value((*a)[i], Reader::index(Reader::sub(at, key), i));
+    if (v < 1) {
+      r.fail_value(Reader::index(Reader::sub(at, key), i),
+                   fmt::format("expected a dimension >= 1, got {}", v));
+    }
+    out[i] = static_cast<std::uint64_t>(v);
+  }
+  return out;
+}
+
+LaunchSpec decode_launch(Reader& r, const json& obj, const std::string& at) {
+  LaunchSpec l;
+  l.kind = parse_named<LaunchKind>(r, obj, at, "kind", [](std::string_view n) {
+    LaunchKind k{};
+    return parse_launch_kind(n, &k) ? std::optional<LaunchKind>(k) : std::nullopt;
+  });
+  l.artifact = r.str(obj, at, "artifact");
+  l.entry = r.str(obj, at, "entry");
+  l.grid = decode_dims(r, obj, at, "grid");
+  l.block = decode_dims(r, obj, at, "block");
+  l.shared_bytes = static_cast<std::uint32_t>(r.u64(obj, at, "shared_bytes"));
+  l.library = r.str(obj, at, "library");
+  l.algo = r.i32(obj, at, "algo");
+  for (std::int64_t v : decode_i64s(r, obj, at, "bind")) l.bind.push_back(static_cast<int>(v));
+  return l;
 }
 
 json encode_stats(const BenchStats& s) {
@@ -337,11 +388,13 @@ BenchmarkRequest decode_request(Reader& r, const json& j) {
   BenchmarkRequest q;
   q.id = r.u64(j, "", "id");
   q.candidate = r.str(j, "", "candidate");
-  q.artifact = r.str(j, "", "artifact");
+  if (const json* l = r.get(j, "", "launch", "an object"))
+    q.launch = decode_launch(r, *l, "launch");
   if (const json* p = r.get(j, "", "problem", "an object"))
     q.problem = decode_problem(r, *p, "problem");
   q.seed = r.u64(j, "", "seed");
   q.expected = r.str(j, "", "expected");
+  if (Reader::has(j, "reference")) q.reference = decode_launch(r, j.at("reference"), "reference");
   if (Reader::has(j, "tolerance"))
     q.tolerance = decode_tolerance(r, j.at("tolerance"), "tolerance");
   if (const json* b = r.get(j, "", "bench", "an object")) q.bench = decode_bench(r, *b, "bench");
@@ -360,6 +413,7 @@ BenchmarkResponse decode_response(Reader& r, const json& j) {
   s.message = r.str(j, "", "message");
   if (Reader::has(j, "stats")) s.stats = decode_stats(r, j.at("stats"), "stats");
   s.output_tail = r.str(j, "", "output_tail");
+  s.restart = r.boolean(j, "", "restart");
   return s;
 }
 
@@ -375,7 +429,7 @@ std::string encode_request(const BenchmarkRequest& q) {
   json j = {{"type", "request"},
             {"id", q.id},
             {"candidate", q.candidate},
-            {"artifact", q.artifact.string()},
+            {"launch", encode_launch(q.launch)},
             {"problem", encode_problem(q.problem)},
             {"seed", q.seed},
             {"expected", q.expected.string()},
@@ -383,6 +437,7 @@ std::string encode_request(const BenchmarkRequest& q) {
             {"measure", q.measure},
             {"verify", q.verify}};
   if (q.tolerance) j["tolerance"] = encode_tolerance(*q.tolerance);
+  if (q.reference) j["reference"] = encode_launch(*q.reference);
   return dump(j);
 }
 
@@ -391,7 +446,8 @@ std::string encode_response(const BenchmarkResponse& s) {
             {"id", s.id},
             {"outcome", outcome_name(s.outcome)},
             {"message", s.message},
-            {"output_tail", s.output_tail}};
+            {"output_tail", s.output_tail},
+            {"restart", s.restart}};
   if (s.stats) j["stats"] = encode_stats(*s.stats);
   return dump(j);
 }

@@ -257,7 +257,7 @@ class WorkerRun : public ::testing::Test {
     BenchmarkRequest r;
     r.id = next_id_++;
     r.candidate = "k_mode" + std::to_string(mode);
-    r.artifact = artifact_;
+    r.launch.artifact = artifact_;
     r.problem = problem(mode);
     r.seed = 42;
     r.bench.budget_ms = 2;

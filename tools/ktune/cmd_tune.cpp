@@ -27,10 +27,10 @@ struct TuneFlags {
   std::string spec;
   std::vector<std::string> problems;  // names or 0-based indices; empty: all
   unsigned jobs = 0;
-  double budget_ms = CpuBenchOptions{}.budget_ms;
-  int min_runs = CpuBenchOptions{}.min_runs;
-  int max_runs = CpuBenchOptions{}.max_runs;
-  int warmup_runs = CpuBenchOptions{}.warmup_runs;
+  double budget_ms = BenchOptions{}.budget_ms;
+  int min_runs = BenchOptions{}.min_runs;
+  int max_runs = BenchOptions{}.max_runs;
+  int warmup_runs = BenchOptions{}.warmup_runs;
   bool no_flush = false;
   bool no_cache = false;
   bool retune = false;

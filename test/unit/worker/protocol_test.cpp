@@ -34,7 +34,7 @@ BenchmarkRequest full_request() {
   BenchmarkRequest q;
   q.id = (std::uint64_t{1} << 63) + 17;  // beyond int64
   q.candidate = "matmul_TILE_M32 \"quoted\" é";
-  q.artifact = "/cache/ab/abcdef.so";
+  q.launch.artifact = "/cache/ab/abcdef.so";
   q.problem.op = "matmul";
   q.problem.name = "M=3,N=4";
   TensorSpec strided;
@@ -104,7 +104,7 @@ TEST(ProtocolTest, RequestRoundTripKeepsEveryField) {
   const BenchmarkRequest& d = *m->request;
   EXPECT_EQ(d.id, q.id);
   EXPECT_EQ(d.candidate, q.candidate);
-  EXPECT_EQ(d.artifact, q.artifact);
+  EXPECT_EQ(d.launch, q.launch);
   expect_same_problem(d.problem, q.problem);
   EXPECT_EQ(d.seed, q.seed);
   EXPECT_EQ(d.expected, q.expected);
@@ -132,7 +132,7 @@ TEST(ProtocolTest, RequestDefaultsRoundTripWithAbsentTolerance) {
   EXPECT_TRUE(d.measure);
   EXPECT_TRUE(d.verify);
   EXPECT_TRUE(d.bench.flush_cache);
-  EXPECT_EQ(d.bench.budget_ms, CpuBenchOptions{}.budget_ms);
+  EXPECT_EQ(d.bench.budget_ms, BenchOptions{}.budget_ms);
   EXPECT_FALSE(json::parse(encode_request(q)).contains("tolerance"));
 }
 

@@ -70,7 +70,7 @@ BenchmarkRequest add_request(std::uint64_t id, std::filesystem::path artifact) {
   BenchmarkRequest q;
   q.id = id;
   q.candidate = artifact.filename().string();
-  q.artifact = std::move(artifact);
+  q.launch.artifact = std::move(artifact);
   q.problem = add_problem();
   q.seed = kSeed;
   q.bench.warmup_runs = 1;

@@ -1,0 +1,49 @@
+// LaunchSpec: how a worker runs one candidate, with no pointers: what the parent sends in a
+// BenchmarkRequest instead of a function. Each device kind's worker handler reads the kinds it
+// knows and answers kUnsupported for the others.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ktune {
+
+enum class LaunchKind {
+  kCpuSharedObject,  // artifact: a shared object exporting ktune_entry (CpuBackend)
+  kCudaCubin,        // artifact: a cubin; entry: the __global__ function (extern "C")
+  kCudaLibrary,      // library + algo: a vendor library call (cuBLAS, cuBLASLt)
+  kOpenCLProgram,    // artifact: program binary or source; entry: the kernel
+};
+
+[[nodiscard]] std::string_view launch_kind_name(LaunchKind kind);  // "cpu_so", "cuda_cubin", ...
+[[nodiscard]] bool parse_launch_kind(std::string_view name, LaunchKind* out);
+
+// Where and how wide a device kernel runs; computed per problem by a template's launch hook.
+struct LaunchGeometry {
+  std::array<std::uint64_t, 3> grid{1, 1, 1};
+  std::array<std::uint64_t, 3> block{1, 1, 1};
+  std::uint32_t shared_bytes = 0;
+};
+
+struct LaunchSpec {
+  LaunchKind kind = LaunchKind::kCpuSharedObject;
+  std::filesystem::path artifact;
+  std::string entry;
+  // CUDA: grid in blocks and block in threads; OpenCL: global and local work sizes.
+  std::array<std::uint64_t, 3> grid{1, 1, 1};
+  std::array<std::uint64_t, 3> block{1, 1, 1};
+  std::uint32_t shared_bytes = 0;  // dynamic shared memory (CUDA)
+  // kCudaLibrary: "cublas" (cublasGemmEx) or "cublaslt" (the algo-th result of the heuristic).
+  std::string library;
+  int algo = -1;
+  // kCudaLibrary: which problem arguments play which role, by argument index, e.g. for a GEMM
+  // {c, a, b, m, n, k} (and optionally bias); fixed per library.
+  std::vector<int> bind;
+
+  friend bool operator==(const LaunchSpec&, const LaunchSpec&) = default;
+};
+
+}  // namespace ktune
