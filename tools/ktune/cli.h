@@ -19,5 +19,6 @@ struct CliContext {
 void add_tune_command(CLI::App& app, CliContext& ctx);
 void add_space_command(CLI::App& app, CliContext& ctx);
 void add_cache_command(CLI::App& app, CliContext& ctx);
+void add_compile_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace ktune::cli

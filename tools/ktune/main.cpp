@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   add_tune_command(app, ctx);
   add_space_command(app, ctx);
   add_cache_command(app, ctx);
+  add_compile_command(app, ctx);
 
   try {
     app.parse(argc, argv);

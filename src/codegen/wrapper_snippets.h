@@ -1,0 +1,27 @@
+// Private to the codegen module: the fixed parts of a generated wrapper program (the tensor type
+// and its checks, allocation, the pointwise and row kernels, the OpenBLAS loader, the benchmark
+// helpers), as C++ text. wrapper_codegen.cpp writes the parts that depend on the graph.
+#pragma once
+
+#include <string_view>
+
+#include "ktune/graph.h"
+
+namespace ktune::codegen::detail {
+
+// Includes the wrapper itself needs (kernels' own includes are added to these).
+inline constexpr std::string_view kWrapperIncludes[] = {
+    "<algorithm>", "<chrono>",  "<cmath>",   "<cstddef>",          "<cstdint>",
+    "<cstdio>",    "<cstdlib>", "<cstring>", "<initializer_list>", "<vector>",
+};
+
+// KtuneTensor, ktune_check, ktune_alloc, ktune_tensor.
+[[nodiscard]] std::string_view runtime_snippet();
+// The OpenBLAS loader and ktune_openblas::gemm (needs <dlfcn.h>).
+[[nodiscard]] std::string_view openblas_snippet();
+// The loop kernel of a pointwise or row op (empty for gemm).
+[[nodiscard]] std::string_view op_snippet(OpKind op);
+// ktune_random_fill and ktune_median_ms, for the benchmark main().
+[[nodiscard]] std::string_view benchmark_snippet();
+
+}  // namespace ktune::codegen::detail

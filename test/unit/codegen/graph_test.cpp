@@ -1,0 +1,147 @@
+// Graph files and the builder: the examples load, every kind of bad graph is reported with its
+// file, line and field, and JSON round-trips.
+#include "ktune/graph.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ktune::codegen {
+namespace {
+
+const std::string kHeader = R"(name: g
+inputs:
+  - {name: x, dtype: f32, shape: [4, 8]}
+  - {name: w, dtype: f32, shape: [8, 16]}
+  - {name: b, dtype: f32, shape: [16]}
+)";
+
+std::string error_of(const std::string& nodes_and_outputs) {
+  auto g = parse_graph(kHeader + nodes_and_outputs, "g.yaml");
+  EXPECT_FALSE(g.has_value());
+  return g ? "" : g.error().message;
+}
+
+TEST(Graph, ExamplesLoadWithInferredShapes) {
+  for (const char* name : {"mlp_block", "transformer_block"}) {
+    auto g = load_graph(std::string(KTUNE_SOURCE_DIR) + "/examples/" + name + "/graph.yaml");
+    ASSERT_TRUE(g.has_value()) << g.error().message;
+    EXPECT_EQ(g->name, name);
+    EXPECT_TRUE(std::filesystem::is_regular_file(g->gemm_spec));
+    EXPECT_EQ(g->nodes.back().out.sizes, g->inputs[0].spec.sizes);
+  }
+}
+
+TEST(Graph, InfersShapes) {
+  auto g = parse_graph(kHeader + R"(nodes:
+  - {name: h, op: gemm, inputs: [x, w]}
+  - {name: hb, op: bias_add, inputs: [h, b]}
+  - {name: t, op: transpose, inputs: [hb]}
+  - {name: s, op: row_sum, inputs: [t]}
+  - {name: p, op: row_softmax, inputs: [t]}
+  - {name: q, op: scale, inputs: [p], alpha: 0.5}
+outputs: [s, q]
+)",
+                       "g.yaml");
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  EXPECT_EQ(g->nodes[0].out.sizes, (std::vector<std::int64_t>{4, 16}));
+  EXPECT_EQ(g->nodes[2].out.sizes, (std::vector<std::int64_t>{16, 4}));
+  EXPECT_EQ(g->nodes[3].out.sizes, (std::vector<std::int64_t>{16}));
+  EXPECT_EQ(g->nodes[5].alpha, 0.5);
+}
+
+TEST(GraphErrors, UnknownInput) {
+  EXPECT_EQ(error_of("nodes:\n  - {name: h, op: gemm, inputs: [x, w2]}\noutputs: [h]\n"),
+            "g.yaml:7:5: nodes[0].inputs[1]: unknown input 'w2'; not a graph input or an earlier "
+            "node");
+}
+
+TEST(GraphErrors, ShapeMismatch) {
+  EXPECT_EQ(error_of("nodes:\n  - {name: h, op: gemm, inputs: [w, x]}\noutputs: [h]\n"),
+            "g.yaml:7:5: nodes[0]: shape mismatch: gemm needs A[M, K] and B[K, N]; got A[8, 16] "
+            "and B[4, 8]");
+  EXPECT_EQ(error_of("nodes:\n  - {name: h, op: bias_add, inputs: [x, b]}\noutputs: [h]\n"),
+            "g.yaml:7:5: nodes[0]: shape mismatch: bias_add needs X[M, N] and b[N]; got X[4, 8] "
+            "and b[16]");
+}
+
+TEST(GraphErrors, UseBeforeDefinitionAndCycles) {
+  EXPECT_EQ(error_of("nodes:\n  - {name: a, op: relu, inputs: [c]}\n"
+                     "  - {name: c, op: relu, inputs: [a]}\noutputs: [c]\n"),
+            "g.yaml:7:5: nodes[0].inputs[0]: 'c' is used before it is defined (by nodes[1]); "
+            "nodes run in file order, so this is a cycle or a wrong order");
+  EXPECT_EQ(error_of("nodes:\n  - {name: a, op: relu, inputs: [a]}\noutputs: [a]\n"),
+            "g.yaml:7:5: nodes[0].inputs[0]: 'a' reads its own output (a cycle)");
+}
+
+TEST(GraphErrors, UnknownOpArityAndOutputs) {
+  EXPECT_EQ(error_of("nodes:\n  - {name: a, op: conv, inputs: [x]}\noutputs: [a]\n"),
+            "g.yaml:7:19: nodes[0].op: unknown op 'conv'; expected one of gemm, bias_add, relu, "
+            "gelu, add, scale, transpose, row_softmax, row_sum");
+  EXPECT_EQ(error_of("nodes:\n  - {name: a, op: add, inputs: [x]}\noutputs: [a]\n"),
+            "g.yaml:7:5: nodes[0].inputs: add takes 2 input(s); got 1");
+  EXPECT_EQ(error_of("nodes:\n  - {name: a, op: relu, inputs: [x]}\noutputs: [z]\n"),
+            "g.yaml:8:10: outputs[0]: unknown output 'z'; expected a node's name");
+  EXPECT_EQ(error_of("nodes:\n  - {name: x, op: relu, inputs: [w]}\noutputs: [x]\n"),
+            "g.yaml:7:5: nodes[0].name: duplicate name 'x'");
+}
+
+TEST(GraphErrors, BadInputsAndSyntax) {
+  auto g = parse_graph(
+      "name: g\ninputs:\n  - {name: x, dtype: f64, shape: [2]}\nnodes: []\n"
+      "outputs: []\n",
+      "g.yaml");
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.error().message,
+            "g.yaml:3:5: inputs[0].dtype: unsupported dtype 'f64'; the CPU codegen supports f32");
+  g = parse_graph(
+      "name: g\ninputs:\n  - {name: x, shape: [2, 3], strides: [1, 2]}\nnodes: []\n"
+      "outputs: []\n",
+      "g.yaml");
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.error().message,
+            "g.yaml:3:5: inputs[0].strides: the CPU codegen needs row-major inputs; expected "
+            "strides [3, 1], got [1, 2]");
+  g = parse_graph("name: g\ninputs: [\n", "g.yaml");
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.error().code, ErrorCode::kParse);
+  EXPECT_TRUE(g.error().message.starts_with("g.yaml:")) << g.error().message;
+  g = parse_graph("name: g\nnodez: []\n", "g.yaml");
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.error().message,
+            "g.yaml:2:1: nodez: unknown key; expected one of name, gemm_spec, inputs, nodes, "
+            "outputs");
+}
+
+TEST(Graph, JsonRoundTrip) {
+  auto g = load_graph(std::string(KTUNE_SOURCE_DIR) + "/examples/transformer_block/graph.yaml");
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  const std::string json = graph_to_json(*g);
+  auto back = parse_graph(json, g->file.parent_path() / "graph.json");
+  ASSERT_TRUE(back.has_value()) << back.error().message << "\n" << json;
+  EXPECT_EQ(graph_to_json(*back), json);
+  ASSERT_EQ(back->nodes.size(), g->nodes.size());
+  for (std::size_t i = 0; i < g->nodes.size(); ++i) EXPECT_EQ(back->nodes[i].out, g->nodes[i].out);
+}
+
+TEST(Graph, BuilderValidatesWithNames) {
+  auto g = GraphBuilder("b")
+               .input("x", TensorSpec::contiguous(DType::kF32, {2, 3}))
+               .node("y", OpKind::kRelu, {"x"})
+               .output("y")
+               .build();
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  EXPECT_EQ(g->nodes[0].out.sizes, (std::vector<std::int64_t>{2, 3}));
+  auto bad = GraphBuilder("b")
+                 .input("x", TensorSpec::contiguous(DType::kF32, {2, 3}))
+                 .node("y", OpKind::kAdd, {"x", "q"})
+                 .output("y")
+                 .build();
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message,
+            "graph 'b' node 'y': nodes[0].inputs[1]: unknown input 'q'; not a graph input or an "
+            "earlier node");
+}
+
+}  // namespace
+}  // namespace ktune::codegen

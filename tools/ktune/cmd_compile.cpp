@@ -1,0 +1,150 @@
+// `ktune compile GRAPH -o DIR`: tune every gemm of a graph (tuning cache first), plan its memory,
+// emit one C++ program and build it into a shared library and a benchmark executable.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <optional>
+
+#include "cli.h"
+#include "ktune/cpu_backend.h"
+#include "ktune/graph.h"
+#include "ktune/graph_tuning.h"
+#include "ktune/selector.h"
+#include "ktune/tuning_cache.h"
+#include "ktune/wrapper_codegen.h"
+
+namespace ktune::cli {
+namespace {
+
+struct CompileFlags {
+  std::string graph;
+  std::string output;
+  std::string planner = "pool";
+  bool no_build = false;
+  std::string gemm_spec;
+  std::string force_pick;
+  bool no_cache = false;
+  bool retune = false;
+  double budget_ms = 50;
+  bool in_process = false;
+  bool quiet = false;
+  std::string cxx;
+};
+
+int fail(const Error& e) {
+  fmt::print(stderr, "error: {}\n", e.message);
+  return kExitError;
+}
+
+int run_compile(const CompileFlags& f, const CliContext& ctx) {
+  using namespace ktune::codegen;
+  auto planner = parse_planner(f.planner);
+  if (!planner) return fail(planner.error());
+  auto graph = load_graph(f.graph);
+  if (!graph) return fail(graph.error());
+  if (!f.gemm_spec.empty()) graph->gemm_spec = f.gemm_spec;
+
+  std::map<std::string, GemmPick> picks;
+  int gemms = 0, hits = 0;
+  for (const GraphNode& n : graph->nodes) gemms += n.op == OpKind::kGemm;
+  if (gemms > 0) {
+    if (graph->gemm_spec.empty()) {
+      return fail(Error{ErrorCode::kInvalidArgument,
+                        fmt::format("{}: gemm_spec: the graph has gemm nodes but names no spec to "
+                                    "tune them with; add gemm_spec or pass --gemm-spec",
+                                    f.graph)});
+    }
+    auto spec = load_gemm_spec(graph->gemm_spec);
+    if (!spec) return fail(spec.error());
+    std::unique_ptr<TuningCache> cache;
+    if (f.no_cache) {
+      cache = make_memory_cache();
+    } else {
+      auto opened = open_sqlite_cache(ctx.cache_dir);
+      if (!opened) return fail(opened.error());
+      cache = std::move(*opened);
+    }
+    auto backend = CpuBackend::create(CpuCompileOptions{}, ctx.cache_dir);
+    if (!backend) return fail(backend.error());
+    SelectorOptions sopts;
+    sopts.bench.budget_ms = f.budget_ms;
+    sopts.read_cache = !f.no_cache && !f.retune;
+    sopts.write_cache = !f.no_cache;
+    sopts.seed = spec->spec.seed;
+    sopts.tolerance = spec->spec.tolerance;
+    sopts.isolate = !f.in_process;
+    if (f.quiet) {
+      sopts.progress = nullptr;
+      sopts.out = nullptr;
+    }
+    Selector selector(*backend, *cache, sopts);
+    std::optional<std::string> force;
+    if (!f.force_pick.empty()) force = f.force_pick;
+    auto picked = pick_gemms(*graph, *spec, &selector, force);
+    if (!picked) return fail(picked.error());
+    picks = std::move(*picked);
+    for (const auto& [node, pick] : picks) hits += pick.from_cache;
+  }
+
+  auto wrapper = emit_wrapper(*graph, picks, *planner);
+  if (!wrapper) return fail(wrapper.error());
+  WrapperBuildOptions bopts;
+  if (!f.cxx.empty()) {
+    bopts.compiler = f.cxx;
+  } else if (const char* cxx = std::getenv("CXX"); cxx != nullptr && *cxx) {
+    bopts.compiler = cxx;
+  }
+  auto files = write_wrapper(*graph, *wrapper, f.output, bopts, !f.no_build);
+  if (!files) return fail(files.error());
+
+  fmt::print("Compiled graph {}: {} steps, {} gemm(s)", graph->name, graph->nodes.size(), gemms);
+  if (gemms > 0) {
+    fmt::print(" ({}{} from the tuning cache)",
+               f.force_pick.empty() ? "" : fmt::format("forced {}; ", f.force_pick), hits);
+  }
+  for (const auto& [node, pick] : picks) fmt::print("\n  {}: {}", node, pick.choice);
+  fmt::print("\nMemory plan ({}): peak {} bytes in {} allocation(s); lower bound {} bytes\n",
+             f.planner, wrapper->plan.peak_bytes, wrapper->plan.blocks,
+             wrapper->plan.lower_bound_bytes);
+  fmt::print("Wrote {}\n", files->source.string());
+  if (!f.no_build) {
+    fmt::print("Built {} and {} (run: {} [RUNS [SEED]])\n", files->library.string(),
+               files->executable.string(), files->executable.string());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, CliContext& ctx) {
+  auto f = std::make_shared<CompileFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "compile",
+      "Compile a graph of tuned ops into one C++ program with memory planning: tune every gemm "
+      "(tuning cache first), emit DIR/<graph>.cpp and build DIR/lib<graph>.so and the benchmark "
+      "DIR/<graph>");
+  cmd->add_option("graph", f->graph, "Graph file (YAML or JSON; examples/mlp_block/README.md)")
+      ->required();
+  cmd->add_option("-o,--output", f->output, "Output folder (created when missing)")->required();
+  cmd->add_option("--planner", f->planner,
+                  "Memory planner: pool (Inductor's reuse pool) or arena (lifetimes and offsets "
+                  "in one arena, best fit)")
+      ->capture_default_str();
+  cmd->add_flag("--no-build", f->no_build, "Write the source only; do not run the compiler");
+  cmd->add_option("--gemm-spec", f->gemm_spec,
+                  "Spec whose candidates compete for every gemm (default: the graph's gemm_spec)");
+  cmd->add_option("--force-pick", f->force_pick,
+                  "Use this candidate of the gemm spec (e.g. openblas) for every gemm, without "
+                  "tuning");
+  cmd->add_flag("--no-cache", f->no_cache, "Neither read nor write the tuning cache");
+  cmd->add_flag("--retune", f->retune, "Ignore cached results; tune again and overwrite them");
+  cmd->add_option("--budget-ms", f->budget_ms, "Timed milliseconds per gemm candidate")
+      ->capture_default_str();
+  cmd->add_flag("--in-process", f->in_process,
+                "Run generated gemm candidates in the ktune process instead of a ktune-worker");
+  cmd->add_flag("--quiet,-q", f->quiet, "No AUTOTUNE tables or progress lines");
+  cmd->add_option("--cxx", f->cxx, "C++ compiler for the program (default: $CXX, else c++)");
+  cmd->callback([f, &ctx] { ctx.exit_code = run_compile(*f, ctx); });
+}
+
+}  // namespace ktune::cli
