@@ -17,7 +17,7 @@ struct BenchOptions {
   // a buffer of flush_bytes is written.
   bool flush_cache = true;
   std::size_t flush_bytes = 0;  // 0: twice the last-level cache from sysfs, else 64 MiB (CPU);
-                                // 0: the device's L2 size (CUDA)
+                                // 0: twice the device's L2 (CUDA)
   // CUDA: each timed sample is one replay of a CUDA graph of this many back-to-back calls,
   // divided by the count, which hides launch cost from kernels shorter than a launch; 0: one
   // call per sample between events (with the L2 flushed before each).

@@ -24,5 +24,8 @@ class DeviceHandler {
 // LaunchKind::kCudaCubin and kCudaLibrary: device buffers with redzones, CUDA events, cuBLAS
 // references (worker/cuda_handler.cpp). The GPU is device 0 of what CUDA_VISIBLE_DEVICES shows.
 [[nodiscard]] std::unique_ptr<DeviceHandler> make_cuda_handler();
+// LaunchKind::kOpenCLProgram: device buffers with redzones, profiling events, the device that
+// $KTUNE_OPENCL_DEVICE names (worker/opencl_handler.cpp).
+[[nodiscard]] std::unique_ptr<DeviceHandler> make_opencl_handler();
 
 }  // namespace ktune

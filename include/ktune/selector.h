@@ -68,6 +68,16 @@ class Selector {
   [[nodiscard]] Result<Selection> select(const Problem& problem, std::vector<ChoicePtr>& candidates,
                                          Choice* reference);
 
+  // Measures candidates of `problem` again after select() has compiled and verified them:
+  // `rounds` rounds, each measuring every candidate once with `round_bench`, alternating, so
+  // that drift hits them alike; the statistics of the round medians, in the order given. For
+  // reports (a pick's regret against the fastest candidate), not for picking.
+  [[nodiscard]] Result<std::vector<BenchStats>> measure_again(const Problem& problem,
+                                                              const std::vector<Choice*>& choices,
+                                                              Choice* reference,
+                                                              const BenchOptions& round_bench,
+                                                              int rounds);
+
   // The tuning-cache key select() uses for these candidates.
   [[nodiscard]] TuningKey key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
                                   const Choice* reference) const;

@@ -26,6 +26,11 @@ DeviceKind problem_device(const Problem& problem) {
   return DeviceKind::kCpu;
 }
 
+// The in-process handler of device problems run without a worker pool.
+std::unique_ptr<DeviceHandler> make_device_handler(DeviceKind kind) {
+  return kind == DeviceKind::kOpenCL ? make_opencl_handler() : make_cuda_handler();
+}
+
 }  // namespace
 
 CandidateRunner::CandidateRunner(const Backend& backend, const Problem& problem,
@@ -40,7 +45,7 @@ CandidateRunner::CandidateRunner(const Backend& backend, const Problem& problem,
     buffers_.emplace(ProblemBuffers::create(problem, options.seed));
     bench_.set_flush_ranges(buffers_->data_ranges());
   } else if (!pool_) {
-    local_handler_ = make_cuda_handler();
+    local_handler_ = make_device_handler(device_);
   }
 }
 
@@ -118,7 +123,7 @@ Result<BenchmarkRequest> CandidateRunner::request_for(const Choice& choice, bool
 RunResult CandidateRunner::send(const BenchmarkRequest& request, const BenchOptions& bench) {
   if (!pool_) {
     BenchmarkResponse response = local_handler_->handle(request);
-    if (response.restart) local_handler_ = make_cuda_handler();  // a fresh context
+    if (response.restart) local_handler_ = make_device_handler(device_);  // a fresh context
     return {response.outcome, response.message, response.stats};
   }
   auto response = pool_->run(request, deadline(bench));
@@ -166,14 +171,16 @@ RunResult CandidateRunner::run_in_process(Choice& choice, bool measure) {
   return {Outcome::kOk, "", *stats};
 }
 
-Result<std::vector<BenchStats>> CandidateRunner::remeasure(const std::vector<Choice*>& choices,
-                                                           int rounds) {
+Result<std::vector<BenchStats>> CandidateRunner::remeasure(
+    const std::vector<Choice*>& choices, int rounds,
+    const std::optional<BenchOptions>& round_options) {
   // One short measurement of each candidate per round, alternating, so that drift of the
   // machine's speed hits all of them alike; the median of the round medians decides.
   BenchOptions round_bench = options_.bench;
   round_bench.warmup_runs = 1;
   round_bench.min_runs = 3;
   round_bench.max_runs = 3;
+  if (round_options) round_bench = *round_options;
   std::vector<std::vector<double>> samples(choices.size());
   if (buffers_) buffers_->reset();
   for (int r = 0; r < rounds; ++r) {
@@ -191,9 +198,14 @@ Result<std::vector<BenchStats>> CandidateRunner::remeasure(const std::vector<Cho
       }
       auto it = std::find_if(loaded_.begin(), loaded_.end(),
                              [&](const auto& p) { return p.first == &c; });
-      KTUNE_CHECK(it != loaded_.end());
+      if (it == loaded_.end()) {  // passed in an earlier runner (Selector::measure_again)
+        auto fn = c.load(backend_, problem_);
+        if (!fn) return std::unexpected(fn.error());
+        it = loaded_.emplace(loaded_.end(), &c, *fn);
+      }
       const KernelFn& fn = it->second;
-      auto stats = bench_.measure_interleaved({[&] { return fn(buffers_->args()); }}, 3);
+      auto stats =
+          bench_.measure_interleaved({[&] { return fn(buffers_->args()); }}, round_bench.max_runs);
       if (!stats) return std::unexpected(stats.error());
       samples[i].push_back((*stats)[0].median_ns);
     }

@@ -48,8 +48,10 @@ class CandidateRunner {
   [[nodiscard]] RunResult run(Choice& choice, bool measure);
   // Measures the given candidates again, `rounds` times each, alternating between them every
   // round; the stats of each in the same order. Candidates must have passed run().
-  [[nodiscard]] Result<std::vector<BenchStats>> remeasure(const std::vector<Choice*>& choices,
-                                                          int rounds);
+  // `round_bench`: how each round measures; empty: one warm-up and 3 timed runs.
+  [[nodiscard]] Result<std::vector<BenchStats>> remeasure(
+      const std::vector<Choice*>& choices, int rounds,
+      const std::optional<BenchOptions>& round_bench = std::nullopt);
 
  private:
   [[nodiscard]] bool isolated(const Choice& choice) const;

@@ -265,4 +265,15 @@ Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr
   return sel;
 }
 
+Result<std::vector<BenchStats>> Selector::measure_again(const Problem& problem,
+                                                        const std::vector<Choice*>& choices,
+                                                        Choice* reference,
+                                                        const BenchOptions& round_bench,
+                                                        int rounds) {
+  if (options_.isolate && !pool_) pool_ = std::make_unique<WorkerPool>(options_.worker);
+  CandidateRunner runner(backend_, problem, options_, options_.isolate ? pool_.get() : nullptr);
+  if (Status s = runner.prepare(reference); !s) return std::unexpected(s.error());
+  return runner.remeasure(choices, rounds, round_bench);
+}
+
 }  // namespace ktune

@@ -30,7 +30,8 @@ class Handlers {
         if (!cuda_) cuda_ = make_cuda_handler();
         return cuda_->handle(request);
       case LaunchKind::kOpenCLProgram:
-        break;
+        if (!opencl_) opencl_ = make_opencl_handler();
+        return opencl_->handle(request);
     }
     BenchmarkResponse response;
     response.id = request.id;
@@ -43,6 +44,7 @@ class Handlers {
  private:
   std::unique_ptr<DeviceHandler> cpu_;
   std::unique_ptr<DeviceHandler> cuda_;
+  std::unique_ptr<DeviceHandler> opencl_;
 };
 
 }  // namespace

@@ -25,7 +25,10 @@ struct CliResult {
 
 // Runs `ktune --cache-dir <cache> args...`.
 inline CliResult run_cli(const std::filesystem::path& cache, std::vector<std::string> args) {
-  std::vector<std::string> argv = {KTUNE_CLI, "--cache-dir", cache.string()};
+  // $KTUNE_TEST_CLI overrides the path compiled in, for binaries carried to another machine.
+  const char* moved = std::getenv("KTUNE_TEST_CLI");
+  std::vector<std::string> argv = {moved && *moved ? moved : KTUNE_CLI, "--cache-dir",
+                                   cache.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   ProcessOptions options;
   options.timeout = std::chrono::minutes(5);
@@ -35,16 +38,20 @@ inline CliResult run_cli(const std::filesystem::path& cache, std::vector<std::st
   return {r->timed_out ? -2 : r->exit_code, r->output};
 }
 
+// $KTUNE_TEST_SOURCE_DIR overrides the source folder compiled in, for test binaries carried to
+// another machine (bench/gpu/run.sh).
 inline std::string data_path(const std::string& rel) {
-  return std::string(KTUNE_SOURCE_DIR) + "/test/data/" + rel;
+  const char* moved = std::getenv("KTUNE_TEST_SOURCE_DIR");
+  return std::string(moved && *moved ? moved : KTUNE_SOURCE_DIR) + "/test/data/" + rel;
 }
 
-// Number of compiled objects in a cache folder's code cache.
-inline int count_artifacts(const std::filesystem::path& cache) {
+// Number of compiled objects (".so" shared objects, ".cubin" CUDA binaries) in a cache folder's
+// code cache.
+inline int count_artifacts(const std::filesystem::path& cache, const std::string& ext = ".so") {
   int n = 0;
   if (!std::filesystem::exists(cache / "code")) return 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(cache / "code")) {
-    if (e.path().extension() == ".so") ++n;
+    if (e.path().extension() == ext) ++n;
   }
   return n;
 }

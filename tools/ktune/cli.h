@@ -20,5 +20,7 @@ void add_tune_command(CLI::App& app, CliContext& ctx);
 void add_space_command(CLI::App& app, CliContext& ctx);
 void add_cache_command(CLI::App& app, CliContext& ctx);
 void add_compile_command(CLI::App& app, CliContext& ctx);
+void add_gemm_command(CLI::App& app, CliContext& ctx);
+void add_opencl_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace ktune::cli

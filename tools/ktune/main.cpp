@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   add_space_command(app, ctx);
   add_cache_command(app, ctx);
   add_compile_command(app, ctx);
+  add_gemm_command(app, ctx);
+  add_opencl_command(app, ctx);
 
   try {
     app.parse(argc, argv);

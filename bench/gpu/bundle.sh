@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds, on this (CPU) machine, what bench/gpu/run.sh runs on the GPU machine: ktune,
+# ktune-worker and the CUDA test binary, release mode, stripped, with the shared libraries that
+# machine lacks or names differently (../shared/gpu/README.md) beside them, into gpu-bundle/
+# (ignored by git; pass it to the device tool's `carry`). The GPU machine has no SQLite or
+# muparser headers, so the build happens here: Debian 12's glibc 2.36 binaries run on its 2.39.
+#
+#   bash bench/gpu/bundle.sh            # then, on the GPU machine: bash bench/gpu/run.sh OUTDIR
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${KTUNE_GPU_BUILD:-build-gpu}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j"$(nproc)" --target ktune-cli ktune-worker cuda_tests
+rm -rf gpu-bundle
+mkdir -p gpu-bundle/bin gpu-bundle/lib
+cp "$build/bin/ktune" "$build/bin/ktune-worker" gpu-bundle/bin/
+cp "$(find "$build/test" -maxdepth 1 -name cuda_tests -type f)" gpu-bundle/bin/
+strip gpu-bundle/bin/*
+# yaml-cpp is 0.8 there (0.7 here), muparser absent; fmt 9 and SQLite are there, carried anyway
+# so that the bundle does not depend on that machine's image staying the same.
+for lib in libyaml-cpp.so.0.7 libmuparser.so.2 libfmt.so.9 libsqlite3.so.0; do
+  cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" gpu-bundle/lib/
+done
+du -sh gpu-bundle

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# On the GPU machine, in one run: the CUDA tests (every template checked against cuBLAS, planted
+# faults), then for each bf16 GEMM shape ktune's tuning (cold, warm code cache, tuning-cache hit),
+# the pick's regret measured again side by side, and PyTorch Inductor's max-autotune on the same
+# shapes (bench/gpu/inductor_gemm_anchor.py). Reads gpu-bundle/ (bench/gpu/bundle.sh); writes
+# tests.log, tune-<shape>.log, inductor.jsonl and summary.txt to OUTDIR.
+#
+#   bash bench/gpu/run.sh OUTDIR [MxNxK ...]     (default: the five shapes of issue 4)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:?usage: run.sh OUTDIR [MxNxK ...]}
+shift
+shapes=("$@")
+[ ${#shapes[@]} -gt 0 ] || shapes=(4096x4096x4096 8192x8192x8192 1024x1024x1024 32x8192x8192
+                                   2048x2048x8192)
+mkdir -p "$out"
+bundle=$root/gpu-bundle
+# The CUDA libraries ktune opens with dlopen: the toolkit's, else the Python wheels'.
+libdirs=$(find / -xdev \( -name 'libcublasLt.so.1[23]' -o -name 'libnvrtc.so.1[23]' \) \
+            -printf '%h\n' 2>/dev/null | sort -u | paste -sd: -)
+export LD_LIBRARY_PATH=$bundle/lib:$libdirs:${LD_LIBRARY_PATH:-}
+export KTUNE_WORKER=$bundle/bin/ktune-worker KTUNE_TEST_SOURCE_DIR=$root KTUNE_TEST_CLI=$bundle/bin/ktune
+ktune=$bundle/bin/ktune
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  echo "libraries from: $libdirs"
+} | tee "$out/summary.txt"
+
+echo "== tests" | tee -a "$out/summary.txt"
+"$bundle/bin/cuda_tests" 2>&1 | tee "$out/tests.log" | grep -E "^\[  (PASSED|FAILED|  SKIPPED)|tests ran" \
+  | tee -a "$out/summary.txt"
+
+for shape in "${shapes[@]}"; do
+  IFS=x read -r m n k <<<"$shape"
+  log=$out/tune-$shape.log
+  cache=$(mktemp -d)
+  echo "== $shape" | tee -a "$out/summary.txt"
+  # Cold: empty code and tuning caches. Then the code cache kept, the tuning cache removed.
+  # Then a tuning-cache hit.
+  for run in cold warm-code-cache hit; do
+    [ "$run" = warm-code-cache ] && rm -f "$cache"/tuning.sqlite3*
+    extra=()
+    [ "$run" = cold ] && extra=(--regret-rounds 10)
+    start=$(date +%s%N)
+    "$ktune" --cache-dir "$cache" gemm --m "$m" --n "$n" --k "$k" --dtype bf16 "${extra[@]}" \
+      >"$log.$run" 2>&1
+    rc=$?
+    end=$(date +%s%N)
+    printf '%s: exit %d, wall %d ms; %s\n' "$run" "$rc" $(((end - start) / 1000000)) \
+      "$(grep -E '^Tuned gemm' "$log.$run")" | tee -a "$out/summary.txt"
+    grep -E '^(Pick|cuBLAS|Regret):' "$log.$run" | tee -a "$out/summary.txt"
+  done
+  cat "$log.cold" "$log.warm-code-cache" "$log.hit" >"$log"
+  rm -f "$log.cold" "$log.warm-code-cache" "$log.hit"
+  rm -rf "$cache"
+done
+
+echo "== inductor" | tee -a "$out/summary.txt"
+PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/inductor_gemm_anchor.py" "${shapes[@]}" \
+  2>"$out/inductor.err" | tee "$out/inductor.jsonl" | tee -a "$out/summary.txt"

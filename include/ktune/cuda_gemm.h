@@ -1,0 +1,42 @@
+// The built-in CUDA GEMM: row-major C[M,N] = A[M,K] * B[K,N], A, B and C of one dtype (f16,
+// bf16 or f32), fp32 accumulation. Its problem, its kernel templates (kernels/cuda/gemm_mma.cu:
+// tensor cores, f16/bf16, sm_80+; kernels/cuda/gemm_simt.cu: any GPU, any shape) and the
+// candidate set that adds cuBLAS and cuBLASLt, with cuBLAS as the reference.
+// Kernel arguments, in order: C (out), A (in), B (in), M, N, K (i32 scalars).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ktune/choice.h"
+#include "ktune/dtype.h"
+#include "ktune/kernel_template.h"
+#include "ktune/problem.h"
+
+namespace ktune {
+
+// Dynamic shared memory a block may opt in to on the H100 (227 KiB); larger configs are
+// rejected. GPUs with less (A100: 163 KiB) fail those configs at load time.
+inline constexpr std::uint32_t kCudaGemmMaxSharedBytes = 227 * 1024;
+
+// op "gemm", name "M=4096,N=4096,K=4096,bf16"; contiguous row-major tensors on cuda:device_index.
+[[nodiscard]] Problem cuda_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
+                                        int device_index = 0);
+
+// The templates for `dtype`: "cuda_gemm_mma_<dtype>" (f16 and bf16 only) then
+// "cuda_gemm_simt_<dtype>"; empty for a dtype other than f16, bf16, f32. Each has a launch hook
+// (grid, block threads, dynamic shared bytes) and a supports hook (MMA: N % 8 == 0, K % 8 == 0,
+// buffers 16-byte aligned; both: contiguous row-major tensors of the problem's sizes).
+[[nodiscard]] std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype);
+
+struct CudaGemmCandidates {
+  std::vector<ChoicePtr> candidates;
+  ChoicePtr reference;  // cuBLAS; null for a dtype without templates
+};
+
+// Every template choice, cuBLAS and `cublaslt_algos` cuBLASLt heuristic algorithms; the
+// reference is a separate cuBLAS choice.
+[[nodiscard]] CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos = 8);
+
+}  // namespace ktune

@@ -1,0 +1,302 @@
+// CudaBackend: NVRTC compiles the translation unit to a cubin for one real architecture, which
+// goes into the code cache beside its source (content-addressed, written under a temporary name
+// and renamed). compile() keeps no mutable state and NVRTC allows concurrent programs, so
+// concurrent compiles are safe.
+#include "ktune/cuda_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "backend/nvrtc_library.h"
+#include "core/cuda_driver.h"
+#include "ktune/hash.h"
+
+namespace ktune {
+namespace {
+
+// NVRTC's log of a failed compile: its first errors say what is wrong, its last line counts them.
+constexpr std::size_t kLogHeadLines = 16;
+constexpr std::size_t kLogTailLines = 6;
+constexpr std::size_t kLogMaxBytes = 8 * 1024;
+
+std::string c_string_literal(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') c = ' ';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    std::size_t end = text.find('\n');
+    lines.push_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  while (!lines.empty() && lines.back().find_first_not_of(" \t\r") == std::string_view::npos) {
+    lines.pop_back();
+  }
+  return lines;
+}
+
+// The log's head and tail with the middle elided, at most kLogMaxBytes.
+std::string trim_log(std::string_view log) {
+  std::vector<std::string_view> lines = split_lines(log);
+  std::string out;
+  auto append = [&](std::string_view line) {
+    if (!out.empty()) out += '\n';
+    out += line;
+  };
+  if (lines.size() <= kLogHeadLines + kLogTailLines) {
+    for (std::string_view l : lines) append(l);
+  } else {
+    for (std::size_t i = 0; i < kLogHeadLines; ++i) append(lines[i]);
+    append(fmt::format("... ({} lines omitted) ...", lines.size() - kLogHeadLines - kLogTailLines));
+    for (std::size_t i = lines.size() - kLogTailLines; i < lines.size(); ++i) append(lines[i]);
+  }
+  if (out.size() > kLogMaxBytes) {
+    out.resize(kLogMaxBytes);
+    out += "\n... (log truncated)";
+  }
+  return out;
+}
+
+// "sm_90a" -> 90; nullopt for anything that is not a real architecture ("compute_90", "90").
+std::optional<int> real_arch_number(std::string_view arch) {
+  if (!arch.starts_with("sm_")) return std::nullopt;
+  std::string_view digits = arch.substr(3);
+  if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) digits.remove_suffix(1);
+  int n = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+Status check_arch(const NvrtcLibrary& nv, const std::string& arch) {
+  std::optional<int> n = real_arch_number(arch);
+  if (!n) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("cuda backend: arch '{}' is not a real GPU architecture; expected "
+                    "sm_<cc>[a], e.g. sm_90a or sm_80 (a cubin needs one)",
+                    arch));
+  }
+  const std::vector<int>& ok = nv.supported_archs;
+  if (!ok.empty() && std::find(ok.begin(), ok.end(), *n) == ok.end()) {
+    std::string list;
+    for (int a : ok) list += fmt::format("{}sm_{}", list.empty() ? "" : " ", a);
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("cuda backend: NVRTC {}.{} cannot target {}; it supports {}",
+                                  nv.major, nv.minor, arch, list));
+  }
+  return {};
+}
+
+// One NVRTC program, destroyed on every path.
+class Program {
+ public:
+  explicit Program(const NvrtcLibrary& nv) : nv_(nv) {}
+  ~Program() {
+    if (prog_ != nullptr) nv_.DestroyProgram(&prog_);
+  }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  nvrtcProgram* out() { return &prog_; }
+  nvrtcProgram get() const { return prog_; }
+
+  std::string log() const {
+    std::size_t size = 0;
+    if (nv_.GetProgramLogSize(prog_, &size) != NVRTC_SUCCESS || size <= 1) return "";
+    std::string text(size, '\0');
+    if (nv_.GetProgramLog(prog_, text.data()) != NVRTC_SUCCESS) return "";
+    while (!text.empty() && text.back() == '\0') text.pop_back();
+    return text;
+  }
+
+ private:
+  const NvrtcLibrary& nv_;
+  nvrtcProgram prog_ = nullptr;
+};
+
+void remove_quietly(const std::filesystem::path& p) {
+  std::error_code ec;
+  std::filesystem::remove(p, ec);
+}
+
+Status write_file(const std::filesystem::path& path, std::string_view bytes,
+                  const std::string& who) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) {
+    remove_quietly(path);
+    return make_error(ErrorCode::kIo, fmt::format("{}: cannot write '{}'", who, path.string()));
+  }
+  return {};
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(CudaCompileOptions options, std::filesystem::path cache_dir,
+                         std::string arch, std::string device_fingerprint,
+                         std::string nvrtc_version)
+    : options_(std::move(options)),
+      code_cache_(std::move(cache_dir)),
+      arch_(std::move(arch)),
+      device_fingerprint_(std::move(device_fingerprint)),
+      nvrtc_version_(std::move(nvrtc_version)) {}
+
+Result<CudaBackend> CudaBackend::create(CudaCompileOptions options,
+                                        std::filesystem::path cache_dir) {
+  Result<const NvrtcLibrary*> nv = nvrtc_library();
+  if (!nv) return std::unexpected(nv.error());
+  std::string arch = options.arch;
+  std::string device_fp;
+  if (arch.empty()) {
+    Result<CudaDeviceInfo> info = cuda_device_info(options.device);
+    if (!info) {
+      return make_error(ErrorCode::kUnavailable,
+                        fmt::format("cuda backend: no GPU visible; pass an arch such as sm_90a to "
+                                    "compile only ({})",
+                                    info.error().message));
+    }
+    arch = info->arch();
+    device_fp = info->fingerprint();
+  } else if (!cuda_driver()) {
+    // Compiling only, e.g. in CI: no driver, and none is needed.
+    device_fp = "no device; arch " + arch;
+  } else {
+    Result<CudaDeviceInfo> info = cuda_device_info(options.device);
+    if (!info) {
+      return make_error(info.error().code, fmt::format("cuda backend: device {}: {}",
+                                                       options.device, info.error().message));
+    }
+    device_fp = info->fingerprint();
+  }
+  if (Status s = check_arch(**nv, arch); !s) return std::unexpected(s.error());
+  std::string version = fmt::format("{}.{}", (*nv)->major, (*nv)->minor);
+  return CudaBackend(std::move(options), std::move(cache_dir), std::move(arch),
+                     std::move(device_fp), std::move(version));
+}
+
+std::string CudaBackend::device_fingerprint() const { return device_fingerprint_; }
+
+std::string CudaBackend::toolchain_fingerprint() const {
+  std::string fp = fmt::format("nvrtc {} {}", nvrtc_version_, arch_);
+  for (const std::string& f : options_.flags) fp += " " + f;
+  return fp;
+}
+
+std::string CudaBackend::translation_unit(const KernelSource& source) {
+  std::string tu = fmt::format("// generated by ktune: {}\n", source.name);
+  for (const auto& [name, value] : source.defines) {
+    tu += fmt::format("#define {} {}\n", name, value);
+  }
+  // NVRTC's messages then name the source and count its lines from 1, past the defines.
+  tu += fmt::format("#line 1 {}\n", c_string_literal(source.name));
+  tu += source.code;
+  if (!source.code.empty() && source.code.back() != '\n') tu += '\n';
+  return tu;
+}
+
+Result<Artifact> CudaBackend::compile(const KernelSource& source) const {
+  Result<const NvrtcLibrary*> lib = nvrtc_library();  // opened by create(): a lookup
+  if (!lib) return std::unexpected(lib.error());
+  const NvrtcLibrary& nv = **lib;
+
+  std::vector<std::string> options = {"--gpu-architecture=" + arch_};
+  options.insert(options.end(), options_.flags.begin(), options_.flags.end());
+  options.insert(options.end(), source.extra_flags.begin(), source.extra_flags.end());
+
+  const std::string tu = translation_unit(source);
+  Hasher h;
+  h.add("ktune.cuda.v1").add(tu).add(nvrtc_version_);
+  h.add(static_cast<std::int64_t>(options.size()));
+  for (const std::string& o : options) h.add(o);  // the arch is the first
+  const std::string key = h.hex();
+  if (std::optional<std::filesystem::path> hit = code_cache_.find(key, "cubin")) {
+    return Artifact{*hit, key, true, 0};
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  Program prog(nv);
+  const std::string program_name = source.name + ".cu";
+  if (Status s = nvrtc_status(
+          nv, nv.CreateProgram(prog.out(), tu.c_str(), program_name.c_str(), 0, nullptr, nullptr),
+          "nvrtcCreateProgram");
+      !s) {
+    return make_error(s.error().code, source.name + ": " + s.error().message);
+  }
+  std::vector<const char*> argv;
+  for (const std::string& o : options) argv.push_back(o.c_str());
+  nvrtcResult r = nv.CompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+  if (r != NVRTC_SUCCESS) {
+    std::string log = trim_log(prog.log());
+    std::string opts;
+    for (const std::string& o : options) opts += (opts.empty() ? "" : " ") + o;
+    return make_error(
+        ErrorCode::kCompile,
+        fmt::format("{}: NVRTC {} failed ({}):{}", source.name, nvrtc_version_, opts,
+                    log.empty() ? std::string(" ") + nv.GetErrorString(r) : "\n" + log));
+  }
+  std::size_t cubin_size = 0;
+  if (Status s = nvrtc_status(nv, nv.GetCUBINSize(prog.get(), &cubin_size), "nvrtcGetCUBINSize");
+      !s) {
+    return make_error(s.error().code, source.name + ": " + s.error().message);
+  }
+  if (cubin_size == 0) {
+    return make_error(ErrorCode::kCompile,
+                      fmt::format("{}: NVRTC produced no cubin for {}", source.name, arch_));
+  }
+  std::string cubin(cubin_size, '\0');
+  if (Status s = nvrtc_status(nv, nv.GetCUBIN(prog.get(), cubin.data()), "nvrtcGetCUBIN"); !s) {
+    return make_error(s.error().code, source.name + ": " + s.error().message);
+  }
+  const double compile_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  Result<std::filesystem::path> tmp_cu = code_cache_.temp_path_for(key, "cu");
+  if (!tmp_cu) return std::unexpected(tmp_cu.error());
+  Result<std::filesystem::path> tmp_cubin = code_cache_.temp_path_for(key, "cubin");
+  if (!tmp_cubin) return std::unexpected(tmp_cubin.error());
+  auto fail = [&](const Error& e) -> Result<Artifact> {
+    remove_quietly(*tmp_cu);
+    remove_quietly(*tmp_cubin);
+    return std::unexpected(e);
+  };
+  if (Status s = write_file(*tmp_cu, tu, source.name); !s) return fail(s.error());
+  if (Status s = write_file(*tmp_cubin, cubin, source.name); !s) return fail(s.error());
+  // The source goes in first, so that a committed cubin always has its .cu beside it.
+  Result<std::filesystem::path> cu_path = code_cache_.commit(*tmp_cu, key, "cu");
+  if (!cu_path) return fail(cu_path.error());
+  Result<std::filesystem::path> cubin_path = code_cache_.commit(*tmp_cubin, key, "cubin");
+  if (!cubin_path) return fail(cubin_path.error());
+  return Artifact{*cubin_path, key, false, compile_s};
+}
+
+Result<std::unique_ptr<Module>> CudaBackend::load(const Artifact& artifact) const {
+  return make_error(ErrorCode::kUnavailable,
+                    fmt::format("cuda backend: load '{}': CUDA kernels are loaded and launched by "
+                                "a ktune-worker's CUDA handler (LaunchKind::kCudaCubin), not in "
+                                "the compiling process",
+                                artifact.path.string()));
+}
+
+}  // namespace ktune

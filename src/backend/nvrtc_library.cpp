@@ -1,0 +1,99 @@
+// NvrtcLibrary: dlopen of libnvrtc from the loader's path or the usual toolkit folders, the
+// function table, the version and supported architectures, error text.
+#include "backend/nvrtc_library.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ktune {
+namespace {
+
+#define KTUNE_STR(x) #x
+
+// Newest first: a toolkit newer than the headers ktune was built with still has every function
+// of the table (NVRTC keeps its C API stable within and across these majors).
+constexpr const char* kNames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+
+std::vector<std::string> candidate_paths() {
+  std::vector<std::string> paths(std::begin(kNames), std::end(kNames));
+  std::vector<std::string> dirs;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') dirs.push_back(std::string(v) + "/lib64");
+  }
+  dirs.push_back("/usr/local/cuda/lib64");
+  dirs.push_back("/usr/local/cuda/targets/x86_64-linux/lib");
+  for (const std::string& d : dirs) {
+    for (const char* n : kNames) paths.push_back(d + "/" + n);
+  }
+  return paths;
+}
+
+Result<NvrtcLibrary> open_nvrtc() {
+  void* lib = nullptr;
+  std::string opened;
+  std::string last_error;
+  for (const std::string& p : candidate_paths()) {
+    // RTLD_NODELETE: the table's pointers stay valid for the life of the process.
+    lib = ::dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (lib != nullptr) {
+      opened = p;
+      break;
+    }
+    const char* e = ::dlerror();
+    if (last_error.empty() && e != nullptr) last_error = e;  // the first, plain-name one
+  }
+  if (lib == nullptr) {
+    return make_error(ErrorCode::kUnavailable,
+                      fmt::format("cuda: NVRTC not found (libnvrtc.so.13/.12 on the loader's path, "
+                                  "$CUDA_HOME/lib64, $CUDA_PATH/lib64, /usr/local/cuda); install "
+                                  "the CUDA toolkit or set CUDA_HOME ({})",
+                                  last_error));
+  }
+  NvrtcLibrary nv;
+  nv.path = opened;
+#define KTUNE_NVRTC_LOAD(name)                                                              \
+  nv.name = reinterpret_cast<decltype(nv.name)>(::dlsym(lib, KTUNE_STR(nvrtc##name)));      \
+  if (!nv.name) {                                                                           \
+    return make_error(ErrorCode::kUnavailable,                                              \
+                      fmt::format("cuda: {} lacks {}; is it older than CUDA 11.2?", opened, \
+                                  KTUNE_STR(nvrtc##name)));                                 \
+  }
+  KTUNE_NVRTC_FUNCTIONS(KTUNE_NVRTC_LOAD)
+#undef KTUNE_NVRTC_LOAD
+  if (nvrtcResult r = nv.Version(&nv.major, &nv.minor); r != NVRTC_SUCCESS) {
+    return make_error(ErrorCode::kUnavailable, fmt::format("cuda: nvrtcVersion failed in {}: {}",
+                                                           opened, nv.GetErrorString(r)));
+  }
+  int count = 0;
+  if (nv.GetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+    nv.supported_archs.resize(static_cast<std::size_t>(count));
+    if (nv.GetSupportedArchs(nv.supported_archs.data()) != NVRTC_SUCCESS) {
+      nv.supported_archs.clear();  // unknown: compile() reports a bad arch instead
+    }
+  }
+  return nv;
+}
+
+}  // namespace
+
+Result<const NvrtcLibrary*> nvrtc_library() {
+  static std::once_flag once;
+  static Result<NvrtcLibrary> library = make_error(ErrorCode::kInternal, "unset");
+  std::call_once(once, [] { library = open_nvrtc(); });
+  if (!library) return std::unexpected(library.error());
+  return &*library;
+}
+
+Status nvrtc_status(const NvrtcLibrary& nvrtc, nvrtcResult r, const char* what, ErrorCode code) {
+  if (r == NVRTC_SUCCESS) return {};
+  const char* text = nvrtc.GetErrorString != nullptr ? nvrtc.GetErrorString(r) : nullptr;
+  return make_error(code, fmt::format("{}: {}", what, text != nullptr ? text : "unknown error"));
+}
+
+}  // namespace ktune

@@ -1,0 +1,51 @@
+// NvrtcLibrary: NVRTC (libnvrtc), opened with dlopen on first use, so that one ktune build runs
+// on machines with and without the CUDA toolkit. Only the types of <nvrtc.h> are used at build
+// time; every function is reached through this table, as CudaDriver does for libcuda.
+//
+// NVRTC itself is safe to call from several threads at once on different programs, which the
+// Selector's parallel compiles rely on; this table is read-only once opened.
+//
+// Internal header (src/): <nvrtc.h> must not leak into ktune's public headers.
+#pragma once
+
+#include <nvrtc.h>
+
+#include <string>
+#include <vector>
+
+#include "ktune/status.h"
+
+namespace ktune {
+
+struct NvrtcLibrary {
+  // One member per function, named as in <nvrtc.h> without the "nvrtc" prefix.
+#define KTUNE_NVRTC_FUNCTIONS(X) \
+  X(Version)                     \
+  X(GetErrorString)              \
+  X(GetNumSupportedArchs)        \
+  X(GetSupportedArchs)           \
+  X(CreateProgram)               \
+  X(CompileProgram)              \
+  X(GetProgramLogSize) X(GetProgramLog) X(GetCUBINSize) X(GetCUBIN) X(DestroyProgram)
+#define KTUNE_NVRTC_MEMBER(name) decltype(&::nvrtc##name) name = nullptr;
+  KTUNE_NVRTC_FUNCTIONS(KTUNE_NVRTC_MEMBER)
+#undef KTUNE_NVRTC_MEMBER
+
+  int major = 0;  // nvrtcVersion, read once when the library is opened
+  int minor = 0;
+  std::string path;                  // the name dlopen succeeded with, for messages
+  std::vector<int> supported_archs;  // 75, 80, 86, 89, 90, ... (nvrtcGetSupportedArchs)
+};
+
+// The library, opened once per process (thread-safe). Tries libnvrtc.so.13, .so.12, .so through
+// the loader's search path, then the same names under $CUDA_HOME/lib64, $CUDA_PATH/lib64,
+// /usr/local/cuda/lib64 and /usr/local/cuda/targets/x86_64-linux/lib. kUnavailable, naming what
+// was tried, when none opens or a function is missing.
+[[nodiscard]] Result<const NvrtcLibrary*> nvrtc_library();
+
+// "nvrtcCompileProgram: NVRTC_ERROR_COMPILATION"; empty Status for NVRTC_SUCCESS. `code` is the
+// ErrorCode the failure is reported with.
+[[nodiscard]] Status nvrtc_status(const NvrtcLibrary& nvrtc, nvrtcResult r, const char* what,
+                                  ErrorCode code = ErrorCode::kCompile);
+
+}  // namespace ktune

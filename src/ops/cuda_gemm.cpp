@@ -1,0 +1,290 @@
+// The built-in CUDA GEMM: problem, the MMA and SIMT templates with their search spaces and
+// hooks, and the candidate set with cuBLAS and cuBLASLt.
+#include "ktune/cuda_gemm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "ktune/cublas_choice.h"
+#include "ops/cuda_kernels.h"
+
+namespace ktune {
+namespace {
+
+constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kMaxGridY = 65535;
+
+struct GemmDims {
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// A parameter of our own spaces: present and an integer by construction.
+std::int64_t param(const Config& config, std::string_view name) {
+  const ParamValue* v = config.find(name);
+  KTUNE_CHECK(v != nullptr && std::holds_alternative<std::int64_t>(*v));
+  return std::get<std::int64_t>(*v);
+}
+
+Signature gemm_signature(DType dtype) {
+  return {{"C", ArgRole::kOut, dtype},          {"A", ArgRole::kIn, dtype},
+          {"B", ArgRole::kIn, dtype},           {"M", ArgRole::kScalar, DType::kI32},
+          {"N", ArgRole::kScalar, DType::kI32}, {"K", ArgRole::kScalar, DType::kI32}};
+}
+
+// M, N, K of a problem with gemm_signature (the template checks the signature first), each
+// within the kernels' int range, and A, B, C contiguous row-major of those sizes.
+Result<GemmDims> gemm_dims(std::string_view where, const Problem& p) {
+  if (p.args.size() != 6) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: argument count; expected 6 (C, A, B, M, N, K), got {}",
+                                  where, p.args.size()));
+  }
+  std::int64_t dims[3];
+  for (int i = 0; i < 3; ++i) {
+    const ProblemArg& a = p.args[3 + i];
+    const auto* v = std::get_if<std::int64_t>(&a.scalar);
+    if (v == nullptr || *v < 0 || *v > kMaxInt32) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: scalar {}; expected an integer in [0, 2^31), got {}",
+                                    where, a.param.name, v ? std::to_string(*v) : "a float"));
+    }
+    dims[i] = *v;
+  }
+  const GemmDims d{dims[0], dims[1], dims[2]};
+  const std::vector<std::int64_t> want[3] = {{d.m, d.n}, {d.m, d.k}, {d.k, d.n}};
+  for (int i = 0; i < 3; ++i) {
+    const TensorSpec& t = p.args[i].tensor;
+    const TensorSpec row_major = TensorSpec::contiguous(t.dtype, want[i]);
+    if (t.sizes != want[i] || t.strides != row_major.strides) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: tensor {}; expected contiguous row-major [{},{}], got {}",
+                                    where, p.args[i].param.name, want[i][0], want[i][1], t.key()));
+    }
+  }
+  return d;
+}
+
+std::uint32_t mma_shared_bytes(const Config& c) {
+  const std::int64_t bytes =
+      param(c, "STAGES") * (param(c, "BLOCK_M") + param(c, "BLOCK_N")) * param(c, "BLOCK_K") * 2;
+  return static_cast<std::uint32_t>(bytes);
+}
+
+std::int64_t mma_threads(const Config& c) {
+  return (param(c, "BLOCK_M") / param(c, "WARP_M")) * (param(c, "BLOCK_N") / param(c, "WARP_N")) *
+         32;
+}
+
+Status mma_supports(const std::string& where, const Config& c, const Problem& p) {
+  Result<GemmDims> d = gemm_dims(where, p);
+  if (!d) return std::unexpected(d.error());
+  // Each 16-byte cp.async copies 8 elements of one row: rows must start 16-byte aligned.
+  if (d->n % 8 != 0 || d->k % 8 != 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: N and K; expected multiples of 8 (16-byte rows), got "
+                                  "N={} K={}",
+                                  where, d->n, d->k));
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (p.args[i].tensor.offset % 8 != 0) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: tensor {} offset; expected a multiple of 8 elements "
+                                    "(16 bytes), got {}",
+                                    where, p.args[i].param.name, p.args[i].tensor.offset));
+    }
+  }
+  if (mma_shared_bytes(c) > kCudaGemmMaxSharedBytes) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: shared memory; expected at most {} bytes, got {}", where,
+                                  kCudaGemmMaxSharedBytes, mma_shared_bytes(c)));
+  }
+  const std::int64_t blocks =
+      ceil_div(d->m, param(c, "BLOCK_M")) * ceil_div(d->n, param(c, "BLOCK_N"));
+  if (blocks > kMaxInt32) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: grid; expected at most 2^31-1 blocks, got {}", where, blocks));
+  }
+  return {};
+}
+
+Result<LaunchGeometry> mma_launch(const std::string& where, const Config& c, const Problem& p) {
+  Result<GemmDims> d = gemm_dims(where, p);
+  if (!d) return std::unexpected(d.error());
+  // A 1-D grid over the output tiles; the kernel maps block ids to tiles in groups of GROUP_M
+  // block rows. An empty output still launches one block, which exits at once.
+  const std::int64_t blocks =
+      ceil_div(d->m, param(c, "BLOCK_M")) * ceil_div(d->n, param(c, "BLOCK_N"));
+  LaunchGeometry g;
+  g.grid = {static_cast<std::uint64_t>(std::max<std::int64_t>(blocks, 1)), 1, 1};
+  g.block = {static_cast<std::uint64_t>(mma_threads(c)), 1, 1};
+  g.shared_bytes = mma_shared_bytes(c);
+  return g;
+}
+
+Status simt_supports(const std::string& where, const Config& c, const Problem& p) {
+  Result<GemmDims> d = gemm_dims(where, p);
+  if (!d) return std::unexpected(d.error());
+  if (ceil_div(d->m, param(c, "BLOCK_M")) > kMaxGridY) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: M; expected at most {} block rows, got M={}", where, kMaxGridY, d->m));
+  }
+  return {};
+}
+
+Result<LaunchGeometry> simt_launch(const std::string& where, const Config& c, const Problem& p) {
+  Result<GemmDims> d = gemm_dims(where, p);
+  if (!d) return std::unexpected(d.error());
+  const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
+  LaunchGeometry g;
+  g.grid = {static_cast<std::uint64_t>(std::max<std::int64_t>(ceil_div(d->n, bn), 1)),
+            static_cast<std::uint64_t>(std::max<std::int64_t>(ceil_div(d->m, bm), 1)), 1};
+  g.block = {static_cast<std::uint64_t>((bm / param(c, "THREAD_M")) * (bn / param(c, "THREAD_N"))),
+             1, 1};
+  return g;
+}
+
+// About 50 configs for the tensor-core kernel: the block shapes that keep 4 or 8 warps busy, the
+// largest warp tile the register file holds, and pipelines 96..256 elements of K deep.
+SearchSpace mma_space() {
+  std::vector<Param> params = {
+      {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
+      {"BLOCK_N", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
+      {"BLOCK_K", {std::int64_t{32}, std::int64_t{64}}},
+      {"WARP_M", {std::int64_t{32}, std::int64_t{64}}},
+      {"WARP_N", {std::int64_t{32}, std::int64_t{64}}},
+      {"STAGES", {std::int64_t{2}, std::int64_t{3}, std::int64_t{4}, std::int64_t{5}}},
+      {"GROUP_M", {std::int64_t{1}, std::int64_t{8}}},
+  };
+  std::vector<std::string> restrictions = {
+      // Threads: 4 or 8 warps (one block of 8 warps fills an SM's register file).
+      "(BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * 32 >= 128",
+      "(BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * 32 <= 256",
+      // Registers: the largest warp tile with at least 2x2 warps, capped at 64x64 (128 fp32
+      // accumulators and two fragment buffers per thread, about 240 registers).
+      "WARP_M == min(64, BLOCK_M / 2) && WARP_N == min(64, BLOCK_N / 2)",
+      // Pipeline depth: at least 3 stages, 96 to 256 elements of K in flight.
+      "STAGES >= 3 && STAGES * BLOCK_K >= 96 && STAGES * BLOCK_K <= 256",
+      // Shared memory: the H100's opt-in maximum (kCudaGemmMaxSharedBytes).
+      "STAGES * (BLOCK_M + BLOCK_N) * BLOCK_K * 2 <= 232448",
+      // Tile copies spread evenly over the threads (16-byte chunks).
+      "(BLOCK_M * BLOCK_K / 8) % ((BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * 32) == 0",
+      "(BLOCK_K * BLOCK_N / 8) % ((BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * 32) == 0",
+      // Grouped rasterization everywhere; the plain row-major order for one pipeline per shape.
+      "GROUP_M == 8 || (BLOCK_K == 32 && STAGES == 4)",
+  };
+  Result<SearchSpace> space = SearchSpace::create(std::move(params), std::move(restrictions));
+  KTUNE_CHECK(space.has_value());
+  return std::move(*space);
+}
+
+// 8 configs for the SIMT kernel: square block tiles of 64 to 256 threads.
+SearchSpace simt_space() {
+  std::vector<Param> params = {
+      {"BLOCK_M", {std::int64_t{32}, std::int64_t{64}, std::int64_t{128}}},
+      {"BLOCK_N", {std::int64_t{32}, std::int64_t{64}, std::int64_t{128}}},
+      {"BLOCK_K", {std::int64_t{8}, std::int64_t{16}}},
+      {"THREAD_M", {std::int64_t{4}, std::int64_t{8}}},
+      {"THREAD_N", {std::int64_t{4}, std::int64_t{8}}},
+  };
+  std::vector<std::string> restrictions = {
+      "BLOCK_M == BLOCK_N && THREAD_M == THREAD_N",
+      "(BLOCK_M / THREAD_M) * (BLOCK_N / THREAD_N) >= 64",
+      "(BLOCK_M / THREAD_M) * (BLOCK_N / THREAD_N) <= 256",
+  };
+  Result<SearchSpace> space = SearchSpace::create(std::move(params), std::move(restrictions));
+  KTUNE_CHECK(space.has_value());
+  return std::move(*space);
+}
+
+// The dtype reaches the kernel as a #define in front of the source, so that the source text
+// (and each choice's hash) differs per dtype while choice names stay free of it.
+std::string with_dtype(std::string_view source, int dtype_code) {
+  return fmt::format("#define DTYPE {}\n{}", dtype_code, source);
+}
+
+std::shared_ptr<KernelTemplate> mma_template(DType dtype) {
+  const std::string name = fmt::format("cuda_gemm_mma_{}", dtype_name(dtype));
+  KernelTemplateDesc desc;
+  desc.name = name;
+  desc.source = with_dtype(cuda_gemm_mma_source(), dtype == DType::kBF16 ? 1 : 0);
+  desc.entry = "gemm";
+  desc.signature = gemm_signature(dtype);
+  desc.launch = [name](const Config& c, const Problem& p) { return mma_launch(name, c, p); };
+  desc.supports = [name](const Config& c, const Problem& p) { return mma_supports(name, c, p); };
+  return KernelTemplate::create(std::move(desc), mma_space());
+}
+
+std::shared_ptr<KernelTemplate> simt_template(DType dtype) {
+  const std::string name = fmt::format("cuda_gemm_simt_{}", dtype_name(dtype));
+  const int code = dtype == DType::kF16 ? 0 : dtype == DType::kBF16 ? 1 : 2;
+  KernelTemplateDesc desc;
+  desc.name = name;
+  desc.source = with_dtype(cuda_gemm_simt_source(), code);
+  desc.entry = "gemm";
+  desc.signature = gemm_signature(dtype);
+  desc.launch = [name](const Config& c, const Problem& p) { return simt_launch(name, c, p); };
+  desc.supports = [name](const Config& c, const Problem& p) { return simt_supports(name, c, p); };
+  return KernelTemplate::create(std::move(desc), simt_space());
+}
+
+}  // namespace
+
+Problem cuda_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
+                          int device_index) {
+  const Device device{DeviceKind::kCuda, device_index};
+  const Signature sig = gemm_signature(dtype);
+  Problem p;
+  p.op = "gemm";
+  p.name = fmt::format("M={},N={},K={},{}", m, n, k, dtype_name(dtype));
+  p.args = {
+      {sig[0], TensorSpec::contiguous(dtype, {m, n}, device), {}},
+      {sig[1], TensorSpec::contiguous(dtype, {m, k}, device), {}},
+      {sig[2], TensorSpec::contiguous(dtype, {k, n}, device), {}},
+      {sig[3], {}, m},
+      {sig[4], {}, n},
+      {sig[5], {}, k},
+  };
+  return p;
+}
+
+std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype) {
+  switch (dtype) {
+    case DType::kF16:
+    case DType::kBF16:
+      return {mma_template(dtype), simt_template(dtype)};
+    case DType::kF32:
+      return {simt_template(dtype)};
+    default:
+      return {};
+  }
+}
+
+CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos) {
+  CudaGemmCandidates out;
+  std::vector<std::shared_ptr<KernelTemplate>> templates = cuda_gemm_templates(dtype);
+  if (templates.empty()) return out;
+  for (const std::shared_ptr<KernelTemplate>& t : templates) {
+    for (ChoicePtr& c : t->choices()) out.candidates.push_back(std::move(c));
+  }
+  const std::vector<int> bind = {0, 1, 2, 3, 4, 5};  // C, A, B, M, N, K
+  out.candidates.push_back(make_cublas_gemm_choice(bind));
+  for (ChoicePtr& c : make_cublaslt_gemm_choices(bind, cublaslt_algos)) {
+    out.candidates.push_back(std::move(c));
+  }
+  out.reference = make_cublas_gemm_choice(bind);
+  return out;
+}
+
+}  // namespace ktune

@@ -1,0 +1,14 @@
+// The built-in CUDA kernels' sources (kernels/cuda/*.cu), embedded at configure time by
+// cmake/embed_kernels.cmake, which writes the definitions. Private to the ops module.
+#pragma once
+
+#include <string_view>
+
+namespace ktune {
+
+// kernels/cuda/gemm_mma.cu: tensor-core GEMM (f16, bf16; sm_80+).
+[[nodiscard]] std::string_view cuda_gemm_mma_source();
+// kernels/cuda/gemm_simt.cu: portable GEMM (f16, bf16, f32; any GPU, any shape).
+[[nodiscard]] std::string_view cuda_gemm_simt_source();
+
+}  // namespace ktune

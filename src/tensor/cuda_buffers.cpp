@@ -1,0 +1,154 @@
+// CudaProblemBuffers: allocation, upload, reset by device-to-device copies, and the read-backs
+// that verification needs. Every driver call is checked.
+#include "tensor/cuda_buffers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace ktune {
+namespace {
+
+// Inputs are compared in chunks so that checking a large input needs little host memory.
+constexpr std::size_t kCompareChunkBytes = std::size_t{64} << 20;
+
+bool is_buffer(ArgRole role) { return role != ArgRole::kScalar; }
+bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::kInOut; }
+
+// True when every byte of `bytes` is the redzone fill.
+bool clean(const std::vector<std::uint8_t>& bytes) {
+  return std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == kRedzoneByte; });
+}
+
+}  // namespace
+
+CudaProblemBuffers::CudaProblemBuffers(const CudaDriver& cu, Problem problem,
+                                       std::size_t redzone_bytes)
+    : cu_(cu), problem_(std::move(problem)), redzone_bytes_(redzone_bytes) {}
+
+CudaProblemBuffers::~CudaProblemBuffers() {
+  // After a sticky error these fail; the worker exits then anyway.
+  for (const Arg& a : args_) {
+    if (a.base != 0) (void)cu_.MemFree(a.base);
+    if (a.pristine != 0) (void)cu_.MemFree(a.pristine);
+  }
+}
+
+Result<std::unique_ptr<CudaProblemBuffers>> CudaProblemBuffers::create(const CudaDriver& cu,
+                                                                       const ProblemBuffers& host,
+                                                                       std::size_t redzone_bytes) {
+  // Round up to 256 so that data(a) keeps cuMemAlloc's alignment.
+  redzone_bytes = (std::max<std::size_t>(redzone_bytes, 256) + 255) / 256 * 256;
+  // Owns every allocation from the first one on, so that a failure below frees them.
+  std::unique_ptr<CudaProblemBuffers> b(new CudaProblemBuffers(cu, host.problem(), redzone_bytes));
+  const std::vector<ProblemArg>& args = b->problem_.args;
+  const std::size_t n = args.size();
+  b->args_.resize(n);
+  b->scalars_.assign(n, 0);
+  b->ptrs_.assign(n, 0);
+  b->params_.assign(n, nullptr);
+  for (std::size_t i = 0; i < n; ++i) {
+    const ProblemArg& arg = args[i];
+    if (!is_buffer(arg.param.role)) {
+      // ProblemBuffers keeps each scalar in 8 bytes (the value stored as its dtype, then zeros);
+      // its args() entry points at them.
+      std::memcpy(&b->scalars_[i], host.args()[i], sizeof(std::uint64_t));
+      b->params_[i] = &b->scalars_[i];
+      continue;
+    }
+    Arg& a = b->args_[i];
+    const HostBuffer& src = host.buffer(i);
+    a.bytes = src.bytes();
+    KTUNE_CU(MemAlloc(&a.base, a.bytes + 2 * redzone_bytes));
+    if (a.bytes > 0) {
+      KTUNE_CU(MemAlloc(&a.pristine, a.bytes));
+      // Pageable memory: returns once staged, before the DMA is done (the sync below waits).
+      KTUNE_CU(MemcpyHtoD(a.pristine, src.data(), a.bytes));
+      if (arg.param.role == ArgRole::kIn) a.seeded = src.clone();
+    }
+    b->ptrs_[i] =
+        b->data(a) + static_cast<CUdeviceptr>(arg.tensor.offset) * dtype_size(arg.param.dtype);
+    b->params_[i] = &b->ptrs_[i];
+  }
+  KTUNE_CU(CtxSynchronize());
+  if (Status s = b->reset(); !s) return std::unexpected(s.error());
+  return b;
+}
+
+std::size_t CudaProblemBuffers::device_bytes() const {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    if (args_[i].base == 0) continue;
+    total += 2 * args_[i].bytes + 2 * redzone_bytes_;
+  }
+  return total;
+}
+
+Status CudaProblemBuffers::reset() {
+  const CudaDriver& cu = cu_;
+  KTUNE_CU(CtxSynchronize());
+  for (const Arg& a : args_) {
+    if (a.base == 0) continue;
+    if (a.bytes > 0) KTUNE_CU(MemcpyDtoD(data(a), a.pristine, a.bytes));
+    KTUNE_CU(MemsetD8(a.base, kRedzoneByte, redzone_bytes_));
+    KTUNE_CU(MemsetD8(data(a) + a.bytes, kRedzoneByte, redzone_bytes_));
+  }
+  // Device-to-device copies and memsets may return before they are done, on the legacy stream
+  // that a non-blocking stream does not wait for.
+  KTUNE_CU(CtxSynchronize());
+  return {};
+}
+
+Result<std::vector<std::string>> CudaProblemBuffers::redzone_violations() const {
+  const CudaDriver& cu = cu_;
+  KTUNE_CU(CtxSynchronize());
+  std::vector<std::string> names;
+  std::vector<std::uint8_t> zone(redzone_bytes_);
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    const Arg& a = args_[i];
+    if (a.base == 0) continue;
+    const std::string& name = problem_.args[i].param.name;
+    KTUNE_CU(MemcpyDtoH(zone.data(), a.base, redzone_bytes_));
+    if (!clean(zone)) names.push_back(fmt::format("{} (before the start)", name));
+    KTUNE_CU(MemcpyDtoH(zone.data(), data(a) + a.bytes, redzone_bytes_));
+    if (!clean(zone)) names.push_back(fmt::format("{} (after the end)", name));
+  }
+  return names;
+}
+
+Result<std::optional<std::string>> CudaProblemBuffers::modified_input() const {
+  const CudaDriver& cu = cu_;
+  KTUNE_CU(CtxSynchronize());
+  std::vector<std::byte> chunk;
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    const Arg& a = args_[i];
+    if (problem_.args[i].param.role != ArgRole::kIn || a.bytes == 0) continue;
+    chunk.resize(std::min(a.bytes, kCompareChunkBytes));
+    for (std::size_t off = 0; off < a.bytes; off += chunk.size()) {
+      const std::size_t n = std::min(chunk.size(), a.bytes - off);
+      KTUNE_CU(MemcpyDtoH(chunk.data(), data(a) + off, n));
+      if (std::memcmp(chunk.data(), a.seeded.data() + off, n) != 0) {
+        return std::optional<std::string>(problem_.args[i].param.name);
+      }
+    }
+  }
+  return std::optional<std::string>();
+}
+
+Status CudaProblemBuffers::copy_outputs_to_host(std::vector<HostBuffer>* outputs) const {
+  const CudaDriver& cu = cu_;
+  KTUNE_CU(CtxSynchronize());
+  outputs->resize(args_.size());
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    const Arg& a = args_[i];
+    if (!is_output(problem_.args[i].param.role)) continue;
+    HostBuffer& out = (*outputs)[i];
+    if (out.data() == nullptr || out.bytes() != a.bytes) out = HostBuffer::allocate(a.bytes, 0);
+    if (a.bytes > 0) KTUNE_CU(MemcpyDtoH(out.data(), data(a), a.bytes));
+  }
+  return {};
+}
+
+}  // namespace ktune

@@ -1,0 +1,88 @@
+// CudaProblemBuffers: one problem's arguments in GPU memory, mirroring a host ProblemBuffers:
+// per buffer argument one allocation of its storage with a redzone on each side, a device-side
+// pristine copy of its reset state (inputs seeded, outputs poisoned), and the launch parameters.
+// The checks of candidate_check.cpp read the device back: redzones, inputs, outputs.
+//
+// Internal header (src/): <cuda.h> must not reach include/ktune. The context the buffers were
+// allocated in must be current on the calling thread for every call, the destructor included.
+//
+// Ordering: reset() and the read-backs use the synchronous driver calls, which run on the legacy
+// default stream and do not order with a non-blocking stream, so each of them synchronises the
+// whole context before it starts and reset() again before it returns. Callers need not.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cuda_driver.h"
+#include "ktune/host_buffer.h"
+#include "ktune/problem.h"
+#include "ktune/problem_buffers.h"
+#include "ktune/status.h"
+
+namespace ktune {
+
+// Redzone on each side of every device buffer. 64 KiB catches a write one row (of up to 16 Ki
+// f32) past either end; a multiple of 256 keeps every data start 256-byte aligned like
+// cuMemAlloc's own pointers (cuBLASLt and vector loads care). The fill byte is the host's
+// kRedzoneByte.
+inline constexpr std::size_t kCudaRedzoneBytes = std::size_t{64} << 10;
+
+class CudaProblemBuffers {
+ public:
+  // Copies `host` (as ProblemBuffers::create left it: inputs seeded, outputs poisoned) to the
+  // GPU and resets. kIo with the driver's error on failure (CUDA_ERROR_OUT_OF_MEMORY for a
+  // problem too big for the GPU); everything allocated so far is freed.
+  [[nodiscard]] static Result<std::unique_ptr<CudaProblemBuffers>> create(
+      const CudaDriver& cu, const ProblemBuffers& host,
+      std::size_t redzone_bytes = kCudaRedzoneBytes);
+  ~CudaProblemBuffers();
+  CudaProblemBuffers(const CudaProblemBuffers&) = delete;
+  CudaProblemBuffers& operator=(const CudaProblemBuffers&) = delete;
+
+  [[nodiscard]] const Problem& problem() const { return problem_; }
+  // kernelParams for cuLaunchKernel: one pointer per argument, to its CUdeviceptr (the view's
+  // first element: data start + offset) or to the scalar's value stored as its dtype.
+  [[nodiscard]] void** params() { return params_.data(); }
+  // One per argument: the view's first element, 0 for scalars (CublasGemmRunner::run's layout).
+  [[nodiscard]] const std::vector<CUdeviceptr>& device_args() const { return ptrs_; }
+  [[nodiscard]] std::size_t redzone_bytes() const { return redzone_bytes_; }
+  // Device memory held, pristine copies and redzones included.
+  [[nodiscard]] std::size_t device_bytes() const;
+
+  // Every buffer back to its pristine contents (DtoD, so cheap for big problems), redzones
+  // refilled. Work queued on any stream of the context finishes first.
+  [[nodiscard]] Status reset();
+  // "C (after the end)", "A (before the start)": each damaged redzone.
+  [[nodiscard]] Result<std::vector<std::string>> redzone_violations() const;
+  // The first kIn argument whose bytes differ from the seeded contents (in-outs are outputs).
+  [[nodiscard]] Result<std::optional<std::string>> modified_input() const;
+  // Each out/inout argument's storage bytes into (*outputs)[arg] (resized to the argument
+  // count; in and scalar entries left empty), reusing buffers of the right size: what
+  // compare() and the reference's ReferenceOutputs take.
+  [[nodiscard]] Status copy_outputs_to_host(std::vector<HostBuffer>* outputs) const;
+
+ private:
+  struct Arg {
+    CUdeviceptr base = 0;      // redzone, data, redzone; 0 for scalars
+    CUdeviceptr pristine = 0;  // `bytes` of reset state; 0 when bytes == 0
+    std::size_t bytes = 0;     // the storage bytes of the TensorSpec
+    HostBuffer seeded;         // kIn only: the seeded bytes, for modified_input()
+  };
+  CudaProblemBuffers(const CudaDriver& cu, Problem problem, std::size_t redzone_bytes);
+  [[nodiscard]] CUdeviceptr data(const Arg& a) const { return a.base + redzone_bytes_; }
+
+  const CudaDriver& cu_;
+  Problem problem_;
+  std::size_t redzone_bytes_;
+  std::vector<Arg> args_;               // by argument index
+  std::vector<std::uint64_t> scalars_;  // by argument index: the value's bytes
+  std::vector<CUdeviceptr> ptrs_;       // by argument index
+  std::vector<void*> params_;           // by argument index
+};
+
+}  // namespace ktune
