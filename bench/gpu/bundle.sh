@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds, on this (CPU) machine, what bench/gpu/run.sh runs on the GPU machine: ktune,
-# ktune-worker and the CUDA test binary, release mode, stripped, with the shared libraries that
+# ktune-worker and the CUDA and OpenCL test binaries, release mode, stripped, with the shared libraries that
 # machine lacks or names differently (../shared/gpu/README.md) beside them, into gpu-bundle/
 # (ignored by git; pass it to the device tool's `carry`). The GPU machine has no SQLite or
 # muparser headers, so the build happens here: Debian 12's glibc 2.36 binaries run on its 2.39.
@@ -10,11 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${KTUNE_GPU_BUILD:-build-gpu}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j"$(nproc)" --target ktune-cli ktune-worker cuda_tests
+cmake --build "$build" -j"$(nproc)" --target ktune-cli ktune-worker cuda_tests opencl_tests
 rm -rf gpu-bundle
 mkdir -p gpu-bundle/bin gpu-bundle/lib
 cp "$build/bin/ktune" "$build/bin/ktune-worker" gpu-bundle/bin/
-cp "$(find "$build/test" -maxdepth 1 -name cuda_tests -type f)" gpu-bundle/bin/
+cp "$build/test/cuda_tests" "$build/test/opencl_tests" gpu-bundle/bin/
 strip gpu-bundle/bin/*
 # yaml-cpp is 0.8 there (0.7 here), muparser absent; fmt 9 and SQLite are there, carried anyway
 # so that the bundle does not depend on that machine's image staying the same.

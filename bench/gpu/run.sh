@@ -2,8 +2,10 @@
 # On the GPU machine, in one run: the CUDA tests (every template checked against cuBLAS, planted
 # faults), then for each bf16 GEMM shape ktune's tuning (cold, warm code cache, tuning-cache hit),
 # the pick's regret measured again side by side, and PyTorch Inductor's max-autotune on the same
-# shapes (bench/gpu/inductor_gemm_anchor.py). Reads gpu-bundle/ (bench/gpu/bundle.sh); writes
-# tests.log, tune-<shape>.log, inductor.jsonl and summary.txt to OUTDIR.
+# shapes (bench/gpu/inductor_gemm_anchor.py); then the OpenCL tests and the OpenCL GEMM on
+# NVIDIA's OpenCL against the CUDA templates and cuBLAS, f32 ($KTUNE_OPENCL_SHAPES). Reads
+# gpu-bundle/ (bench/gpu/bundle.sh); writes tests.log, tune-<shape>.log, inductor.jsonl,
+# opencl-*.log and summary.txt to OUTDIR.
 #
 #   bash bench/gpu/run.sh OUTDIR [MxNxK ...]     (default: the five shapes of issue 4)
 set -uo pipefail
@@ -13,6 +15,7 @@ shift
 shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] || shapes=(4096x4096x4096 8192x8192x8192 1024x1024x1024 32x8192x8192
                                    2048x2048x8192)
+opencl_shapes=${KTUNE_OPENCL_SHAPES-1024x1024x1024 4096x4096x4096}
 mkdir -p "$out"
 bundle=$root/gpu-bundle
 # The CUDA libraries ktune opens with dlopen: the toolkit's, else the Python wheels'.
@@ -59,3 +62,20 @@ done
 echo "== inductor" | tee -a "$out/summary.txt"
 PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/inductor_gemm_anchor.py" "${shapes[@]}" \
   2>"$out/inductor.err" | tee "$out/inductor.jsonl" | tee -a "$out/summary.txt"
+
+# The OpenCL GEMM template on NVIDIA's OpenCL against the CUDA templates and cuBLAS, f32.
+echo "== opencl" | tee -a "$out/summary.txt"
+"$bundle/bin/opencl_tests" 2>&1 | tee "$out/opencl-tests.log" \
+  | grep -E "^\[  (PASSED|FAILED|  SKIPPED)|tests ran" | tee -a "$out/summary.txt"
+for shape in $opencl_shapes; do
+  IFS=x read -r m n k <<<"$shape"
+  cache=$(mktemp -d)
+  "$ktune" --cache-dir "$cache" opencl-gemm --m "$m" --n "$n" --k "$k" -q --top 5 \
+    >"$out/opencl-$shape.log" 2>&1
+  "$ktune" --cache-dir "$cache" gemm --m "$m" --n "$n" --k "$k" --dtype f32 \
+    >"$out/cuda-f32-$shape.log" 2>&1
+  echo "-- $shape f32" | tee -a "$out/summary.txt"
+  grep -hE '^(Pick|cuBLAS|Tuned)' "$out/opencl-$shape.log" "$out/cuda-f32-$shape.log" \
+    | tee -a "$out/summary.txt"
+  rm -rf "$cache"
+done

@@ -36,7 +36,11 @@ struct CudaGemmCandidates {
 };
 
 // Every template choice, cuBLAS and `cublaslt_algos` cuBLASLt heuristic algorithms; the
-// reference is a separate cuBLAS choice.
-[[nodiscard]] CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos = 8);
+// reference is a separate cuBLAS choice. Given a `problem` that a tensor-core choice supports,
+// the SIMT template's choices are left out unless `with_simt`: on an H100 they are many times
+// slower there and cost most of the tuning time of large problems.
+[[nodiscard]] CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos = 8,
+                                                      const Problem* problem = nullptr,
+                                                      bool with_simt = false);
 
 }  // namespace ktune

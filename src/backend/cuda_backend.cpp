@@ -109,32 +109,6 @@ Status check_arch(const NvrtcLibrary& nv, const std::string& arch) {
   return {};
 }
 
-// One NVRTC program, destroyed on every path.
-class Program {
- public:
-  explicit Program(const NvrtcLibrary& nv) : nv_(nv) {}
-  ~Program() {
-    if (prog_ != nullptr) nv_.DestroyProgram(&prog_);
-  }
-  Program(const Program&) = delete;
-  Program& operator=(const Program&) = delete;
-  nvrtcProgram* out() { return &prog_; }
-  nvrtcProgram get() const { return prog_; }
-
-  std::string log() const {
-    std::size_t size = 0;
-    if (nv_.GetProgramLogSize(prog_, &size) != NVRTC_SUCCESS || size <= 1) return "";
-    std::string text(size, '\0');
-    if (nv_.GetProgramLog(prog_, text.data()) != NVRTC_SUCCESS) return "";
-    while (!text.empty() && text.back() == '\0') text.pop_back();
-    return text;
-  }
-
- private:
-  const NvrtcLibrary& nv_;
-  nvrtcProgram prog_ = nullptr;
-};
-
 void remove_quietly(const std::filesystem::path& p) {
   std::error_code ec;
   std::filesystem::remove(p, ec);
@@ -236,39 +210,22 @@ Result<Artifact> CudaBackend::compile(const KernelSource& source) const {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  Program prog(nv);
-  const std::string program_name = source.name + ".cu";
-  if (Status s = nvrtc_status(
-          nv, nv.CreateProgram(prog.out(), tu.c_str(), program_name.c_str(), 0, nullptr, nullptr),
-          "nvrtcCreateProgram");
-      !s) {
-    return make_error(s.error().code, source.name + ": " + s.error().message);
-  }
-  std::vector<const char*> argv;
-  for (const std::string& o : options) argv.push_back(o.c_str());
-  nvrtcResult r = nv.CompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
-  if (r != NVRTC_SUCCESS) {
-    std::string log = trim_log(prog.log());
+  Result<NvrtcCompiled> out = nvrtc_compile(nv, tu, source.name + ".cu", options);
+  if (!out) return make_error(out.error().code, source.name + ": " + out.error().message);
+  if (out->result != NVRTC_SUCCESS) {
+    std::string log = trim_log(out->log);
     std::string opts;
     for (const std::string& o : options) opts += (opts.empty() ? "" : " ") + o;
     return make_error(
         ErrorCode::kCompile,
         fmt::format("{}: NVRTC {} failed ({}):{}", source.name, nvrtc_version_, opts,
-                    log.empty() ? std::string(" ") + nv.GetErrorString(r) : "\n" + log));
+                    log.empty() ? std::string(" ") + nv.GetErrorString(out->result) : "\n" + log));
   }
-  std::size_t cubin_size = 0;
-  if (Status s = nvrtc_status(nv, nv.GetCUBINSize(prog.get(), &cubin_size), "nvrtcGetCUBINSize");
-      !s) {
-    return make_error(s.error().code, source.name + ": " + s.error().message);
-  }
-  if (cubin_size == 0) {
+  if (out->cubin.empty()) {
     return make_error(ErrorCode::kCompile,
                       fmt::format("{}: NVRTC produced no cubin for {}", source.name, arch_));
   }
-  std::string cubin(cubin_size, '\0');
-  if (Status s = nvrtc_status(nv, nv.GetCUBIN(prog.get(), cubin.data()), "nvrtcGetCUBIN"); !s) {
-    return make_error(s.error().code, source.name + ": " + s.error().message);
-  }
+  const std::string& cubin = out->cubin;
   const double compile_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -70,8 +70,15 @@ Result<std::unique_ptr<CudaKernel>> CudaKernel::load(const CudaDriver& cu,
                                                      std::uint32_t shared_bytes) {
   Result<std::vector<char>> image = read_cubin(cubin);
   if (!image) return std::unexpected(image.error());
+  return from_image(cu, image->data(), cubin, entry, shared_bytes);
+}
+
+Result<std::unique_ptr<CudaKernel>> CudaKernel::from_image(const CudaDriver& cu, const void* image,
+                                                           const std::filesystem::path& cubin,
+                                                           const std::string& entry,
+                                                           std::uint32_t shared_bytes) {
   CUmodule module = nullptr;
-  if (CUresult r = cu.ModuleLoadData(&module, image->data()); r != CUDA_SUCCESS) {
+  if (CUresult r = cu.ModuleLoadData(&module, image); r != CUDA_SUCCESS) {
     Error e = load_error(cu, r, "ModuleLoadData", cubin, entry);
     if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_IMAGE) {
       e.message += "; was it compiled for this GPU's architecture?";

@@ -26,6 +26,10 @@ class CudaKernel {
                                                                 const std::filesystem::path& cubin,
                                                                 const std::string& entry,
                                                                 std::uint32_t shared_bytes);
+  // The same from a cubin image in memory; `cubin` names it in messages.
+  [[nodiscard]] static Result<std::unique_ptr<CudaKernel>> from_image(
+      const CudaDriver& cu, const void* image, const std::filesystem::path& cubin,
+      const std::string& entry, std::uint32_t shared_bytes);
   ~CudaKernel();  // unloads the module
   CudaKernel(const CudaKernel&) = delete;
   CudaKernel& operator=(const CudaKernel&) = delete;

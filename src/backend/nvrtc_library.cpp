@@ -96,4 +96,65 @@ Status nvrtc_status(const NvrtcLibrary& nvrtc, nvrtcResult r, const char* what, 
   return make_error(code, fmt::format("{}: {}", what, text != nullptr ? text : "unknown error"));
 }
 
+namespace {
+
+// One NVRTC program, destroyed on every path.
+class Program {
+ public:
+  explicit Program(const NvrtcLibrary& nv) : nv_(nv) {}
+  ~Program() {
+    if (prog_ != nullptr) nv_.DestroyProgram(&prog_);
+  }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  nvrtcProgram* out() { return &prog_; }
+  nvrtcProgram get() const { return prog_; }
+
+  std::string log() const {
+    std::size_t size = 0;
+    if (nv_.GetProgramLogSize(prog_, &size) != NVRTC_SUCCESS || size <= 1) return "";
+    std::string text(size, '\0');
+    if (nv_.GetProgramLog(prog_, text.data()) != NVRTC_SUCCESS) return "";
+    while (!text.empty() && text.back() == '\0') text.pop_back();
+    return text;
+  }
+
+ private:
+  const NvrtcLibrary& nv_;
+  nvrtcProgram prog_ = nullptr;
+};
+
+}  // namespace
+
+Result<NvrtcCompiled> nvrtc_compile(const NvrtcLibrary& nv, const std::string& source,
+                                    const std::string& program_name,
+                                    const std::vector<std::string>& options) {
+  Program prog(nv);
+  if (Status s = nvrtc_status(
+          nv,
+          nv.CreateProgram(prog.out(), source.c_str(), program_name.c_str(), 0, nullptr, nullptr),
+          "nvrtcCreateProgram");
+      !s) {
+    return std::unexpected(s.error());
+  }
+  std::vector<const char*> argv;
+  for (const std::string& o : options) argv.push_back(o.c_str());
+  NvrtcCompiled out;
+  out.result = nv.CompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+  out.log = prog.log();
+  if (out.result != NVRTC_SUCCESS) return out;
+  std::size_t size = 0;
+  if (Status s = nvrtc_status(nv, nv.GetCUBINSize(prog.get(), &size), "nvrtcGetCUBINSize"); !s) {
+    return std::unexpected(s.error());
+  }
+  out.cubin.assign(size, '\0');
+  if (size > 0) {
+    if (Status s = nvrtc_status(nv, nv.GetCUBIN(prog.get(), out.cubin.data()), "nvrtcGetCUBIN");
+        !s) {
+      return std::unexpected(s.error());
+    }
+  }
+  return out;
+}
+
 }  // namespace ktune

@@ -48,4 +48,19 @@ struct NvrtcLibrary {
 [[nodiscard]] Status nvrtc_status(const NvrtcLibrary& nvrtc, nvrtcResult r, const char* what,
                                   ErrorCode code = ErrorCode::kCompile);
 
+// One compilation: NVRTC's answer, the program's log, and the cubin when it compiled.
+struct NvrtcCompiled {
+  nvrtcResult result = NVRTC_SUCCESS;
+  std::string log;    // the program log, possibly empty
+  std::string cubin;  // empty unless result is NVRTC_SUCCESS
+};
+
+// Creates, compiles and destroys one program from `source` (named `program_name` in messages)
+// with `options` ("--gpu-architecture=sm_90a", ...). A compile failure is an NvrtcCompiled with
+// its result and log; Error only when NVRTC fails outside the compilation (create, GetCUBIN).
+[[nodiscard]] Result<NvrtcCompiled> nvrtc_compile(const NvrtcLibrary& nvrtc,
+                                                  const std::string& source,
+                                                  const std::string& program_name,
+                                                  const std::vector<std::string>& options);
+
 }  // namespace ktune

@@ -5,8 +5,12 @@
 #include <fmt/format.h>
 #include <link.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <type_traits>
 #include <vector>
 
@@ -176,14 +180,80 @@ Result<const CublasApi*> cublas_api() {
   return &*api;
 }
 
+namespace {
+
+// The folders the loader searches after $LD_LIBRARY_PATH: those of /etc/ld.so.conf.d (one per
+// line; comments and include lines skipped), then the system ones.
+std::vector<std::string> loader_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("LD_LIBRARY_PATH"); env && *env) {
+    std::stringstream in(env);
+    for (std::string d; std::getline(in, d, ':');) {
+      if (!d.empty()) dirs.push_back(d);
+    }
+  }
+  std::error_code ec;
+  std::vector<std::filesystem::path> confs;
+  for (const auto& e : std::filesystem::directory_iterator("/etc/ld.so.conf.d", ec)) {
+    if (e.path().extension() == ".conf") confs.push_back(e.path());
+  }
+  std::sort(confs.begin(), confs.end());
+  for (const std::filesystem::path& conf : confs) {
+    std::ifstream in(conf);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] != '/') continue;
+      dirs.push_back(line.substr(0, line.find_first_of(" \t#")));
+    }
+  }
+  for (const char* d : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
+                        "/usr/lib64", "/lib", "/usr/lib"}) {
+    dirs.emplace_back(d);
+  }
+  return dirs;
+}
+
+// "libcublasLt.so.13.0.2.14 541595600": the real file behind the first `<stem>.so.<major>`
+// found, as open_first() would try them; "" when none is found.
+std::string file_identity(const char* stem, const std::vector<int>& majors) {
+  std::vector<std::string> dirs = loader_dirs();
+  for (const std::string& d : search_dirs()) {
+    if (!d.empty()) dirs.push_back(d);
+  }
+  for (int major : majors) {
+    for (const std::string& dir : dirs) {
+      std::error_code ec;
+      const std::filesystem::path path =
+          std::filesystem::path(dir) / fmt::format("{}.so.{}", stem, major);
+      const std::filesystem::path real = std::filesystem::canonical(path, ec);
+      if (ec) continue;
+      const std::uintmax_t size = std::filesystem::file_size(real, ec);
+      if (ec) continue;
+      return fmt::format("{} {}", real.filename().string(), size);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string cublas_version_text() {
-  auto api = cublas_api();
-  return api ? "cuBLAS " + (*api)->version : std::string("cuBLAS unknown version");
+  static const std::string text = [] {
+    std::string file = file_identity("libcublas", {std::begin(kMajors), std::end(kMajors)});
+    if (!file.empty()) return "cuBLAS " + file;
+    auto api = cublas_api();
+    return api ? "cuBLAS " + (*api)->version : std::string("cuBLAS unknown version");
+  }();
+  return text;
 }
 
 std::string cublaslt_version_text() {
-  auto api = cublaslt_api();
-  return api ? "cuBLASLt " + (*api)->version : std::string("cuBLASLt unknown version");
+  static const std::string text = [] {
+    std::string file = file_identity("libcublasLt", {std::begin(kMajors), std::end(kMajors)});
+    if (!file.empty()) return "cuBLASLt " + file;
+    auto api = cublaslt_api();
+    return api ? "cuBLASLt " + (*api)->version : std::string("cuBLASLt unknown version");
+  }();
+  return text;
 }
 
 Status cublas_status(const CublasApi& api, cublasStatus_t s, const char* what) {

@@ -43,10 +43,11 @@ struct CublasLtApi {
   X(Create)                                                                                    \
   X(Destroy)                                                                                   \
   X(GetVersion)                                                                                \
-  X(GetStatusName) X(GetStatusString) X(MatmulDescCreate) X(MatmulDescDestroy)                 \
-      X(MatmulDescSetAttribute) X(MatrixLayoutCreate) X(MatrixLayoutDestroy)                   \
-          X(MatmulPreferenceCreate) X(MatmulPreferenceDestroy) X(MatmulPreferenceSetAttribute) \
-              X(MatmulAlgoGetHeuristic) X(Matmul) X(MatmulAlgoConfigGetAttribute)
+  X(GetStatusName)                                                                             \
+  X(GetStatusString) X(MatmulDescCreate) X(MatmulDescDestroy) X(MatmulDescSetAttribute)        \
+      X(MatrixLayoutCreate) X(MatrixLayoutDestroy) X(MatmulPreferenceCreate)                   \
+          X(MatmulPreferenceDestroy) X(MatmulPreferenceSetAttribute) X(MatmulAlgoGetHeuristic) \
+              X(Matmul) X(MatmulAlgoConfigGetAttribute)
 #define KTUNE_CUBLASLT_MEMBER(name) decltype(&::cublasLt##name) name = nullptr;
   KTUNE_CUBLASLT_FUNCTIONS(KTUNE_CUBLASLT_MEMBER)
 #undef KTUNE_CUBLASLT_MEMBER
@@ -63,8 +64,11 @@ struct CublasLtApi {
 // it) and looked for first in the same folder.
 [[nodiscard]] Result<const CublasApi*> cublas_api();
 
-// For cache keys: "cuBLAS 13.0.2" / "cuBLASLt 13.0.2", or "cuBLAS unknown version" when the
-// library cannot be opened here.
+// For cache keys, without loading the library (dlopen of cuBLASLt takes 70 ms or more, which a
+// tuning-cache hit must not pay): the file the loader would open, found as it would find it
+// ($LD_LIBRARY_PATH, /etc/ld.so.conf.d, the system folders, then the toolkit folders), by its
+// real name and size: "cuBLAS libcublas.so.13.0.2.14 54177976". Where no file is found, the
+// loaded library's version ("cuBLAS 13.0.2"), or "cuBLAS unknown version" when none opens.
 [[nodiscard]] std::string cublas_version_text();
 [[nodiscard]] std::string cublaslt_version_text();
 

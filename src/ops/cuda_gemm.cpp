@@ -271,12 +271,19 @@ std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype) {
   }
 }
 
-CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos) {
+CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const Problem* problem,
+                                        bool with_simt) {
   CudaGemmCandidates out;
   std::vector<std::shared_ptr<KernelTemplate>> templates = cuda_gemm_templates(dtype);
   if (templates.empty()) return out;
+  bool tensor_cores_serve = false;
   for (const std::shared_ptr<KernelTemplate>& t : templates) {
-    for (ChoicePtr& c : t->choices()) out.candidates.push_back(std::move(c));
+    const bool simt = t->desc().name.find("_simt_") != std::string::npos;
+    if (simt && tensor_cores_serve && !with_simt) continue;
+    for (ChoicePtr& c : t->choices()) {
+      if (!simt && problem && c->supports(*problem)) tensor_cores_serve = true;
+      out.candidates.push_back(std::move(c));
+    }
   }
   const std::vector<int> bind = {0, 1, 2, 3, 4, 5};  // C, A, B, M, N, K
   out.candidates.push_back(make_cublas_gemm_choice(bind));

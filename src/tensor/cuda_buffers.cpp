@@ -33,6 +33,7 @@ CudaProblemBuffers::~CudaProblemBuffers() {
   for (const Arg& a : args_) {
     if (a.base != 0) (void)cu_.MemFree(a.base);
     if (a.pristine != 0) (void)cu_.MemFree(a.pristine);
+    if (a.reference != 0) (void)cu_.MemFree(a.reference);
   }
 }
 
@@ -148,6 +149,24 @@ Status CudaProblemBuffers::copy_outputs_to_host(std::vector<HostBuffer>* outputs
     if (out.data() == nullptr || out.bytes() != a.bytes) out = HostBuffer::allocate(a.bytes, 0);
     if (a.bytes > 0) KTUNE_CU(MemcpyDtoH(out.data(), data(a), a.bytes));
   }
+  return {};
+}
+
+CUdeviceptr CudaProblemBuffers::storage(std::size_t arg) const {
+  const Arg& a = args_[arg];
+  return a.base == 0 ? 0 : data(a);
+}
+
+Status CudaProblemBuffers::keep_outputs_as_reference() {
+  const CudaDriver& cu = cu_;
+  KTUNE_CU(CtxSynchronize());
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    Arg& a = args_[i];
+    if (!is_output(problem_.args[i].param.role) || a.bytes == 0) continue;
+    if (a.reference == 0) KTUNE_CU(MemAlloc(&a.reference, a.bytes));
+    KTUNE_CU(MemcpyDtoD(a.reference, data(a), a.bytes));
+  }
+  KTUNE_CU(CtxSynchronize());
   return {};
 }
 

@@ -66,12 +66,23 @@ class CudaProblemBuffers {
   // compare() and the reference's ReferenceOutputs take.
   [[nodiscard]] Status copy_outputs_to_host(std::vector<HostBuffer>* outputs) const;
 
+  // For checks on the device (worker/cuda_check.h): argument `arg`'s data start (its storage,
+  // before the view's offset), its pristine copy and its storage bytes; 0 for scalars.
+  [[nodiscard]] CUdeviceptr storage(std::size_t arg) const;
+  [[nodiscard]] CUdeviceptr pristine(std::size_t arg) const { return args_[arg].pristine; }
+  [[nodiscard]] std::size_t storage_bytes(std::size_t arg) const { return args_[arg].bytes; }
+  // Keeps a device copy of every output as it is now (after the reference ran), which
+  // reference_output() then returns; 0 before, and for other arguments.
+  [[nodiscard]] Status keep_outputs_as_reference();
+  [[nodiscard]] CUdeviceptr reference_output(std::size_t arg) const { return args_[arg].reference; }
+
  private:
   struct Arg {
-    CUdeviceptr base = 0;      // redzone, data, redzone; 0 for scalars
-    CUdeviceptr pristine = 0;  // `bytes` of reset state; 0 when bytes == 0
-    std::size_t bytes = 0;     // the storage bytes of the TensorSpec
-    HostBuffer seeded;         // kIn only: the seeded bytes, for modified_input()
+    CUdeviceptr base = 0;       // redzone, data, redzone; 0 for scalars
+    CUdeviceptr pristine = 0;   // `bytes` of reset state; 0 when bytes == 0
+    CUdeviceptr reference = 0;  // outputs: the reference's result (keep_outputs_as_reference)
+    std::size_t bytes = 0;      // the storage bytes of the TensorSpec
+    HostBuffer seeded;          // kIn only: the seeded bytes, for modified_input()
   };
   CudaProblemBuffers(const CudaDriver& cu, Problem problem, std::size_t redzone_bytes);
   [[nodiscard]] CUdeviceptr data(const Arg& a) const { return a.base + redzone_bytes_; }

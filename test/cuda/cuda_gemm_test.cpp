@@ -228,6 +228,21 @@ TEST(CudaGemm, CandidatesAreTemplatesThenCublasWithCublasAsReference) {
   EXPECT_NE(set.candidates[0]->name().find("cuda_gemm_mma_bf16_BLOCK_M"), std::string::npos);
 }
 
+TEST(CudaGemm, TheSimtTemplateIsLeftOutWhereTheTensorCoresServe) {
+  auto count_simt = [](const CudaGemmCandidates& set) {
+    return std::count_if(set.candidates.begin(), set.candidates.end(), [](const ChoicePtr& c) {
+      return c->name().find("_simt_") != std::string::npos;
+    });
+  };
+  const Problem served = cuda_gemm_problem(256, 256, 256, DType::kBF16);
+  const Problem ragged = cuda_gemm_problem(255, 255, 255, DType::kBF16);  // N % 8, K % 8
+  const Problem f32 = cuda_gemm_problem(256, 256, 256, DType::kF32);
+  EXPECT_EQ(count_simt(cuda_gemm_candidates(DType::kBF16, 2, &served)), 0);
+  EXPECT_GT(count_simt(cuda_gemm_candidates(DType::kBF16, 2, &served, true)), 0);
+  EXPECT_GT(count_simt(cuda_gemm_candidates(DType::kBF16, 2, &ragged)), 0);
+  EXPECT_GT(count_simt(cuda_gemm_candidates(DType::kF32, 2, &f32)), 0);
+}
+
 // Every bf16 config of both templates for the H100; the bulk of this file's time (about 0.5 s
 // of NVRTC per MMA config).
 TEST(CudaGemm, CompilesEveryBf16ConfigForSm90a) {

@@ -19,7 +19,9 @@
 #include "ktune/cuda_backend.h"
 #include "ktune/device_handler.h"
 #include "ktune/worker.h"
+#include "support/cli_run.h"
 #include "support/temp_dir.h"
+#include "worker/cuda_check.h"
 
 namespace ktune::test {
 namespace {
@@ -54,12 +56,13 @@ BenchOptions quick_bench() {
   return b;
 }
 
-BenchmarkRequest request_for(LaunchSpec launch, std::optional<LaunchSpec> reference = {}) {
+BenchmarkRequest request_for(LaunchSpec launch, std::optional<LaunchSpec> reference = {},
+                             std::int64_t n = kN) {
   BenchmarkRequest r;
   r.id = 7;
   r.candidate = launch.entry.empty() ? launch.library : launch.entry;
   r.launch = std::move(launch);
-  r.problem = add_problem();
+  r.problem = add_problem(n);
   r.seed = 42;
   r.reference = std::move(reference);
   r.bench = quick_bench();
@@ -76,7 +79,7 @@ LaunchSpec missing_cubin() {
 
 WorkerOptions worker_options() {
   WorkerOptions o;
-  o.executable = KTUNE_WORKER_EXE;
+  o.executable = worker_exe();
   return o;
 }
 
@@ -102,6 +105,15 @@ TEST(CudaHandler, WithoutAGpuEveryRequestIsUnsupportedAndSaysWhy) {
   EXPECT_EQ(r.outcome, Outcome::kUnsupported) << r.message;
   EXPECT_THAT(r.message, HasSubstr(driver.error().message));
   EXPECT_FALSE(r.restart);
+}
+
+// The kernels that check large problems on the GPU compile for Ampere and Hopper (no GPU needed).
+TEST(CudaHandler, CheckingKernelsCompileForSm80AndSm90a) {
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    Result<std::string> cubin = CudaChecker::compile(arch);
+    ASSERT_TRUE(cubin) << arch << ": " << cubin.error().message;
+    EXPECT_GT(cubin->size(), 1000u) << arch;
+  }
 }
 
 TEST(CudaHandler, CreatedAndDestroyedUnusedTouchesNothing) {
@@ -138,11 +150,10 @@ class CudaHandlerGpu : public ::testing::Test {
     backend_.emplace(std::move(*backend));
   }
 
-  // test/data/cuda/<entry>.cu compiled, launched over kN elements in blocks of 256 (one more
+  // test/data/cuda/<entry>.cu compiled, launched over n elements in blocks of 256 (one more
   // thread than elements, at least: the past-the-end writer needs it).
-  LaunchSpec kernel(const std::string& entry) {
-    const std::filesystem::path file =
-        std::filesystem::path(KTUNE_SOURCE_DIR) / "test/data/cuda" / (entry + ".cu");
+  LaunchSpec kernel(const std::string& entry, std::int64_t n = kN) {
+    const std::filesystem::path file = data_path("cuda/" + entry + ".cu");
     std::ifstream in(file);
     std::stringstream text;
     text << in.rdbuf();
@@ -157,7 +168,7 @@ class CudaHandlerGpu : public ::testing::Test {
     l.kind = LaunchKind::kCudaCubin;
     l.artifact = artifact ? artifact->path : std::filesystem::path();
     l.entry = entry;
-    l.grid = {(kN + 1 + 255) / 256, 1, 1};
+    l.grid = {static_cast<std::uint64_t>((n + 1 + 255) / 256), 1, 1};
     l.block = {256, 1, 1};
     return l;
   }
@@ -229,6 +240,29 @@ TEST_F(CudaHandlerGpu, HalfWrittenOutputIsUnwritten) {
   r = handler->handle(request_for(kernel("add_half_written")));
   EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
   EXPECT_EQ(r.message, "output C: element 500 was never written");
+}
+
+// Past 4 MiB of buffers the handler checks inputs and outputs on the GPU (worker/cuda_check.h)
+// and reads back only to explain a failure: the verdicts and messages are those of the host.
+TEST_F(CudaHandlerGpu, LargeProblemsAreCheckedOnTheGpuWithTheHostsVerdicts) {
+  constexpr std::int64_t n = (std::int64_t{1} << 20) + 3;  // 4 MiB a buffer, and a ragged end
+  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
+  const LaunchSpec add = kernel("add", n);
+  BenchmarkResponse r = handler->handle(request_for(add, add, n));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
+  r = handler->handle(request_for(kernel("add_wrong_last", n), add, n));
+  EXPECT_EQ(r.outcome, Outcome::kWrongResult) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("output C: 1 of 1048579 elements differ"));
+  EXPECT_THAT(r.message, HasSubstr("first at [1048578]"));
+  r = handler->handle(request_for(kernel("add_half_written", n), add, n));
+  EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
+  r = handler->handle(request_for(kernel("add_writes_input", n), add, n));
+  EXPECT_EQ(r.outcome, Outcome::kInputModified) << r.message;
+  EXPECT_EQ(r.message, "wrote into input A");
+  r = handler->handle(request_for(kernel("add_past_end", n), add, n));
+  EXPECT_EQ(r.outcome, Outcome::kRedzoneViolation) << r.message;
+  r = handler->handle(request_for(add, add, n));  // and the right one still passes after them
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
 }
 
 TEST_F(CudaHandlerGpu, BadLaunchConfigurationIsALaunchErrorWithoutRestart) {

@@ -45,6 +45,12 @@ inline std::string data_path(const std::string& rel) {
   return std::string(moved && *moved ? moved : KTUNE_SOURCE_DIR) + "/test/data/" + rel;
 }
 
+// $KTUNE_WORKER overrides the worker executable compiled in, likewise.
+inline std::string worker_exe() {
+  const char* moved = std::getenv("KTUNE_WORKER");
+  return moved && *moved ? moved : KTUNE_WORKER_EXE;
+}
+
 // Number of compiled objects (".so" shared objects, ".cubin" CUDA binaries) in a cache folder's
 // code cache.
 inline int count_artifacts(const std::filesystem::path& cache, const std::string& ext = ".so") {

@@ -27,6 +27,8 @@ struct GemmFlags {
   // GPU kernels take micro- to milliseconds: a smaller budget than the CPU's still gives
   // dozens of samples, and the close calls are measured again anyway.
   double budget_ms = 20;
+  // Wider than the Selector's 5%: a GPU's clocks under its power cap move more than a CPU's.
+  double close_call_band = 0.10;
   int min_runs = 5;
   int max_runs = 100;
   int warmup_runs = 2;
@@ -40,6 +42,7 @@ struct GemmFlags {
   long run_timeout_ms = 0;
   std::uint64_t seed = 0;
   int regret_rounds = 0;
+  bool simt = false;
 };
 
 double tflops(const GemmFlags& f, double ns) {
@@ -83,8 +86,8 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: {}\n", backend.error().message);
     return kExitError;
   }
-  CudaGemmCandidates set = cuda_gemm_candidates(*dtype, f.cublaslt_algos);
   const Problem problem = cuda_gemm_problem(f.m, f.n, f.k, *dtype, f.device);
+  CudaGemmCandidates set = cuda_gemm_candidates(*dtype, f.cublaslt_algos, &problem, f.simt);
   if (f.compile_only) return compile_only(f, *backend, set.candidates);
 
   std::unique_ptr<TuningCache> cache;
@@ -105,6 +108,7 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   sopts.bench.max_runs = f.max_runs;
   sopts.bench.warmup_runs = f.warmup_runs;
   sopts.bench.graph_calls = f.graph_calls;
+  sopts.close_call_band = f.close_call_band;
   sopts.read_cache = !f.no_cache && !f.retune;
   sopts.write_cache = !f.no_cache;
   sopts.table_rows = f.top;
@@ -192,6 +196,8 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--dtype", f->dtype, "bf16, f16 or f32 (fp32 accumulation)")
       ->capture_default_str();
   cmd->add_option("--device", f->device, "CUDA device index")->capture_default_str();
+  cmd->add_flag("--simt", f->simt,
+                "Also tune the SIMT template where the tensor-core one serves (f16, bf16)");
   cmd->add_option("--arch", f->arch,
                   "Compile for this architecture (sm_80, sm_90a, ...); default: the GPU's");
   cmd->add_flag("--compile-only", f->compile_only,
@@ -201,6 +207,10 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
                   "cuBLASLt heuristic results to try, each as a candidate")
       ->capture_default_str();
   cmd->add_option("--jobs,-j", f->jobs, "Parallel compiles (default: all cores)");
+  cmd->add_option("--close-call-band", f->close_call_band,
+                  "Candidates within this fraction of the fastest are measured again, "
+                  "alternating")
+      ->capture_default_str();
   cmd->add_option("--budget-ms", f->budget_ms, "Timed milliseconds per candidate")
       ->capture_default_str();
   cmd->add_option("--min-runs", f->min_runs, "Timed runs at least")->capture_default_str();
