@@ -70,7 +70,9 @@ echo "== opencl" | tee -a "$out/summary.txt"
 for shape in $opencl_shapes; do
   IFS=x read -r m n k <<<"$shape"
   cache=$(mktemp -d)
+  # NVIDIA's platform, not PoCL's CPU device (the first one listed there).
   "$ktune" --cache-dir "$cache" opencl-gemm --m "$m" --n "$n" --k "$k" -q --top 5 \
+    --device "${KTUNE_OPENCL_DEVICE:-NVIDIA:0}" \
     >"$out/opencl-$shape.log" 2>&1
   "$ktune" --cache-dir "$cache" gemm --m "$m" --n "$n" --k "$k" --dtype f32 \
     >"$out/cuda-f32-$shape.log" 2>&1

@@ -11,6 +11,7 @@
 
 #include "ktune/choice.h"
 #include "ktune/dtype.h"
+#include "ktune/epilogue.h"
 #include "ktune/kernel_template.h"
 #include "ktune/problem.h"
 
@@ -20,15 +21,24 @@ namespace ktune {
 // rejected. GPUs with less (A100: 163 KiB) fail those configs at load time.
 inline constexpr std::uint32_t kCudaGemmMaxSharedBytes = 227 * 1024;
 
-// op "gemm", name "M=4096,N=4096,K=4096,bf16"; contiguous row-major tensors on cuda:device_index.
+// op "gemm", name "M=4096,N=4096,K=4096,bf16" (",bias+relu" with an epilogue); contiguous
+// row-major tensors on cuda:device_index; after C, A, B, M, N, K the epilogue's operands.
 [[nodiscard]] Problem cuda_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
-                                        int device_index = 0);
+                                        int device_index = 0, const Epilogue& epilogue = {});
 
 // The templates for `dtype`: "cuda_gemm_mma_<dtype>" (f16 and bf16 only) then
 // "cuda_gemm_simt_<dtype>"; empty for a dtype other than f16, bf16, f32. Each has a launch hook
 // (grid, block threads, dynamic shared bytes) and a supports hook (MMA: N % 8 == 0, K % 8 == 0,
 // buffers 16-byte aligned; both: contiguous row-major tensors of the problem's sizes).
-[[nodiscard]] std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype);
+// With an epilogue, the templates have it fused into their store (include/ktune/epilogue.h),
+// take its operands after K, and are named "cuda_gemm_mma_<dtype>_<epilogue>".
+[[nodiscard]] std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(
+    DType dtype, const Epilogue& epilogue = {});
+
+// kernels/cuda/epilogue.cu for `epilogue`: C updated in place, after a library GEMM; one
+// config. Null for an empty epilogue or a dtype without templates.
+[[nodiscard]] std::shared_ptr<KernelTemplate> cuda_epilogue_template(DType dtype,
+                                                                     const Epilogue& epilogue);
 
 struct CudaGemmCandidates {
   std::vector<ChoicePtr> candidates;
@@ -39,8 +49,13 @@ struct CudaGemmCandidates {
 // reference is a separate cuBLAS choice. Given a `problem` that a tensor-core choice supports,
 // the SIMT template's choices are left out unless `with_simt`: on an H100 they are many times
 // slower there and cost most of the tuning time of large problems.
+// With an epilogue: the templates with it fused, every library GEMM followed by the separate
+// epilogue kernel ("cublas_gemm+epilogue", "cublaslt_algo3+epilogue"), and cuBLASLt's own fused
+// epilogue where it has this one ("cublaslt_bias_relu_algo0"); the reference is cuBLAS followed
+// by the separate epilogue, so every fused candidate is checked against the unfused pair.
 [[nodiscard]] CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos = 8,
                                                       const Problem* problem = nullptr,
-                                                      bool with_simt = false);
+                                                      bool with_simt = false,
+                                                      const Epilogue& epilogue = {});
 
 }  // namespace ktune

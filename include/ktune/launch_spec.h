@@ -40,8 +40,14 @@ struct LaunchSpec {
   std::string library;
   int algo = -1;
   // kCudaLibrary: which problem arguments play which role, by argument index, e.g. for a GEMM
-  // {c, a, b, m, n, k} (and optionally bias); fixed per library.
+  // {c, a, b, m, n, k} (and a bias with library_epilogue); fixed per library.
   std::vector<int> bind;
+  // kCudaLibrary "cublaslt": the library's own fused epilogue (a cublasLtEpilogue_t value,
+  // CUBLASLT_EPILOGUE_RELU_BIAS say); 0 (none) by default.
+  int library_epilogue = 0;
+  // Launches run after this one, in order, on the same arguments and stream: a library GEMM
+  // followed by a generated epilogue kernel is one candidate. Run by the same handler.
+  std::vector<LaunchSpec> then;
 
   friend bool operator==(const LaunchSpec&, const LaunchSpec&) = default;
 };

@@ -128,20 +128,42 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
   return r;
 }
 
-// The epilogue: the value stored at C[row, col] from its fp32 accumulator. The one place where
-// a fused bias or activation goes.
-__device__ __forceinline__ float epilogue(int row, int col, float acc) {
-  (void)row;
-  (void)col;
-  return acc;
+__device__ __forceinline__ float to_float(elem_t x) {
+#if DTYPE == 1
+  return __int_as_float(static_cast<int>(static_cast<unsigned>(x) << 16));
+#else
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
+  return f;
+#endif
 }
+
+// The epilogue (the store_output hook): the value stored at C[row, col] (element idx of C) from
+// its fp32 accumulator. ktune renders a fused epilogue as KTUNE_EPILOGUE_* #defines in front
+// of this file (include/ktune/epilogue.h); without one it is the identity.
+#ifndef KTUNE_EPILOGUE
+#define KTUNE_EPILOGUE_PARAMS
+#define KTUNE_EPILOGUE_ARGS
+#define KTUNE_EPILOGUE_BODY \
+  {                         \
+    (void)row;              \
+    (void)col;              \
+    (void)idx;              \
+    return acc;             \
+  }
+#endif
+#define KTUNE_LOAD(ptr, i) to_float((ptr)[i])
+__device__ __forceinline__ float epilogue(int row, int col, long long idx,
+                                          float acc KTUNE_EPILOGUE_PARAMS) KTUNE_EPILOGUE_BODY
 
 // Stores C[row, col] and C[row, col + 1] (col even; N % 8 == 0 keeps col + 1 < N).
 __device__ __forceinline__ void store_output(elem_t* C, int M, int N, int row, int col, float v0,
-                                             float v1) {
+                                             float v1 KTUNE_EPILOGUE_PARAMS) {
   if (row < M && col < N) {
-    const unsigned packed = pack2(epilogue(row, col, v0), epilogue(row, col + 1, v1));
-    *reinterpret_cast<unsigned*>(C + static_cast<long long>(row) * N + col) = packed;
+    const long long idx = static_cast<long long>(row) * N + col;
+    const unsigned packed = pack2(epilogue(row, col, idx, v0 KTUNE_EPILOGUE_ARGS),
+                                  epilogue(row, col + 1, idx + 1, v1 KTUNE_EPILOGUE_ARGS));
+    *reinterpret_cast<unsigned*>(C + idx) = packed;
   }
 }
 
@@ -149,7 +171,7 @@ __device__ __forceinline__ void store_output(elem_t* C, int M, int N, int row, i
 
 extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
     gemm(ktune_gemm::elem_t* C, const ktune_gemm::elem_t* A, const ktune_gemm::elem_t* B, int M,
-         int N, int K) {
+         int N, int K KTUNE_EPILOGUE_PARAMS) {
   using namespace ktune_gemm;
   extern __shared__ __align__(128) unsigned char smem[];
 
@@ -317,8 +339,8 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
     for (int j = 0; j < kNTiles; ++j) {
       const int row = row0 + i * 16;
       const int col = col0 + j * 8;
-      store_output(C, M, N, row, col, acc[i][j][0], acc[i][j][1]);
-      store_output(C, M, N, row + 8, col, acc[i][j][2], acc[i][j][3]);
+      store_output(C, M, N, row, col, acc[i][j][0], acc[i][j][1] KTUNE_EPILOGUE_ARGS);
+      store_output(C, M, N, row + 8, col, acc[i][j][2], acc[i][j][3] KTUNE_EPILOGUE_ARGS);
     }
   }
 }

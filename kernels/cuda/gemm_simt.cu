@@ -61,19 +61,29 @@ __device__ __forceinline__ elem_t from_float(float f) {
 #endif
 }
 
-// The epilogue: the value stored at C[row, col] from its fp32 accumulator. The one place where
-// a fused bias or activation goes.
-__device__ __forceinline__ float epilogue(int row, int col, float acc) {
-  (void)row;
-  (void)col;
-  return acc;
-}
+// The epilogue (the store_output hook): the value stored at C[row, col] (element idx of C) from
+// its fp32 accumulator. ktune renders a fused epilogue as KTUNE_EPILOGUE_* #defines in front
+// of this file (include/ktune/epilogue.h); without one it is the identity.
+#ifndef KTUNE_EPILOGUE
+#define KTUNE_EPILOGUE_PARAMS
+#define KTUNE_EPILOGUE_ARGS
+#define KTUNE_EPILOGUE_BODY \
+  {                         \
+    (void)row;              \
+    (void)col;              \
+    (void)idx;              \
+    return acc;             \
+  }
+#endif
+#define KTUNE_LOAD(ptr, i) to_float((ptr)[i])
+__device__ __forceinline__ float epilogue(int row, int col, long long idx,
+                                          float acc KTUNE_EPILOGUE_PARAMS) KTUNE_EPILOGUE_BODY
 
 }  // namespace ktune_gemm
 
 extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads)
     gemm(ktune_gemm::elem_t* C, const ktune_gemm::elem_t* A, const ktune_gemm::elem_t* B, int M,
-         int N, int K) {
+         int N, int K KTUNE_EPILOGUE_PARAMS) {
   using namespace ktune_gemm;
   // A is stored transposed (k-major) so that the inner loop reads both tiles along a row;
   // the +1 pad spreads the transposing stores over the banks.
@@ -136,7 +146,8 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads)
     for (int j = 0; j < kThreadN; ++j) {
       const int col = block_n + tx + j * kThreadsN;
       if (col < N) {
-        C[static_cast<long long>(row) * N + col] = from_float(epilogue(row, col, acc[i][j]));
+        const long long idx = static_cast<long long>(row) * N + col;
+        C[idx] = from_float(epilogue(row, col, idx, acc[i][j] KTUNE_EPILOGUE_ARGS));
       }
     }
   }

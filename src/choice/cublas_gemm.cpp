@@ -101,8 +101,13 @@ class GemmPlanner {
 // The choice for cuBLAS (library "cublas", algo -1) and for one cuBLASLt heuristic result.
 class CublasGemmChoice final : public Choice {
  public:
-  CublasGemmChoice(std::string name, std::string library, int algo, std::vector<int> bind)
-      : name_(std::move(name)), library_(std::move(library)), algo_(algo), bind_(std::move(bind)) {}
+  CublasGemmChoice(std::string name, std::string library, int algo, std::vector<int> bind,
+                   int library_epilogue = 0)
+      : name_(std::move(name)),
+        library_(std::move(library)),
+        algo_(algo),
+        library_epilogue_(library_epilogue),
+        bind_(std::move(bind)) {}
 
   Kind kind() const override { return Kind::kExtern; }
   const std::string& name() const override { return name_; }
@@ -112,10 +117,15 @@ class CublasGemmChoice final : public Choice {
     h.add(library_ == "cublas" ? cublas_version_text() : cublaslt_version_text());
     h.add(std::int64_t{algo_});
     for (int i : bind_) h.add(std::int64_t{i});
+    if (library_epilogue_ != 0) h.add("epilogue").add(std::int64_t{library_epilogue_});
     return h.hex();
   }
   std::string info() const override {
-    return library_ == "cublas" ? "cublasGemmEx" : fmt::format("cublasLt heuristic #{}", algo_);
+    if (library_ == "cublas") return "cublasGemmEx";
+    if (library_epilogue_ != 0) {
+      return fmt::format("cublasLt heuristic #{} with its epilogue {}", algo_, library_epilogue_);
+    }
+    return fmt::format("cublasLt heuristic #{}", algo_);
   }
   Status supports(const Problem& problem) const override {
     Result<CublasGemmPlan> plan = make_cublas_gemm_plan(problem, bind_, name_);
@@ -136,6 +146,7 @@ class CublasGemmChoice final : public Choice {
     spec.library = library_;
     spec.algo = algo_;
     spec.bind = bind_;
+    spec.library_epilogue = library_epilogue_;
     return spec;
   }
 
@@ -143,6 +154,7 @@ class CublasGemmChoice final : public Choice {
   std::string name_;
   std::string library_;
   int algo_ = -1;
+  int library_epilogue_ = 0;
   std::vector<int> bind_;
 };
 
@@ -151,14 +163,15 @@ class CublasGemmChoice final : public Choice {
 Result<CublasGemmPlan> make_cublas_gemm_plan(const Problem& problem, const std::vector<int>& bind,
                                              std::string_view who) {
   GemmPlanner planner(problem, who);
-  if (bind.size() != 6) {
+  if (bind.size() != 6 && bind.size() != 7) {
     return planner.fail(
-        fmt::format("bind must hold 6 argument indices {{c, a, b, m, n, k}}; got {}", bind.size()));
+        fmt::format("bind must hold 6 or 7 argument indices {{c, a, b, m, n, k[, bias]}}; got {}",
+                    bind.size()));
   }
   for (std::size_t r = 0; r < bind.size(); ++r) {
     if (bind[r] < 0 || static_cast<std::size_t>(bind[r]) >= problem.args.size()) {
       return planner.fail(fmt::format("bind index {} ({}) is outside the problem's {} arguments",
-                                      bind[r], kRoles[r], problem.args.size()));
+                                      bind[r], r < 6 ? kRoles[r] : "bias", problem.args.size()));
     }
   }
   CublasGemmPlan plan;
@@ -189,6 +202,19 @@ Result<CublasGemmPlan> make_cublas_gemm_plan(const Problem& problem, const std::
   plan.ldc = *ldc;
   plan.lda = *lda;
   plan.ldb = *ldb;
+  if (bind.size() == 7) {
+    plan.bias = static_cast<std::size_t>(bind[6]);
+    const ProblemArg& b = problem.args[plan.bias];
+    const TensorSpec want = TensorSpec::contiguous(plan.dtype, {plan.n}, b.tensor.device);
+    if (b.param.role != ArgRole::kIn || b.tensor.device.kind != DeviceKind::kCuda ||
+        b.tensor.sizes != want.sizes || b.tensor.strides != want.strides ||
+        b.tensor.dtype != plan.dtype || b.tensor.offset % 8 != 0) {
+      return planner.fail(
+          fmt::format("'{}' (bias) must be an in buffer of {} contiguous {} on a "
+                      "CUDA device, 16-byte aligned; got {}",
+                      b.param.name, plan.n, dtype_name(plan.dtype), b.tensor.key()));
+    }
+  }
   return plan;
 }
 
@@ -196,13 +222,25 @@ ChoicePtr make_cublas_gemm_choice(std::vector<int> bind) {
   return std::make_unique<CublasGemmChoice>("cublas_gemm", "cublas", -1, std::move(bind));
 }
 
-std::vector<ChoicePtr> make_cublaslt_gemm_choices(std::vector<int> bind, int count) {
+std::vector<ChoicePtr> make_cublaslt_gemm_choices(std::vector<int> bind, int count,
+                                                  int library_epilogue, std::string_view prefix) {
   std::vector<ChoicePtr> out;
   for (int i = 0; i < count; ++i) {
-    out.push_back(
-        std::make_unique<CublasGemmChoice>(fmt::format("cublaslt_algo{}", i), "cublaslt", i, bind));
+    out.push_back(std::make_unique<CublasGemmChoice>(fmt::format("{}_algo{}", prefix, i),
+                                                     "cublaslt", i, bind, library_epilogue));
   }
   return out;
+}
+
+int cublaslt_epilogue_of(const Epilogue& epilogue) {
+  const std::vector<EpilogueOp>& ops = epilogue.ops();
+  const auto is = [&](std::size_t i, EpilogueOpKind k) { return ops[i].kind == k; };
+  if (ops.size() == 1 && is(0, EpilogueOpKind::kBias)) return CUBLASLT_EPILOGUE_BIAS;
+  if (ops.size() == 1 && is(0, EpilogueOpKind::kRelu)) return CUBLASLT_EPILOGUE_RELU;
+  if (ops.size() == 2 && is(0, EpilogueOpKind::kBias) && is(1, EpilogueOpKind::kRelu)) {
+    return CUBLASLT_EPILOGUE_RELU_BIAS;
+  }
+  return 0;
 }
 
 }  // namespace ktune

@@ -29,12 +29,16 @@ struct CublasGemmPlan {
   // Alignment in bytes (a power of two, at most 16) that each view's first element has when its
   // storage starts 16-byte aligned (cuMemAlloc's is 256): what cuBLASLt's heuristic is told.
   std::uint32_t align_c = 16, align_a = 16, align_b = 16;
+  // bind[6] when present: a contiguous vector of n elements of c's dtype added to every row of C
+  // (cuBLASLt's bias epilogue); kNoBias otherwise.
+  static constexpr std::size_t kNoBias = static_cast<std::size_t>(-1);
+  std::size_t bias = kNoBias;
 };
 
-// Checks `problem` against `bind` = {c, a, b, m, n, k} (argument indices): C out or inout, A and
-// B in or inout, one dtype among f32, f16 and bf16, CUDA tensors, 2-D with a unit inner stride
-// and sizes [m,n], [m,k], [k,n]; m, n, k i32 or i64 scalars in [1, INT_MAX]. kInvalidArgument
-// naming `who` and the argument otherwise.
+// Checks `problem` against `bind` = {c, a, b, m, n, k[, bias]} (argument indices): C out or inout,
+// A and B in or inout, one dtype among f32, f16 and bf16, CUDA tensors, 2-D with a unit inner
+// stride and sizes [m,n], [m,k], [k,n]; m, n, k i32 or i64 scalars in [1, INT_MAX].
+// kInvalidArgument naming `who` and the argument otherwise.
 [[nodiscard]] Result<CublasGemmPlan> make_cublas_gemm_plan(const Problem& problem,
                                                            const std::vector<int>& bind,
                                                            std::string_view who);

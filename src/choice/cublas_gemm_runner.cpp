@@ -164,12 +164,13 @@ std::string enum_name(std::uint32_t id, const std::string_view* names, std::size
 class LtRunner final : public CublasGemmRunner {
  public:
   LtRunner(const CublasLtApi& api, const CudaDriver& cu, CublasGemmPlan plan, CUstream stream,
-           int algo)
+           int algo, int epilogue)
       : api_(api),
         workspace_(cu),
         plan_(plan),
         stream_(stream),
         index_(algo),
+        epilogue_(epilogue),
         who_(fmt::format("cublaslt_algo{}", algo)) {}
   ~LtRunner() override {
     if (pref_) (void)api_.MatmulPreferenceDestroy(pref_);
@@ -189,6 +190,13 @@ class LtRunner final : public CublasGemmRunner {
                                                 sizeof no_trans));
     KTUNE_CUBLASLT(api_, MatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans,
                                                 sizeof no_trans));
+    if (epilogue_ != 0) {
+      // The heuristic answers for the epilogue: set before pick_algo(). The bias pointer is
+      // set on each run (the buffers may move between problems).
+      const auto e = static_cast<cublasLtEpilogue_t>(epilogue_);
+      KTUNE_CUBLASLT(api_,
+                     MatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e));
+    }
     // cuBLASLt's A is our B^T [n,k], its B our A^T [k,m], its C and D our C^T [n,m].
     const cudaDataType t = cuda_type(plan_.dtype);
     const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
@@ -224,6 +232,18 @@ class LtRunner final : public CublasGemmRunner {
                                       "algorithm was chosen for",
                                       who_, role, ptr, align));
       }
+    }
+    if ((epilogue_ & CUBLASLT_EPILOGUE_BIAS) != 0) {
+      if (plan_.bias == CublasGemmPlan::kNoBias || args[plan_.bias] == 0) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          fmt::format("{}: a bias epilogue without a bias argument", who_));
+      }
+      const void* bias = device_ptr(args[plan_.bias]);
+      Status b = cublaslt_status(
+          api_,
+          api_.MatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+          "MatmulDescSetAttribute(BIAS_POINTER)");
+      if (!b) return with_where(b.error(), who_);
     }
     const float alpha = 1, beta = 0;
     Status s = cublaslt_status(
@@ -289,6 +309,7 @@ class LtRunner final : public CublasGemmRunner {
   CublasGemmPlan plan_;
   CUstream stream_;
   int index_ = 0;
+  int epilogue_ = 0;  // cublasLtEpilogue_t
   std::string who_;
   std::string info_;
   cublasLtHandle_t handle_ = nullptr;
@@ -316,6 +337,10 @@ Result<std::unique_ptr<CublasGemmRunner>> CublasGemmRunner::create(const LaunchS
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: algo must be >= 0 for cublaslt", who));
   }
+  if (!lt && spec.library_epilogue != 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: library epilogues are cuBLASLt's; cublas has none", who));
+  }
   Result<CublasGemmPlan> plan = make_cublas_gemm_plan(problem, spec.bind, who);
   if (!plan) return std::unexpected(plan.error());
   auto cu = cuda_driver();
@@ -323,7 +348,8 @@ Result<std::unique_ptr<CublasGemmRunner>> CublasGemmRunner::create(const LaunchS
   if (lt) {
     auto api = cublaslt_api();
     if (!api) return with_where(api.error(), who);
-    auto runner = std::make_unique<LtRunner>(**api, **cu, *plan, stream, spec.algo);
+    auto runner =
+        std::make_unique<LtRunner>(**api, **cu, *plan, stream, spec.algo, spec.library_epilogue);
     if (Status s = runner->init(); !s) return with_where(s.error(), who);
     return std::unique_ptr<CublasGemmRunner>(std::move(runner));
   }

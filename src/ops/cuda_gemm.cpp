@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ktune/cublas_choice.h"
+#include "ktune/sequence_choice.h"
 #include "ops/cuda_kernels.h"
 
 namespace ktune {
@@ -35,19 +37,52 @@ std::int64_t param(const Config& config, std::string_view name) {
   return std::get<std::int64_t>(*v);
 }
 
-Signature gemm_signature(DType dtype) {
-  return {{"C", ArgRole::kOut, dtype},          {"A", ArgRole::kIn, dtype},
-          {"B", ArgRole::kIn, dtype},           {"M", ArgRole::kScalar, DType::kI32},
-          {"N", ArgRole::kScalar, DType::kI32}, {"K", ArgRole::kScalar, DType::kI32}};
+Signature gemm_signature(DType dtype, const Epilogue& epilogue) {
+  Signature sig = {{"C", ArgRole::kOut, dtype},          {"A", ArgRole::kIn, dtype},
+                   {"B", ArgRole::kIn, dtype},           {"M", ArgRole::kScalar, DType::kI32},
+                   {"N", ArgRole::kScalar, DType::kI32}, {"K", ArgRole::kScalar, DType::kI32}};
+  for (const EpilogueOperand& o : epilogue.operands()) sig.push_back({o.name, ArgRole::kIn, dtype});
+  return sig;
+}
+
+// "bias_relu", "scale_0_5_gelu": the epilogue in a choice name.
+std::string epilogue_tag(const Epilogue& epilogue) {
+  std::string tag = epilogue.name();
+  for (char& c : tag) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return tag;
+}
+
+// The epilogue's operands of a problem with gemm_signature: contiguous, of C's dtype and device,
+// [N], [M] or [M, N] as Epilogue::problem_args says.
+Status check_operands(std::string_view where, const Problem& p, const Epilogue& epilogue,
+                      std::int64_t m, std::int64_t n) {
+  const std::vector<ProblemArg> want =
+      epilogue.problem_args(p.args[0].tensor.dtype, m, n, p.args[0].tensor.device);
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const TensorSpec& t = p.args[6 + i].tensor;
+    if (t.sizes != want[i].tensor.sizes || t.strides != want[i].tensor.strides) {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("{}: epilogue operand {}; expected contiguous {}, got {}", where,
+                      p.args[6 + i].param.name, want[i].tensor.key(), t.key()));
+    }
+  }
+  return {};
 }
 
 // M, N, K of a problem with gemm_signature (the template checks the signature first), each
 // within the kernels' int range, and A, B, C contiguous row-major of those sizes.
-Result<GemmDims> gemm_dims(std::string_view where, const Problem& p) {
-  if (p.args.size() != 6) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{}: argument count; expected 6 (C, A, B, M, N, K), got {}",
-                                  where, p.args.size()));
+Result<GemmDims> gemm_dims(std::string_view where, const Problem& p,
+                           const Epilogue& epilogue = {}) {
+  const std::size_t want_args = 6 + epilogue.operands().size();
+  if (p.args.size() != want_args) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: argument count; expected {} (C, A, B, M, N, K{}{}), got {}", where,
+                    want_args, want_args > 6 ? " and the epilogue's " : "",
+                    want_args > 6 ? std::to_string(want_args - 6) : "", p.args.size()));
   }
   std::int64_t dims[3];
   for (int i = 0; i < 3; ++i) {
@@ -71,6 +106,9 @@ Result<GemmDims> gemm_dims(std::string_view where, const Problem& p) {
                                     where, p.args[i].param.name, want[i][0], want[i][1], t.key()));
     }
   }
+  if (Status s = check_operands(where, p, epilogue, d.m, d.n); !s) {
+    return std::unexpected(s.error());
+  }
   return d;
 }
 
@@ -85,8 +123,9 @@ std::int64_t mma_threads(const Config& c) {
          32;
 }
 
-Status mma_supports(const std::string& where, const Config& c, const Problem& p) {
-  Result<GemmDims> d = gemm_dims(where, p);
+Status mma_supports(const std::string& where, const Config& c, const Problem& p,
+                    const Epilogue& e) {
+  Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
   // Each 16-byte cp.async copies 8 elements of one row: rows must start 16-byte aligned.
   if (d->n % 8 != 0 || d->k % 8 != 0) {
@@ -118,8 +157,9 @@ Status mma_supports(const std::string& where, const Config& c, const Problem& p)
   return {};
 }
 
-Result<LaunchGeometry> mma_launch(const std::string& where, const Config& c, const Problem& p) {
-  Result<GemmDims> d = gemm_dims(where, p);
+Result<LaunchGeometry> mma_launch(const std::string& where, const Config& c, const Problem& p,
+                                  const Epilogue& e) {
+  Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
   // A 1-D grid over the output tiles; the kernel maps block ids to tiles in groups of GROUP_M
   // block rows. An empty output still launches one block, which exits at once.
@@ -132,8 +172,9 @@ Result<LaunchGeometry> mma_launch(const std::string& where, const Config& c, con
   return g;
 }
 
-Status simt_supports(const std::string& where, const Config& c, const Problem& p) {
-  Result<GemmDims> d = gemm_dims(where, p);
+Status simt_supports(const std::string& where, const Config& c, const Problem& p,
+                     const Epilogue& e) {
+  Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
   if (ceil_div(d->m, param(c, "BLOCK_M")) > kMaxGridY) {
     return make_error(
@@ -143,8 +184,9 @@ Status simt_supports(const std::string& where, const Config& c, const Problem& p
   return {};
 }
 
-Result<LaunchGeometry> simt_launch(const std::string& where, const Config& c, const Problem& p) {
-  Result<GemmDims> d = gemm_dims(where, p);
+Result<LaunchGeometry> simt_launch(const std::string& where, const Config& c, const Problem& p,
+                                   const Epilogue& e) {
+  Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
   const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
   LaunchGeometry g;
@@ -214,40 +256,74 @@ std::string with_dtype(std::string_view source, int dtype_code) {
   return fmt::format("#define DTYPE {}\n{}", dtype_code, source);
 }
 
-std::shared_ptr<KernelTemplate> mma_template(DType dtype) {
-  const std::string name = fmt::format("cuda_gemm_mma_{}", dtype_name(dtype));
+int dtype_code(DType dtype) { return dtype == DType::kF16 ? 0 : dtype == DType::kBF16 ? 1 : 2; }
+
+// "cuda_gemm_mma_bf16", with the epilogue's tag when there is one.
+std::string template_name(std::string_view kind, DType dtype, const Epilogue& e) {
+  return e.empty() ? fmt::format("cuda_{}_{}", kind, dtype_name(dtype))
+                   : fmt::format("cuda_{}_{}_{}", kind, dtype_name(dtype), epilogue_tag(e));
+}
+
+// The template's source: the dtype and, for a fused epilogue, its hook's #defines in front.
+std::string render_source(std::string_view source, DType dtype, const Epilogue& e) {
+  if (e.empty()) return with_dtype(source, dtype_code(dtype));
+  return with_dtype(
+      e.render_defines("const ktune_gemm::elem_t* __restrict__", EpilogueLanguage::kCuda) +
+          std::string(source),
+      dtype_code(dtype));
+}
+
+std::shared_ptr<KernelTemplate> mma_template(DType dtype, const Epilogue& e) {
+  const std::string name = template_name("gemm_mma", dtype, e);
   KernelTemplateDesc desc;
   desc.name = name;
-  desc.source = with_dtype(cuda_gemm_mma_source(), dtype == DType::kBF16 ? 1 : 0);
+  desc.source = render_source(cuda_gemm_mma_source(), dtype, e);
   desc.entry = "gemm";
-  desc.signature = gemm_signature(dtype);
-  desc.launch = [name](const Config& c, const Problem& p) { return mma_launch(name, c, p); };
-  desc.supports = [name](const Config& c, const Problem& p) { return mma_supports(name, c, p); };
+  desc.signature = gemm_signature(dtype, e);
+  desc.launch = [name, e](const Config& c, const Problem& p) { return mma_launch(name, c, p, e); };
+  desc.supports = [name, e](const Config& c, const Problem& p) {
+    return mma_supports(name, c, p, e);
+  };
   return KernelTemplate::create(std::move(desc), mma_space());
 }
 
-std::shared_ptr<KernelTemplate> simt_template(DType dtype) {
-  const std::string name = fmt::format("cuda_gemm_simt_{}", dtype_name(dtype));
-  const int code = dtype == DType::kF16 ? 0 : dtype == DType::kBF16 ? 1 : 2;
+std::shared_ptr<KernelTemplate> simt_template(DType dtype, const Epilogue& e) {
+  const std::string name = template_name("gemm_simt", dtype, e);
   KernelTemplateDesc desc;
   desc.name = name;
-  desc.source = with_dtype(cuda_gemm_simt_source(), code);
+  desc.source = render_source(cuda_gemm_simt_source(), dtype, e);
   desc.entry = "gemm";
-  desc.signature = gemm_signature(dtype);
-  desc.launch = [name](const Config& c, const Problem& p) { return simt_launch(name, c, p); };
-  desc.supports = [name](const Config& c, const Problem& p) { return simt_supports(name, c, p); };
+  desc.signature = gemm_signature(dtype, e);
+  desc.launch = [name, e](const Config& c, const Problem& p) { return simt_launch(name, c, p, e); };
+  desc.supports = [name, e](const Config& c, const Problem& p) {
+    return simt_supports(name, c, p, e);
+  };
   return KernelTemplate::create(std::move(desc), simt_space());
+}
+
+// 256 threads, each on one 16-byte chunk per grid-stride step; at most 2^16 blocks.
+Result<LaunchGeometry> epilogue_launch(const std::string& where, const Problem& p,
+                                       const Epilogue& e) {
+  Result<GemmDims> d = gemm_dims(where, p, e);
+  if (!d) return std::unexpected(d.error());
+  const std::int64_t per_chunk = 16 / static_cast<std::int64_t>(dtype_size(p.args[0].tensor.dtype));
+  const std::int64_t blocks = ceil_div(d->m * d->n, per_chunk * 256);
+  LaunchGeometry g;
+  g.grid = {static_cast<std::uint64_t>(std::clamp<std::int64_t>(blocks, 1, 65536)), 1, 1};
+  g.block = {256, 1, 1};
+  return g;
 }
 
 }  // namespace
 
 Problem cuda_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
-                          int device_index) {
+                          int device_index, const Epilogue& epilogue) {
   const Device device{DeviceKind::kCuda, device_index};
-  const Signature sig = gemm_signature(dtype);
+  const Signature sig = gemm_signature(dtype, epilogue);
   Problem p;
   p.op = "gemm";
   p.name = fmt::format("M={},N={},K={},{}", m, n, k, dtype_name(dtype));
+  if (!epilogue.empty()) p.name += "," + epilogue.name();
   p.args = {
       {sig[0], TensorSpec::contiguous(dtype, {m, n}, device), {}},
       {sig[1], TensorSpec::contiguous(dtype, {m, k}, device), {}},
@@ -256,25 +332,43 @@ Problem cuda_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType 
       {sig[4], {}, n},
       {sig[5], {}, k},
   };
+  for (ProblemArg& a : epilogue.problem_args(dtype, m, n, device)) p.args.push_back(std::move(a));
   return p;
 }
 
-std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype) {
+std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype,
+                                                                 const Epilogue& epilogue) {
   switch (dtype) {
     case DType::kF16:
     case DType::kBF16:
-      return {mma_template(dtype), simt_template(dtype)};
+      return {mma_template(dtype, epilogue), simt_template(dtype, epilogue)};
     case DType::kF32:
-      return {simt_template(dtype)};
+      return {simt_template(dtype, epilogue)};
     default:
       return {};
   }
 }
 
+std::shared_ptr<KernelTemplate> cuda_epilogue_template(DType dtype, const Epilogue& epilogue) {
+  if (epilogue.empty() || cuda_gemm_templates(dtype).empty()) return nullptr;
+  const std::string name = template_name("epilogue", dtype, epilogue);
+  KernelTemplateDesc desc;
+  desc.name = name;
+  desc.source = render_source(cuda_epilogue_source(), dtype, epilogue);
+  desc.entry = "gemm_epilogue";
+  desc.signature = gemm_signature(dtype, epilogue);
+  desc.launch = [name, epilogue](const Config&, const Problem& p) {
+    return epilogue_launch(name, p, epilogue);
+  };
+  Result<SearchSpace> space = SearchSpace::create({}, {});
+  KTUNE_CHECK(space.has_value());
+  return KernelTemplate::create(std::move(desc), std::move(*space));
+}
+
 CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const Problem* problem,
-                                        bool with_simt) {
+                                        bool with_simt, const Epilogue& epilogue) {
   CudaGemmCandidates out;
-  std::vector<std::shared_ptr<KernelTemplate>> templates = cuda_gemm_templates(dtype);
+  std::vector<std::shared_ptr<KernelTemplate>> templates = cuda_gemm_templates(dtype, epilogue);
   if (templates.empty()) return out;
   bool tensor_cores_serve = false;
   for (const std::shared_ptr<KernelTemplate>& t : templates) {
@@ -286,11 +380,35 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
     }
   }
   const std::vector<int> bind = {0, 1, 2, 3, 4, 5};  // C, A, B, M, N, K
-  out.candidates.push_back(make_cublas_gemm_choice(bind));
-  for (ChoicePtr& c : make_cublaslt_gemm_choices(bind, cublaslt_algos)) {
-    out.candidates.push_back(std::move(c));
+  if (epilogue.empty()) {
+    out.candidates.push_back(make_cublas_gemm_choice(bind));
+    for (ChoicePtr& c : make_cublaslt_gemm_choices(bind, cublaslt_algos)) {
+      out.candidates.push_back(std::move(c));
+    }
+    out.reference = make_cublas_gemm_choice(bind);
+    return out;
   }
-  out.reference = make_cublas_gemm_choice(bind);
+  // The unfused pairs: each library GEMM followed by the separate epilogue kernel.
+  const std::shared_ptr<KernelTemplate> separate = cuda_epilogue_template(dtype, epilogue);
+  const auto pair = [&](ChoicePtr gemm) {
+    std::string name = gemm->name() + "+epilogue";
+    return make_sequence_choice(std::move(name), std::move(gemm), separate->choice(Config{}));
+  };
+  out.candidates.push_back(pair(make_cublas_gemm_choice(bind)));
+  for (ChoicePtr& c : make_cublaslt_gemm_choices(bind, cublaslt_algos)) {
+    out.candidates.push_back(pair(std::move(c)));
+  }
+  // cuBLASLt's own fused epilogue, where it has this one.
+  if (const int lt = cublaslt_epilogue_of(epilogue); lt != 0) {
+    std::vector<int> lt_bind = bind;
+    const std::vector<EpilogueOperand> ops = epilogue.operands();
+    if (!ops.empty()) lt_bind.push_back(6);  // the bias: the only operand cuBLASLt takes
+    for (ChoicePtr& c : make_cublaslt_gemm_choices(
+             lt_bind, cublaslt_algos, lt, fmt::format("cublaslt_{}", epilogue_tag(epilogue)))) {
+      out.candidates.push_back(std::move(c));
+    }
+  }
+  out.reference = pair(make_cublas_gemm_choice(bind));
   return out;
 }
 

@@ -10,5 +10,7 @@ namespace ktune {
 [[nodiscard]] std::string_view cuda_gemm_mma_source();
 // kernels/cuda/gemm_simt.cu: portable GEMM (f16, bf16, f32; any GPU, any shape).
 [[nodiscard]] std::string_view cuda_gemm_simt_source();
+// kernels/cuda/epilogue.cu: a GEMM epilogue applied to C in place (after a library GEMM).
+[[nodiscard]] std::string_view cuda_epilogue_source();
 
 }  // namespace ktune

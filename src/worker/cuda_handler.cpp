@@ -48,10 +48,13 @@ bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::
 
 // Everything of a LaunchSpec, as text: the identity of a reference in the prepared problem's key.
 std::string launch_key(const LaunchSpec& s) {
-  return fmt::format("{} {} {} grid={} block={} shared={} {} algo={} bind={}",
-                     launch_kind_name(s.kind), s.artifact.string(), s.entry, fmt::join(s.grid, ","),
-                     fmt::join(s.block, ","), s.shared_bytes, s.library, s.algo,
-                     fmt::join(s.bind, ","));
+  std::string key =
+      fmt::format("{} {} {} grid={} block={} shared={} {} algo={} bind={} epilogue={}",
+                  launch_kind_name(s.kind), s.artifact.string(), s.entry, fmt::join(s.grid, ","),
+                  fmt::join(s.block, ","), s.shared_bytes, s.library, s.algo,
+                  fmt::join(s.bind, ","), s.library_epilogue);
+  for (const LaunchSpec& t : s.then) key += " then " + launch_key(t);
+  return key;
 }
 
 // How one request ends, before it becomes the response.
@@ -87,6 +90,7 @@ struct Launcher {
   std::shared_ptr<CudaKernel> kernel;
   std::shared_ptr<CublasGemmRunner> runner;
   LaunchGeometry geometry;
+  std::vector<Launcher> then;  // enqueued after this one (LaunchSpec::then)
 };
 
 class CudaHandler final : public DeviceHandler {
@@ -108,6 +112,7 @@ class CudaHandler final : public DeviceHandler {
   Status open();
   Status open_device();
   Result<Launcher> launcher(const LaunchSpec& spec, const Problem& problem);
+  Result<Launcher> launcher_alone(const LaunchSpec& spec, const Problem& problem);
   Status enqueue(const Launcher& l, CudaProblemBuffers& buffers);
   Verdict device_failure(const std::string& message);
   // The checker, created on first use; null where it cannot be (the host checks stand in).
@@ -228,6 +233,17 @@ Verdict CudaHandler::serve(const BenchmarkRequest& request, BenchmarkResponse* r
 }
 
 Result<Launcher> CudaHandler::launcher(const LaunchSpec& spec, const Problem& problem) {
+  Result<Launcher> first = launcher_alone(spec, problem);
+  if (!first) return first;
+  for (const LaunchSpec& t : spec.then) {
+    Result<Launcher> next = launcher(t, problem);
+    if (!next) return next;
+    first->then.push_back(std::move(*next));
+  }
+  return first;
+}
+
+Result<Launcher> CudaHandler::launcher_alone(const LaunchSpec& spec, const Problem& problem) {
   Launcher l;
   switch (spec.kind) {
     case LaunchKind::kCudaCubin: {
@@ -273,11 +289,14 @@ Result<Launcher> CudaHandler::launcher(const LaunchSpec& spec, const Problem& pr
 }
 
 Status CudaHandler::enqueue(const Launcher& l, CudaProblemBuffers& buffers) {
-  if (l.kernel) {
-    return cuda_status(*cu_, l.kernel->launch(l.geometry, stream_, buffers.params()),
-                       "LaunchKernel");
+  Status s = l.kernel ? cuda_status(*cu_, l.kernel->launch(l.geometry, stream_, buffers.params()),
+                                    "LaunchKernel")
+                      : l.runner->run(buffers.device_args());
+  for (const Launcher& t : l.then) {
+    if (!s) break;
+    s = enqueue(t, buffers);
   }
-  return l.runner->run(buffers.device_args());
+  return s;
 }
 
 Verdict CudaHandler::device_failure(const std::string& message) {

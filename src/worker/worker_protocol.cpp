@@ -318,6 +318,8 @@ BenchOptions decode_bench(Reader& r, const json& obj, const std::string& at) {
 }
 
 json encode_launch(const LaunchSpec& l) {
+  json then = json::array();
+  for (const LaunchSpec& t : l.then) then.push_back(encode_launch(t));
   return {{"kind", launch_kind_name(l.kind)},
           {"artifact", l.artifact.string()},
           {"entry", l.entry},
@@ -326,7 +328,9 @@ json encode_launch(const LaunchSpec& l) {
           {"shared_bytes", l.shared_bytes},
           {"library", l.library},
           {"algo", l.algo},
-          {"bind", l.bind}};
+          {"bind", l.bind},
+          {"library_epilogue", l.library_epilogue},
+          {"then", then}};
 }
 
 std::array<std::uint64_t, 3> decode_dims(Reader& r, const json& obj, const std::string& at,
@@ -363,6 +367,12 @@ LaunchSpec decode_launch(Reader& r, const json& obj, const std::string& at) {
   l.library = r.str(obj, at, "library");
   l.algo = r.i32(obj, at, "algo");
   for (std::int64_t v : decode_i64s(r, obj, at, "bind")) l.bind.push_back(static_cast<int>(v));
+  l.library_epilogue = r.i32(obj, at, "library_epilogue");
+  if (const json* then = r.array(obj, at, "then")) {
+    for (std::size_t i = 0; i < then->size(); ++i) {
+      l.then.push_back(decode_launch(r, (*then)[i], Reader::index(Reader::sub(at, "then"), i)));
+    }
+  }
   return l;
 }
 

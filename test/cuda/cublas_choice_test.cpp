@@ -184,8 +184,9 @@ TEST(CublasChoice, RejectsWhatItCannotRun) {
   EXPECT_THAT(rejection(input_c), HasSubstr("'C' (c) must be an out or inout buffer; got in"));
   EXPECT_THAT(rejection(gemm_problem(DType::kF16, 0, 8, 8)),
               HasSubstr("'M' (m) must hold an integer in [1, 2147483647]"));
-  EXPECT_THAT(rejection(gemm_problem(DType::kF16, 8, 8, 8), {0, 1, 2, 3, 4}),
-              HasSubstr("bind must hold 6 argument indices {c, a, b, m, n, k}; got 5"));
+  EXPECT_THAT(
+      rejection(gemm_problem(DType::kF16, 8, 8, 8), {0, 1, 2, 3, 4}),
+      HasSubstr("bind must hold 6 or 7 argument indices {c, a, b, m, n, k[, bias]}; got 5"));
   EXPECT_THAT(rejection(gemm_problem(DType::kF16, 8, 8, 8), {0, 1, 2, 3, 4, 6}),
               HasSubstr("bind index 6 (k) is outside the problem's 6 arguments"));
   EXPECT_THAT(rejection(gemm_problem(DType::kF16, 8, 8, 8), {0, 1, 2, 1, 4, 5}),
@@ -257,7 +258,7 @@ TEST(CublasRunner, RejectsABadLaunchSpecBeforeTouchingTheGpu) {
   spec.bind = {0, 1, 2};
   r = CublasGemmRunner::create(spec, p, nullptr);
   ASSERT_FALSE(r);
-  EXPECT_THAT(r.error().message, HasSubstr("bind must hold 6 argument indices"));
+  EXPECT_THAT(r.error().message, HasSubstr("bind must hold 6 or 7 argument indices"));
 }
 
 // The device, its primary context (current while the object lives), a stream and allocations.

@@ -19,6 +19,7 @@ namespace {
 struct GemmFlags {
   std::int64_t m = 0, n = 0, k = 0;
   std::string dtype = "bf16";
+  std::string epilogue = "none";
   int device = 0;
   std::string arch;
   bool compile_only = false;
@@ -53,7 +54,8 @@ double tflops(const GemmFlags& f, double ns) {
 int compile_only(const GemmFlags& f, const CudaBackend& backend, std::vector<ChoicePtr>& choices) {
   int failed = 0, compiled = 0;
   for (ChoicePtr& c : choices) {
-    if (c->kind() != Choice::Kind::kTemplate) continue;
+    // Templates, and library GEMMs paired with the separate epilogue kernel (its compile).
+    if (c->kind() != Choice::Kind::kTemplate && !c->name().ends_with("+epilogue")) continue;
     if (Status s = c->compile(backend); !s) {
       fmt::print(stderr, "error: {}: {}\n", c->name(), s.error().message);
       ++failed;
@@ -61,10 +63,30 @@ int compile_only(const GemmFlags& f, const CudaBackend& backend, std::vector<Cho
       ++compiled;
     }
   }
-  fmt::print("Compiled {} template candidates for {} ({} failed)\n", compiled, backend.arch(),
-             failed);
+  fmt::print("Compiled {} candidates for {} ({} failed)\n", compiled, backend.arch(), failed);
   (void)f;
   return failed ? kExitError : 0;
+}
+
+// The fastest valid candidate of each kind against the pick: our templates, the library GEMMs
+// (with the separate epilogue kernel when there is an epilogue) and cuBLASLt's fused epilogues.
+void print_groups(const TuningRecord& record, double pick_ns) {
+  struct Group {
+    const char* title;
+    const CandidateRecord* best = nullptr;
+  };
+  Group groups[] = {{"best template"}, {"best library GEMM"}, {"best cuBLASLt fused epilogue"}};
+  for (const CandidateRecord& c : record.candidates) {
+    if (c.outcome != Outcome::kOk || !c.stats) continue;
+    const bool library = c.name.starts_with("cublas_gemm") || c.name.starts_with("cublaslt_algo");
+    Group& g = c.name.starts_with("cuda_gemm_") ? groups[0] : library ? groups[1] : groups[2];
+    if (!g.best || c.stats->median_ns < g.best->stats->median_ns) g.best = &c;
+  }
+  for (const Group& g : groups) {
+    if (!g.best) continue;
+    fmt::print("  {}: {} ({:.4f} ms); pick / it: {:.3f}\n", g.title, g.best->name,
+               g.best->stats->median_ns / 1e6, pick_ns / g.best->stats->median_ns);
+  }
 }
 
 int run_gemm(const GemmFlags& f, const CliContext& ctx) {
@@ -78,6 +100,11 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: --m, --n, --k: expected sizes >= 1, got {}x{}x{}\n", f.m, f.n, f.k);
     return kExitUsage;
   }
+  auto epilogue = Epilogue::parse(f.epilogue);
+  if (!epilogue) {
+    fmt::print(stderr, "error: --epilogue: {}\n", epilogue.error().message);
+    return kExitUsage;
+  }
   CudaCompileOptions copts;
   copts.arch = f.arch;
   copts.device = f.device;
@@ -86,8 +113,9 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: {}\n", backend.error().message);
     return kExitError;
   }
-  const Problem problem = cuda_gemm_problem(f.m, f.n, f.k, *dtype, f.device);
-  CudaGemmCandidates set = cuda_gemm_candidates(*dtype, f.cublaslt_algos, &problem, f.simt);
+  const Problem problem = cuda_gemm_problem(f.m, f.n, f.k, *dtype, f.device, *epilogue);
+  CudaGemmCandidates set =
+      cuda_gemm_candidates(*dtype, f.cublaslt_algos, &problem, f.simt, *epilogue);
   if (f.compile_only) return compile_only(f, *backend, set.candidates);
 
   std::unique_ptr<TuningCache> cache;
@@ -130,13 +158,15 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   const double pick_ns = pick.stats ? pick.stats->median_ns : 0;
   fmt::print("Pick: {} at {:.1f} TFLOP/s ({:.4f} ms)\n", pick.name, tflops(f, pick_ns),
              pick_ns / 1e6);
+  const std::string cublas_name = epilogue->empty() ? "cublas_gemm" : "cublas_gemm+epilogue";
   for (const CandidateRecord& c : sel->record.candidates) {
-    if (c.name == "cublas_gemm" && c.stats) {
-      fmt::print("cuBLAS: {:.1f} TFLOP/s ({:.4f} ms); pick / cuBLAS time: {:.3f}\n",
-                 tflops(f, c.stats->median_ns), c.stats->median_ns / 1e6,
-                 pick_ns / c.stats->median_ns);
+    if (c.name == cublas_name && c.stats) {
+      fmt::print("cuBLAS{}: {:.1f} TFLOP/s ({:.4f} ms); pick / cuBLAS time: {:.3f}\n",
+                 epilogue->empty() ? "" : " + separate epilogue", tflops(f, c.stats->median_ns),
+                 c.stats->median_ns / 1e6, pick_ns / c.stats->median_ns);
     }
   }
+  print_groups(sel->record, pick_ns);
 
   if (f.regret_rounds > 0 && !sel->from_cache) {
     // The pick against the fastest candidates, measured again side by side: every valid
@@ -196,6 +226,10 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--dtype", f->dtype, "bf16, f16 or f32 (fp32 accumulation)")
       ->capture_default_str();
   cmd->add_option("--device", f->device, "CUDA device index")->capture_default_str();
+  cmd->add_option("--epilogue", f->epilogue,
+                  "Fused after the GEMM, in order: bias, rowbias, scale=S, relu, gelu, silu, "
+                  "residual (comma-separated; e.g. bias,relu)")
+      ->capture_default_str();
   cmd->add_flag("--simt", f->simt,
                 "Also tune the SIMT template where the tensor-core one serves (f16, bf16)");
   cmd->add_option("--arch", f->arch,

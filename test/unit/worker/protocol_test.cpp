@@ -35,6 +35,15 @@ BenchmarkRequest full_request() {
   q.id = (std::uint64_t{1} << 63) + 17;  // beyond int64
   q.candidate = "matmul_TILE_M32 \"quoted\" é";
   q.launch.artifact = "/cache/ab/abcdef.so";
+  // A library GEMM with its own epilogue, then a kernel: LaunchSpec::then nests.
+  LaunchSpec then;
+  then.kind = LaunchKind::kCudaCubin;
+  then.artifact = "/cache/cd/epilogue.cubin";
+  then.entry = "gemm_epilogue";
+  then.grid = {64, 1, 1};
+  then.block = {256, 1, 1};
+  q.launch.then = {then, then};
+  q.launch.then[1].library_epilogue = 6;
   q.problem.op = "matmul";
   q.problem.name = "M=3,N=4";
   TensorSpec strided;
