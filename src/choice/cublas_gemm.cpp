@@ -123,7 +123,12 @@ class CublasGemmChoice final : public Choice {
   std::string info() const override {
     if (library_ == "cublas") return "cublasGemmEx";
     if (library_epilogue_ != 0) {
-      return fmt::format("cublasLt heuristic #{} with its epilogue {}", algo_, library_epilogue_);
+      const char* what = library_epilogue_ == CUBLASLT_EPILOGUE_RELU_BIAS ? "RELU_BIAS"
+                         : library_epilogue_ == CUBLASLT_EPILOGUE_BIAS    ? "BIAS"
+                         : library_epilogue_ == CUBLASLT_EPILOGUE_RELU    ? "RELU"
+                                                                          : "other";
+      return fmt::format("cublasLt heuristic #{} with its epilogue {} ({})", algo_, what,
+                         library_epilogue_);
     }
     return fmt::format("cublasLt heuristic #{}", algo_);
   }
