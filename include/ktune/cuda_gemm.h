@@ -1,6 +1,7 @@
 // The built-in CUDA GEMM: row-major C[M,N] = A[M,K] * B[K,N], A, B and C of one dtype (f16,
 // bf16 or f32), fp32 accumulation. Its problem, its kernel templates (kernels/cuda/gemm_mma.cu:
-// tensor cores, f16/bf16, sm_80+; kernels/cuda/gemm_simt.cu: any GPU, any shape) and the
+// tensor cores, f16/bf16, sm_80+; kernels/cuda/gemm_wgmma.cu: Hopper's warp-group MMA,
+// f16/bf16, sm_90a; kernels/cuda/gemm_simt.cu: any GPU, any shape) and the
 // candidate set that adds cuBLAS and cuBLASLt, with cuBLAS as the reference.
 // Kernel arguments, in order: C (out), A (in), B (in), M, N, K (i32 scalars).
 #pragma once
@@ -26,14 +27,16 @@ inline constexpr std::uint32_t kCudaGemmMaxSharedBytes = 227 * 1024;
 [[nodiscard]] Problem cuda_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
                                         int device_index = 0, const Epilogue& epilogue = {});
 
-// The templates for `dtype`: "cuda_gemm_mma_<dtype>" (f16 and bf16 only) then
-// "cuda_gemm_simt_<dtype>"; empty for a dtype other than f16, bf16, f32. Each has a launch hook
-// (grid, block threads, dynamic shared bytes) and a supports hook (MMA: N % 8 == 0, K % 8 == 0,
-// buffers 16-byte aligned; both: contiguous row-major tensors of the problem's sizes).
+// The templates for `dtype`: "cuda_gemm_mma_<dtype>" (f16 and bf16 only), with `hopper` then
+// "cuda_gemm_wgmma_<dtype>" (kernels/cuda/gemm_wgmma.cu, f16 and bf16, compiles for sm_90a
+// only: pass `hopper` for a backend whose arch is "sm_90a"), then "cuda_gemm_simt_<dtype>";
+// empty for a dtype other than f16, bf16, f32. Each has a launch hook (grid, block threads,
+// dynamic shared bytes) and a supports hook (MMA and wgmma: N % 8 == 0, K % 8 == 0, buffers
+// 16-byte aligned; all: contiguous row-major tensors of the problem's sizes).
 // With an epilogue, the templates have it fused into their store (include/ktune/epilogue.h),
 // take its operands after K, and are named "cuda_gemm_mma_<dtype>_<epilogue>".
 [[nodiscard]] std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(
-    DType dtype, const Epilogue& epilogue = {});
+    DType dtype, const Epilogue& epilogue = {}, bool hopper = false);
 
 // kernels/cuda/epilogue.cu for `epilogue`: C updated in place, after a library GEMM; one
 // config. Null for an empty epilogue or a dtype without templates.
@@ -53,9 +56,11 @@ struct CudaGemmCandidates {
 // epilogue kernel ("cublas_gemm+epilogue", "cublaslt_algo3+epilogue"), and cuBLASLt's own fused
 // epilogue where it has this one ("cublaslt_bias_relu_algo0"); the reference is cuBLAS followed
 // by the separate epilogue, so every fused candidate is checked against the unfused pair.
+// `hopper` adds the wgmma template (see cuda_gemm_templates).
 [[nodiscard]] CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos = 8,
                                                       const Problem* problem = nullptr,
                                                       bool with_simt = false,
-                                                      const Epilogue& epilogue = {});
+                                                      const Epilogue& epilogue = {},
+                                                      bool hopper = false);
 
 }  // namespace ktune

@@ -1,5 +1,5 @@
-// The built-in CUDA GEMM: problem, the MMA and SIMT templates with their search spaces and
-// hooks, and the candidate set with cuBLAS and cuBLASLt.
+// The built-in CUDA GEMM: problem, the MMA, wgmma (Hopper) and SIMT templates with their search
+// spaces and hooks, and the candidate set with cuBLAS and cuBLASLt.
 #include "ktune/cuda_gemm.h"
 
 #include <fmt/format.h>
@@ -123,8 +123,11 @@ std::int64_t mma_threads(const Config& c) {
          32;
 }
 
-Status mma_supports(const std::string& where, const Config& c, const Problem& p,
-                    const Epilogue& e) {
+// What both tensor-core templates need: 16-byte rows (N, K and offsets multiples of 8
+// elements), `shared_bytes` within the opt-in maximum, and a grid of at most 2^31-1 blocks.
+Status aligned_rows_supports(const std::string& where, const Problem& p, const Epilogue& e,
+                             std::uint32_t shared_bytes, std::int64_t block_m,
+                             std::int64_t block_n) {
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
   // Each 16-byte cp.async copies 8 elements of one row: rows must start 16-byte aligned.
@@ -142,19 +145,24 @@ Status mma_supports(const std::string& where, const Config& c, const Problem& p,
                                     where, p.args[i].param.name, p.args[i].tensor.offset));
     }
   }
-  if (mma_shared_bytes(c) > kCudaGemmMaxSharedBytes) {
+  if (shared_bytes > kCudaGemmMaxSharedBytes) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: shared memory; expected at most {} bytes, got {}", where,
-                                  kCudaGemmMaxSharedBytes, mma_shared_bytes(c)));
+                                  kCudaGemmMaxSharedBytes, shared_bytes));
   }
-  const std::int64_t blocks =
-      ceil_div(d->m, param(c, "BLOCK_M")) * ceil_div(d->n, param(c, "BLOCK_N"));
+  const std::int64_t blocks = ceil_div(d->m, block_m) * ceil_div(d->n, block_n);
   if (blocks > kMaxInt32) {
     return make_error(
         ErrorCode::kInvalidArgument,
         fmt::format("{}: grid; expected at most 2^31-1 blocks, got {}", where, blocks));
   }
   return {};
+}
+
+Status mma_supports(const std::string& where, const Config& c, const Problem& p,
+                    const Epilogue& e) {
+  return aligned_rows_supports(where, p, e, mma_shared_bytes(c), param(c, "BLOCK_M"),
+                               param(c, "BLOCK_N"));
 }
 
 Result<LaunchGeometry> mma_launch(const std::string& where, const Config& c, const Problem& p,
@@ -169,6 +177,35 @@ Result<LaunchGeometry> mma_launch(const std::string& where, const Config& c, con
   g.grid = {static_cast<std::uint64_t>(std::max<std::int64_t>(blocks, 1)), 1, 1};
   g.block = {static_cast<std::uint64_t>(mma_threads(c)), 1, 1};
   g.shared_bytes = mma_shared_bytes(c);
+  return g;
+}
+
+// The wgmma template's tiles plus 1024 bytes, so that the kernel can align them to the
+// 1024-byte period of the 128-byte swizzle.
+std::uint32_t wgmma_shared_bytes(const Config& c) {
+  const std::int64_t bytes =
+      param(c, "STAGES") * (param(c, "BLOCK_M") + param(c, "BLOCK_N")) * param(c, "BLOCK_K") * 2 +
+      1024;
+  return static_cast<std::uint32_t>(bytes);
+}
+
+Status wgmma_supports(const std::string& where, const Config& c, const Problem& p,
+                      const Epilogue& e) {
+  return aligned_rows_supports(where, p, e, wgmma_shared_bytes(c), param(c, "BLOCK_M"),
+                               param(c, "BLOCK_N"));
+}
+
+// As mma_launch, with 128 threads per warp group.
+Result<LaunchGeometry> wgmma_launch(const std::string& where, const Config& c, const Problem& p,
+                                    const Epilogue& e) {
+  Result<GemmDims> d = gemm_dims(where, p, e);
+  if (!d) return std::unexpected(d.error());
+  const std::int64_t blocks =
+      ceil_div(d->m, param(c, "BLOCK_M")) * ceil_div(d->n, param(c, "BLOCK_N"));
+  LaunchGeometry g;
+  g.grid = {static_cast<std::uint64_t>(std::max<std::int64_t>(blocks, 1)), 1, 1};
+  g.block = {static_cast<std::uint64_t>(param(c, "WARPGROUPS") * 128), 1, 1};
+  g.shared_bytes = wgmma_shared_bytes(c);
   return g;
 }
 
@@ -231,6 +268,31 @@ SearchSpace mma_space() {
   return std::move(*space);
 }
 
+// 10 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
+// thread (an m64 x 256 or two m64 x 128 tiles), pipelines 4 or 5 tiles deep.
+SearchSpace wgmma_space() {
+  std::vector<Param> params = {
+      {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
+      {"BLOCK_N", {std::int64_t{128}, std::int64_t{256}}},
+      {"BLOCK_K", {std::int64_t{64}}},
+      {"WARPGROUPS", {std::int64_t{1}, std::int64_t{2}}},
+      {"STAGES", {std::int64_t{4}, std::int64_t{5}}},
+      {"GROUP_M", {std::int64_t{8}}},
+  };
+  std::vector<std::string> restrictions = {
+      // Each warp group owns BLOCK_M / WARPGROUPS rows: whole m64 MMAs.
+      "BLOCK_M % (64 * WARPGROUPS) == 0",
+      // Registers: at most 128 fp32 accumulators per thread (BLOCK_N / 2 per m64 tile).
+      "(BLOCK_M / (64 * WARPGROUPS)) * BLOCK_N <= 256",
+      // Shared memory: the H100's opt-in maximum (kCudaGemmMaxSharedBytes), with the 1024
+      // bytes of alignment slack.
+      "STAGES * (BLOCK_M + BLOCK_N) * BLOCK_K * 2 + 1024 <= 232448",
+  };
+  Result<SearchSpace> space = SearchSpace::create(std::move(params), std::move(restrictions));
+  KTUNE_CHECK(space.has_value());
+  return std::move(*space);
+}
+
 // 8 configs for the SIMT kernel: square block tiles of 64 to 256 threads.
 SearchSpace simt_space() {
   std::vector<Param> params = {
@@ -287,6 +349,22 @@ std::shared_ptr<KernelTemplate> mma_template(DType dtype, const Epilogue& e) {
   return KernelTemplate::create(std::move(desc), mma_space());
 }
 
+std::shared_ptr<KernelTemplate> wgmma_template(DType dtype, const Epilogue& e) {
+  const std::string name = template_name("gemm_wgmma", dtype, e);
+  KernelTemplateDesc desc;
+  desc.name = name;
+  desc.source = render_source(cuda_gemm_wgmma_source(), dtype, e);
+  desc.entry = "gemm";
+  desc.signature = gemm_signature(dtype, e);
+  desc.launch = [name, e](const Config& c, const Problem& p) {
+    return wgmma_launch(name, c, p, e);
+  };
+  desc.supports = [name, e](const Config& c, const Problem& p) {
+    return wgmma_supports(name, c, p, e);
+  };
+  return KernelTemplate::create(std::move(desc), wgmma_space());
+}
+
 std::shared_ptr<KernelTemplate> simt_template(DType dtype, const Epilogue& e) {
   const std::string name = template_name("gemm_simt", dtype, e);
   KernelTemplateDesc desc;
@@ -337,10 +415,15 @@ Problem cuda_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType 
 }
 
 std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype,
-                                                                 const Epilogue& epilogue) {
+                                                                 const Epilogue& epilogue,
+                                                                 bool hopper) {
   switch (dtype) {
     case DType::kF16:
     case DType::kBF16:
+      if (hopper) {
+        return {mma_template(dtype, epilogue), wgmma_template(dtype, epilogue),
+                simt_template(dtype, epilogue)};
+      }
       return {mma_template(dtype, epilogue), simt_template(dtype, epilogue)};
     case DType::kF32:
       return {simt_template(dtype, epilogue)};
@@ -366,9 +449,10 @@ std::shared_ptr<KernelTemplate> cuda_epilogue_template(DType dtype, const Epilog
 }
 
 CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const Problem* problem,
-                                        bool with_simt, const Epilogue& epilogue) {
+                                        bool with_simt, const Epilogue& epilogue, bool hopper) {
   CudaGemmCandidates out;
-  std::vector<std::shared_ptr<KernelTemplate>> templates = cuda_gemm_templates(dtype, epilogue);
+  std::vector<std::shared_ptr<KernelTemplate>> templates =
+      cuda_gemm_templates(dtype, epilogue, hopper);
   if (templates.empty()) return out;
   bool tensor_cores_serve = false;
   for (const std::shared_ptr<KernelTemplate>& t : templates) {

@@ -8,6 +8,8 @@ namespace ktune {
 
 // kernels/cuda/gemm_mma.cu: tensor-core GEMM (f16, bf16; sm_80+).
 [[nodiscard]] std::string_view cuda_gemm_mma_source();
+// kernels/cuda/gemm_wgmma.cu: Hopper tensor-core GEMM (f16, bf16; sm_90a only).
+[[nodiscard]] std::string_view cuda_gemm_wgmma_source();
 // kernels/cuda/gemm_simt.cu: portable GEMM (f16, bf16, f32; any GPU, any shape).
 [[nodiscard]] std::string_view cuda_gemm_simt_source();
 // kernels/cuda/epilogue.cu: a GEMM epilogue applied to C in place (after a library GEMM).

@@ -114,8 +114,9 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
     return kExitError;
   }
   const Problem problem = cuda_gemm_problem(f.m, f.n, f.k, *dtype, f.device, *epilogue);
-  CudaGemmCandidates set =
-      cuda_gemm_candidates(*dtype, f.cublaslt_algos, &problem, f.simt, *epilogue);
+  // The wgmma template compiles for Hopper only.
+  CudaGemmCandidates set = cuda_gemm_candidates(*dtype, f.cublaslt_algos, &problem, f.simt,
+                                                *epilogue, backend->arch() == "sm_90a");
   if (f.compile_only) return compile_only(f, *backend, set.candidates);
 
   std::unique_ptr<TuningCache> cache;

@@ -1,0 +1,405 @@
+// Hopper (sm_90a) tensor-core GEMM: row-major C[M,N] = A[M,K] * B[K,N] in f16 or bf16 with fp32
+// accumulation through warp-group MMA (wgmma.mma_async m64nNk16, both operands from shared
+// memory through matrix descriptors), a STAGES-deep cp.async pipeline into 128-byte-swizzled
+// dynamic shared memory, and grouped block rasterization. No TMA: that needs host-side tensor
+// maps, which ktune's launches do not carry.
+//
+// Tunables (#defines): BLOCK_M, BLOCK_N (block tile; BLOCK_N 128 or 256), BLOCK_K (64: one
+// 128-byte swizzle row of 16-bit elements), WARPGROUPS (1 or 2 warp groups of 128 threads; each
+// owns BLOCK_M / WARPGROUPS rows, a multiple of 64, as that many m64 MMAs), STAGES (>= 3 shared
+// tiles: one being multiplied, one whose MMAs may still be in flight, STAGES-2 loading),
+// GROUP_M (block rows per rasterization group), DTYPE (0 = f16, 1 = bf16).
+// Launch: 1-D grid of ceil(M/BLOCK_M)*ceil(N/BLOCK_N) blocks of 128*WARPGROUPS threads,
+// STAGES*(BLOCK_M + BLOCK_N)*BLOCK_K*2 + 1024 bytes of dynamic shared memory (the 1024: room to
+// align the tiles to the 1024-byte swizzle pattern).
+// Shapes: any M; N % 8 == 0 and K % 8 == 0 (each 16-byte copy is wholly inside or outside a
+// row), buffers 16-byte aligned. Out-of-range rows, columns and the K tail load as zeros.
+// Self-contained on purpose (no #include): NVRTC compiles it without include paths.
+//
+// Shared-memory layouts (the canonical 128-byte-swizzle layouts of the PTX ISA's "Matrix
+// Descriptor" section; CUTLASS's Layout_K_SW128_Atom and Layout_MN_SW128_Atom):
+// - A stage, K-major: BLOCK_M rows of BLOCK_K = 64 elements (128 bytes); 16-byte chunk c of row r
+//   sits at r * 128 + ((c ^ (r % 8)) * 16). Descriptor: stride byte offset (between 8-row
+//   groups) 1024, leading byte offset unused (1), swizzle 128B. Step kk of K moves the start
+//   address by 32 * kk bytes; m64 tile i starts 8192 * i bytes in.
+// - B stage, N-major (B is [K,N] row-major; wgmma's imm-trans-b = 1): BLOCK_N / 64 panels of
+//   BLOCK_K rows x 64 columns (128 bytes), one after the other (8192 bytes each); chunk c of
+//   row k of a panel at k * 128 + ((c ^ (k % 8)) * 16). Descriptor: leading byte offset
+//   (between 64-column panels along N) 8192, stride byte offset (between 8-row groups along K)
+//   1024, swizzle 128B. Step kk of K moves the start address by 16 rows = 2048 bytes.
+// The hardware applies the swizzle to address bits [4,7) ^ [7,10), so every tile starts on a
+// 1024-byte boundary (descriptor base offset 0).
+
+#if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(BLOCK_K) || !defined(WARPGROUPS) || \
+    !defined(STAGES) || !defined(GROUP_M) || !defined(DTYPE)
+#error "gemm_wgmma.cu needs BLOCK_M BLOCK_N BLOCK_K WARPGROUPS STAGES GROUP_M DTYPE"
+#endif
+
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "gemm_wgmma.cu needs sm_90a (wgmma)"
+#endif
+
+#if DTYPE == 1
+#define KTUNE_WGMMA_AB "bf16.bf16"
+#else
+#define KTUNE_WGMMA_AB "f16.f16"
+#endif
+
+namespace ktune_gemm {
+
+typedef unsigned short elem_t;  // raw f16 or bf16 bits
+
+constexpr int kBlockM = BLOCK_M;
+constexpr int kBlockN = BLOCK_N;
+constexpr int kBlockK = BLOCK_K;
+constexpr int kWarpgroups = WARPGROUPS;
+constexpr int kStages = STAGES;
+constexpr int kGroupM = GROUP_M;
+constexpr int kThreads = kWarpgroups * 128;
+constexpr int kWgRows = kBlockM / kWarpgroups;  // rows of C per warp group
+constexpr int kMTiles = kWgRows / 64;           // m64 MMAs per warp group and k16 step
+constexpr int kAcc = kBlockN / 2;               // fp32 accumulators per thread and m64 tile
+constexpr int kKSteps = kBlockK / 16;
+constexpr int kRowBytes = 128;                    // one swizzle row: 64 elements
+constexpr int kPanelBytes = kBlockK * kRowBytes;  // B: 64 columns x BLOCK_K rows
+constexpr int kAStageBytes = kBlockM * kRowBytes;
+constexpr int kBStageBytes = (kBlockN / 64) * kPanelBytes;
+constexpr int kStageBytes = kAStageBytes + kBStageBytes;
+constexpr int kBChunksPerRow = kBlockN / 8;
+constexpr int kALoads = kBlockM * 8 / kThreads;  // 16-byte copies per thread and tile
+constexpr int kBLoads = kBlockK * kBChunksPerRow / kThreads;
+
+static_assert(DTYPE == 0 || DTYPE == 1, "DTYPE: 0 = f16, 1 = bf16");
+static_assert(kBlockK == 64, "BLOCK_K: 64 (one 128-byte swizzle row per tile row)");
+static_assert(kBlockN == 128 || kBlockN == 256, "BLOCK_N: 128 or 256 (the MMA's N)");
+static_assert(kWarpgroups == 1 || kWarpgroups == 2, "WARPGROUPS: 1 or 2");
+static_assert(kBlockM % (64 * kWarpgroups) == 0, "BLOCK_M: a multiple of 64 * WARPGROUPS");
+static_assert(kMTiles * kAcc <= 128, "at most 128 fp32 accumulators per thread");
+static_assert(kStages >= 3, "STAGES >= 3");
+static_assert(kGroupM >= 1, "GROUP_M >= 1");
+static_assert((kBlockM * 8) % kThreads == 0 && kThreads % kBChunksPerRow == 0 &&
+                  (kBlockK * kBChunksPerRow) % kThreads == 0,
+              "tile copies must spread evenly over the threads");
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  unsigned r;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+
+// Byte offset of 16-byte chunk `chunk` (0..7) of row `row` in a tile of 128-byte rows under the
+// 128-byte swizzle: the chunk index XORed with row % 8 (the pattern wgmma's descriptors name).
+__device__ __forceinline__ unsigned swizzle(int row, int chunk) {
+  return static_cast<unsigned>(row * kRowBytes + ((chunk ^ (row & 7)) << 4));
+}
+
+// 16-byte global -> shared copy; with `valid` false nothing is read and the chunk is zeroed.
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, bool valid) {
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Makes this thread's shared-memory writes (cp.async, generic proxy) visible to wgmma's reads
+// (async proxy); a barrier after it extends that to the other threads' writes.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+// A shared-memory matrix descriptor: start address, leading and stride byte offsets (all in
+// 16-byte units, bits 0-13, 16-29, 32-45), base offset 0 (bits 49-51), 128-byte swizzle
+// (bits 62-63 = 1).
+__device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lead_bytes,
+                                                        unsigned stride_bytes) {
+  return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) |
+         (static_cast<unsigned long long>((lead_bytes & 0x3FFFF) >> 4) << 16) |
+         (static_cast<unsigned long long>((stride_bytes & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+
+// d += A * B for one m64 x N x k16 step: A K-major, B N-major (imm-trans-b = 1), scale-d = 1.
+// Accumulator layout: warp w of the group, lane t; d[4j + {0,1}] at row 16w + t/4, columns
+// 8j + 2(t%4) + {0,1}; d[4j + {2,3}] eight rows down.
+__device__ __forceinline__ void wgmma_n128(float (&d)[64], unsigned long long desc_a,
+                                           unsigned long long desc_b) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." KTUNE_WGMMA_AB " "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+      "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
+      "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
+      "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, p, 1, 1, 0, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(1)
+      : "memory");
+}
+
+__device__ __forceinline__ void wgmma_n256(float (&d)[128], unsigned long long desc_a,
+                                           unsigned long long desc_b) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." KTUNE_WGMMA_AB " "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+      "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
+      "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
+      "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65,"
+      "%66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81,"
+      "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97,"
+      "%98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110,"
+      "%111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123,"
+      "%124, %125, %126, %127}, "
+      "%128, %129, p, 1, 1, 0, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(1)
+      : "memory");
+}
+
+template <int kN>
+__device__ __forceinline__ void wgmma(float (&d)[kN / 2], unsigned long long desc_a,
+                                      unsigned long long desc_b) {
+  if constexpr (kN == 128) {
+    wgmma_n128(d, desc_a, desc_b);
+  } else {
+    wgmma_n256(d, desc_a, desc_b);
+  }
+}
+
+// Two floats rounded to nearest even, `lo` in the low half.
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+  unsigned r;
+#if DTYPE == 1
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+  return r;
+}
+
+__device__ __forceinline__ float to_float(elem_t x) {
+#if DTYPE == 1
+  return __int_as_float(static_cast<int>(static_cast<unsigned>(x) << 16));
+#else
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
+  return f;
+#endif
+}
+
+// The epilogue (the store_output hook): the value stored at C[row, col] (element idx of C) from
+// its fp32 accumulator. ktune renders a fused epilogue as KTUNE_EPILOGUE_* #defines in front
+// of this file (include/ktune/epilogue.h); without one it is the identity.
+#ifndef KTUNE_EPILOGUE
+#define KTUNE_EPILOGUE_PARAMS
+#define KTUNE_EPILOGUE_ARGS
+#define KTUNE_EPILOGUE_BODY \
+  {                         \
+    (void)row;              \
+    (void)col;              \
+    (void)idx;              \
+    return acc;             \
+  }
+#endif
+#define KTUNE_LOAD(ptr, i) to_float((ptr)[i])
+__device__ __forceinline__ float epilogue(int row, int col, long long idx,
+                                          float acc KTUNE_EPILOGUE_PARAMS) KTUNE_EPILOGUE_BODY
+
+// Stores C[row, col] and C[row, col + 1] (col even; N % 8 == 0 keeps col + 1 < N).
+__device__ __forceinline__ void store_output(elem_t* C, int M, int N, int row, int col, float v0,
+                                             float v1 KTUNE_EPILOGUE_PARAMS) {
+  if (row < M && col < N) {
+    const long long idx = static_cast<long long>(row) * N + col;
+    const unsigned packed = pack2(epilogue(row, col, idx, v0 KTUNE_EPILOGUE_ARGS),
+                                  epilogue(row, col + 1, idx + 1, v1 KTUNE_EPILOGUE_ARGS));
+    *reinterpret_cast<unsigned*>(C + idx) = packed;
+  }
+}
+
+}  // namespace ktune_gemm
+
+extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
+    gemm(ktune_gemm::elem_t* C, const ktune_gemm::elem_t* A, const ktune_gemm::elem_t* B, int M,
+         int N, int K KTUNE_EPILOGUE_PARAMS) {
+  using namespace ktune_gemm;
+  extern __shared__ __align__(1024) unsigned char smem[];
+
+  // Grouped rasterization: GROUP_M block rows sweep the columns together, so that consecutive
+  // blocks share A rows and B columns in L2.
+  if (M <= 0 || N <= 0) return;  // an empty output: the launch hook still sends one block
+  const int grid_m = (M + kBlockM - 1) / kBlockM;
+  const int grid_n = (N + kBlockN - 1) / kBlockN;
+  const int pid = blockIdx.x;
+  const int group_blocks = kGroupM * grid_n;
+  const int first_m = (pid / group_blocks) * kGroupM;
+  const int group_rows = grid_m - first_m < kGroupM ? grid_m - first_m : kGroupM;
+  const int pid_m = first_m + (pid % group_blocks) % group_rows;
+  const int pid_n = (pid % group_blocks) / group_rows;
+  if (pid_m >= grid_m || pid_n >= grid_n) return;
+  const int block_m = pid_m * kBlockM;
+  const int block_n = pid_n * kBlockN;
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wg = warp >> 2;      // warp group
+  const int wg_warp = warp & 3;  // warp within the group: its 16 rows of each m64 tile
+
+  // The swizzle pattern repeats every 1024 bytes and the descriptors carry base offset 0: the
+  // tiles start on a 1024-byte boundary (the launch adds 1024 bytes of slack for this).
+  const unsigned smem_base = (smem_u32(smem) + 1023u) & ~1023u;
+
+  // Tile copies. A: thread tid copies chunk tid % 8 of rows tid / 8 + i * (threads / 8).
+  // B: chunk tid % (BLOCK_N / 8) of rows tid / (BLOCK_N / 8) + i * (threads / (BLOCK_N / 8)).
+  constexpr int kARowStep = kThreads / 8;
+  constexpr int kBRowStep = kThreads / kBChunksPerRow;
+  const int a_chunk = tid & 7;
+  const int a_row0 = tid >> 3;
+  const int b_chunk = tid % kBChunksPerRow;
+  const int b_row0 = tid / kBChunksPerRow;
+  const elem_t* a_src = A + static_cast<long long>(block_m + a_row0) * K + a_chunk * 8;
+  const elem_t* b_src = B + static_cast<long long>(b_row0) * N + block_n + b_chunk * 8;
+  unsigned a_rows_ok = 0;  // bit i: row a_row0 + i * kARowStep is inside M
+#pragma unroll
+  for (int i = 0; i < kALoads; ++i) {
+    if (block_m + a_row0 + i * kARowStep < M) a_rows_ok |= 1u << i;
+  }
+  const bool b_col_ok = block_n + b_chunk * 8 < N;
+  auto load_tile = [&](int stage, int k_tile) {
+    const int k0 = k_tile * kBlockK;
+    const unsigned a_dst = smem_base + stage * kStageBytes;
+    const bool a_k_ok = k0 + a_chunk * 8 < K;
+#pragma unroll
+    for (int i = 0; i < kALoads; ++i) {
+      const bool ok = a_k_ok && ((a_rows_ok >> i) & 1u);
+      const elem_t* src = a_src + static_cast<long long>(i) * kARowStep * K + k0;
+      cp_async_16(a_dst + swizzle(a_row0 + i * kARowStep, a_chunk), ok ? src : A, ok);
+    }
+    const unsigned b_dst =
+        smem_base + stage * kStageBytes + kAStageBytes + (b_chunk >> 3) * kPanelBytes;
+#pragma unroll
+    for (int i = 0; i < kBLoads; ++i) {
+      const int k = k0 + b_row0 + i * kBRowStep;
+      const bool ok = b_col_ok && k < K;
+      const elem_t* src = b_src + static_cast<long long>(k0 + i * kBRowStep) * N;
+      cp_async_16(b_dst + swizzle(b_row0 + i * kBRowStep, b_chunk & 7), ok ? src : B, ok);
+    }
+  };
+
+  float acc[kMTiles][kAcc];
+#pragma unroll
+  for (int i = 0; i < kMTiles; ++i) {
+#pragma unroll
+    for (int j = 0; j < kAcc; ++j) acc[i][j] = 0.0f;
+  }
+
+  // Pipeline: tiles 0..STAGES-3 in flight before the loop. Iteration kt waits for tile kt, and
+  // after the barrier issues tile kt+STAGES-2 into the stage of tile kt-2, whose MMAs every
+  // warp group finished (wgmma.wait_group 1 at the end of iteration kt-1) before that barrier;
+  // then multiplies tile kt while tile kt-1's MMAs may still run. One commit group per tile,
+  // empty past the end, so that cp.async.wait_group STAGES-3 always means "tile kt landed".
+  const int k_tiles = (K + kBlockK - 1) / kBlockK;
+#pragma unroll
+  for (int s = 0; s < kStages - 2; ++s) {
+    if (s < k_tiles) load_tile(s, s);
+    cp_async_commit();
+  }
+
+  const unsigned a_wg = static_cast<unsigned>(wg * kWgRows * kRowBytes);
+  int read_stage = 0;
+  int write_stage = kStages - 2;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<kStages - 3>();
+    fence_proxy_async();
+    __syncthreads();
+    if (kt + kStages - 2 < k_tiles) load_tile(write_stage, kt + kStages - 2);
+    cp_async_commit();
+    write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
+
+    const unsigned a_stage = smem_base + read_stage * kStageBytes + a_wg;
+    const unsigned b_stage = smem_base + read_stage * kStageBytes + kAStageBytes;
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kKSteps; ++kk) {
+      const unsigned long long desc_b = make_desc(b_stage + kk * 16 * kRowBytes, kPanelBytes, 1024);
+#pragma unroll
+      for (int i = 0; i < kMTiles; ++i) {
+        const unsigned long long desc_a =
+            make_desc(a_stage + i * 64 * kRowBytes + kk * 32, 16, 1024);
+        wgmma<kBlockN>(acc[i], desc_a, desc_b);
+      }
+    }
+    wgmma_commit();
+    wgmma_wait<1>();
+    read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+  }
+  wgmma_wait<0>();
+  cp_async_wait<0>();
+
+  const int row0 = block_m + wg * kWgRows + wg_warp * 16 + (lane >> 2);
+  const int col0 = block_n + 2 * (lane & 3);
+#pragma unroll
+  for (int i = 0; i < kMTiles; ++i) {
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int row = row0 + i * 64;
+      const int col = col0 + j * 8;
+      store_output(C, M, N, row, col, acc[i][4 * j], acc[i][4 * j + 1] KTUNE_EPILOGUE_ARGS);
+      store_output(C, M, N, row + 8, col, acc[i][4 * j + 2], acc[i][4 * j + 3] KTUNE_EPILOGUE_ARGS);
+    }
+  }
+}

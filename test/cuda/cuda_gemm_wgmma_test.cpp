@@ -1,0 +1,274 @@
+// The Hopper GEMM template (kernels/cuda/gemm_wgmma.cu): present only when asked for, its
+// search space, launch and supports hooks, NVRTC compilation of every config for sm_90a (plain
+// and with a fused epilogue) and its refusal of other architectures; on a GPU, every config
+// verified against cuBLAS on aligned, ragged and large shapes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/cuda_driver.h"
+#include "ktune/cuda_backend.h"
+#include "ktune/cuda_gemm.h"
+#include "ktune/selector.h"
+#include "ktune/thread_pool.h"
+#include "ktune/tuning_cache.h"
+#include "support/cli_run.h"
+#include "support/temp_dir.h"
+
+namespace ktune::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::shared_ptr<KernelTemplate> wgmma_template(DType dtype, const Epilogue& e = {}) {
+  for (std::shared_ptr<KernelTemplate>& t : cuda_gemm_templates(dtype, e, true)) {
+    if (t->desc().name.starts_with("cuda_gemm_wgmma_")) return t;
+  }
+  return nullptr;
+}
+
+std::int64_t param(const Config& c, std::string_view name) {
+  return std::get<std::int64_t>(*c.find(name));
+}
+
+Epilogue parse(const char* text) {
+  Result<Epilogue> e = Epilogue::parse(text);
+  KTUNE_CHECK(e.has_value());
+  return *e;
+}
+
+bool nvrtc_missing() {
+  TempDir cache("cuda-wgmma-probe");
+  Result<CudaBackend> backend = CudaBackend::create({.arch = "sm_90a"}, cache.path());
+  return !backend && backend.error().code == ErrorCode::kUnavailable;
+}
+
+TEST(CudaGemmWgmma, OnlyForHopper) {
+  auto names = [](DType d, bool hopper) {
+    std::vector<std::string> out;
+    for (auto& t : cuda_gemm_templates(d, {}, hopper)) out.push_back(t->desc().name);
+    return out;
+  };
+  EXPECT_EQ(names(DType::kBF16, true),
+            (std::vector<std::string>{"cuda_gemm_mma_bf16", "cuda_gemm_wgmma_bf16",
+                                      "cuda_gemm_simt_bf16"}));
+  EXPECT_EQ(
+      names(DType::kF16, true),
+      (std::vector<std::string>{"cuda_gemm_mma_f16", "cuda_gemm_wgmma_f16", "cuda_gemm_simt_f16"}));
+  EXPECT_EQ(names(DType::kF32, true), (std::vector<std::string>{"cuda_gemm_simt_f32"}));
+  EXPECT_EQ(names(DType::kBF16, false),
+            (std::vector<std::string>{"cuda_gemm_mma_bf16", "cuda_gemm_simt_bf16"}));
+
+  auto count_wgmma = [](const CudaGemmCandidates& set) {
+    return std::count_if(set.candidates.begin(), set.candidates.end(), [](const ChoicePtr& c) {
+      return c->name().starts_with("cuda_gemm_wgmma_bf16_BLOCK_M");
+    });
+  };
+  const Problem p = cuda_gemm_problem(256, 256, 256, DType::kBF16);
+  const std::int64_t configs =
+      static_cast<std::int64_t>(wgmma_template(DType::kBF16)->space().enumerate().size());
+  EXPECT_EQ(count_wgmma(cuda_gemm_candidates(DType::kBF16, 1, &p)), 0);
+  EXPECT_EQ(count_wgmma(cuda_gemm_candidates(DType::kBF16, 1, &p, false, {}, true)), configs);
+  // The tensor cores serve this problem: the SIMT template stays out with the wgmma one in.
+  CudaGemmCandidates hopper = cuda_gemm_candidates(DType::kBF16, 1, &p, false, {}, true);
+  EXPECT_TRUE(std::none_of(hopper.candidates.begin(), hopper.candidates.end(),
+                           [](const ChoicePtr& c) { return c->name().contains("_simt_"); }));
+}
+
+TEST(CudaGemmWgmma, SpaceIsSmallAndWithinTheHardwareLimits) {
+  auto t = wgmma_template(DType::kBF16);
+  ASSERT_NE(t, nullptr);
+  const std::vector<Config> configs = t->space().enumerate();
+  EXPECT_GE(configs.size(), 8u);
+  EXPECT_LE(configs.size(), 16u);
+  for (const Config& c : configs) {
+    const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
+    const std::int64_t wgs = param(c, "WARPGROUPS");
+    EXPECT_EQ(param(c, "BLOCK_K"), 64) << c.str();
+    EXPECT_TRUE(bn == 128 || bn == 256) << c.str();
+    EXPECT_TRUE(wgs == 1 || wgs == 2) << c.str();
+    EXPECT_EQ(bm % (64 * wgs), 0) << c.str();
+    EXPECT_LE((bm / (64 * wgs)) * bn / 2, 128) << c.str();  // accumulators per thread
+    EXPECT_GE(param(c, "STAGES"), 3) << c.str();
+    const std::int64_t smem = param(c, "STAGES") * (bm + bn) * 64 * 2 + 1024;
+    EXPECT_LE(smem, kCudaGemmMaxSharedBytes) << c.str();
+  }
+}
+
+TEST(CudaGemmWgmma, LaunchCoversTheMatrix) {
+  auto t = wgmma_template(DType::kBF16);
+  ASSERT_NE(t, nullptr);
+  for (auto [m, n, k] : {std::array<std::int64_t, 3>{1000, 1000, 1000},
+                         {4096, 4096, 4096},
+                         {1, 8, 8},
+                         {0, 64, 64}}) {
+    const Problem p = cuda_gemm_problem(m, n, k, DType::kBF16);
+    for (const Config& c : t->space().enumerate()) {
+      Result<LaunchGeometry> g = t->desc().launch(c, p);
+      ASSERT_TRUE(g.has_value()) << g.error().message;
+      const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
+      const std::int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+      EXPECT_EQ(g->grid[0], static_cast<std::uint64_t>(std::max<std::int64_t>(tiles, 1)))
+          << c.str();
+      EXPECT_EQ(g->grid[1], 1u);
+      EXPECT_EQ(g->block[0], static_cast<std::uint64_t>(param(c, "WARPGROUPS") * 128));
+      EXPECT_EQ(g->shared_bytes,
+                static_cast<std::uint32_t>(param(c, "STAGES") * (bm + bn) * 64 * 2 + 1024));
+    }
+  }
+}
+
+TEST(CudaGemmWgmma, SupportsOnlyAlignedRows) {
+  auto t = wgmma_template(DType::kBF16);
+  ASSERT_NE(t, nullptr);
+  for (const ChoicePtr& c : t->choices()) {
+    EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
+    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 8, DType::kBF16)).has_value());  // any M
+    Status k_odd = c->supports(cuda_gemm_problem(64, 64, 1001, DType::kBF16));
+    ASSERT_FALSE(k_odd.has_value());
+    EXPECT_THAT(k_odd.error().message, HasSubstr("K=1001"));
+    EXPECT_THAT(k_odd.error().message, HasSubstr("cuda_gemm_wgmma_bf16"));
+    Status n_odd = c->supports(cuda_gemm_problem(64, 1004, 64, DType::kBF16));
+    ASSERT_FALSE(n_odd.has_value());
+    EXPECT_THAT(n_odd.error().message, HasSubstr("N=1004"));
+    Problem offset = cuda_gemm_problem(64, 64, 64, DType::kBF16);
+    offset.args[2].tensor.offset = 4;  // 8 bytes: cp.async needs 16
+    Status misaligned = c->supports(offset);
+    ASSERT_FALSE(misaligned.has_value());
+    EXPECT_THAT(misaligned.error().message, HasSubstr("offset"));
+    EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 64, 64, DType::kF16)).has_value());  // dtype
+  }
+}
+
+// Compiles each (choice, problem) for `arch` on 2 threads; "name: message" for each failure.
+std::vector<std::string> compile_all(const std::string& arch,
+                                     std::vector<std::pair<ChoicePtr, Problem>>& work) {
+  TempDir cache("cuda-wgmma");
+  Result<CudaBackend> backend = CudaBackend::create({.arch = arch}, cache.path());
+  if (!backend) return {"backend: " + backend.error().message};
+  std::vector<std::string> failures;
+  std::mutex mu;
+  {
+    ThreadPool pool(2);
+    for (auto& [choice, problem] : work) {
+      pool.submit([&, c = choice.get(), p = &problem] {
+        std::string failure;
+        if (Status s = c->compile(*backend); !s) {
+          failure = s.error().message;
+        } else if (Result<LaunchSpec> spec = c->launch_spec(*p); !spec) {
+          failure = spec.error().message;
+        } else if (spec->kind != LaunchKind::kCudaCubin || spec->entry != "gemm") {
+          failure = "unexpected launch spec";
+        }
+        if (!failure.empty()) {
+          std::lock_guard lock(mu);
+          failures.push_back(c->name() + ": " + failure);
+        }
+      });
+    }
+    pool.wait_idle();
+  }
+  return failures;
+}
+
+// Every config in bf16 and f16, and in bf16 with a fused "bias,relu": about 0.3 s of NVRTC each.
+TEST(CudaGemmWgmma, CompilesEveryConfigForSm90a) {
+  if (nvrtc_missing()) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
+  std::vector<std::pair<ChoicePtr, Problem>> work;
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (ChoicePtr& c : wgmma_template(dtype)->choices()) {
+      work.emplace_back(std::move(c), cuda_gemm_problem(1000, 1000, 1000, dtype));
+    }
+  }
+  const Epilogue e = parse("bias,relu");
+  for (ChoicePtr& c : wgmma_template(DType::kBF16, e)->choices()) {
+    work.emplace_back(std::move(c), cuda_gemm_problem(200, 264, 136, DType::kBF16, 0, e));
+  }
+  EXPECT_GE(work.size(), 24u);
+  const std::vector<std::string> failures = compile_all("sm_90a", work);
+  EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
+}
+
+TEST(CudaGemmWgmma, RefusesToCompileForOtherArchitectures) {
+  if (nvrtc_missing()) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
+  TempDir cache("cuda-wgmma-sm80");
+  Result<CudaBackend> backend = CudaBackend::create({.arch = "sm_80"}, cache.path());
+  ASSERT_TRUE(backend.has_value()) << backend.error().message;
+  std::vector<ChoicePtr> choices = wgmma_template(DType::kBF16)->choices();
+  ASSERT_FALSE(choices.empty());
+  Status s = choices.front()->compile(*backend);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_THAT(s.error().message, HasSubstr("needs sm_90a"));
+}
+
+// On a GPU (an H100 for the template to be offered at all): every config against cuBLAS.
+class CudaGemmWgmmaGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto drv = cuda_driver(); !drv) GTEST_SKIP() << "[SKIP] no GPU: " << drv.error().message;
+    backend_.emplace(CudaBackend::create({}, cache_dir_.path()));
+    ASSERT_TRUE(backend_->has_value()) << (*backend_).error().message;
+    if ((**backend_).arch() != "sm_90a") {
+      GTEST_SKIP() << "[SKIP] not a Hopper GPU: " << (**backend_).arch();
+    }
+    options_.bench.budget_ms = 1;
+    options_.bench.min_runs = 1;
+    options_.bench.max_runs = 3;
+    options_.out = nullptr;
+    options_.progress = nullptr;
+    options_.worker.executable = worker_exe();
+  }
+
+  // Runs the wgmma candidates of `p` whose names contain `only` (all where empty) with the
+  // candidate set's reference; expects each of them verified.
+  void expect_all_ok(DType dtype, const Problem& p, const Epilogue& e = {},
+                     const std::string& only = "") {
+    CudaGemmCandidates set = cuda_gemm_candidates(dtype, 0, &p, false, e, true);
+    std::vector<ChoicePtr> candidates;
+    for (ChoicePtr& c : set.candidates) {
+      if (c->name().starts_with("cuda_gemm_wgmma_") && c->name().contains(only)) {
+        candidates.push_back(std::move(c));
+      }
+    }
+    ASSERT_FALSE(candidates.empty()) << p.name;
+    Selector selector(**backend_, *cache_, options_);
+    Result<Selection> sel = selector.select(p, candidates, set.reference.get());
+    ASSERT_TRUE(sel.has_value()) << p.name << ": " << sel.error().message;
+    for (const CandidateRecord& c : sel->record.candidates) {
+      EXPECT_EQ(c.outcome, Outcome::kOk) << p.name << " " << c.name << ": " << c.message;
+    }
+  }
+
+  TempDir cache_dir_{"cuda-wgmma-gpu"};
+  std::optional<Result<CudaBackend>> backend_;
+  std::unique_ptr<TuningCache> cache_ = make_memory_cache();
+  SelectorOptions options_;
+};
+
+TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnAnAlignedShape) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(256, 256, 64, DType::kBF16));
+  expect_all_ok(DType::kF16, cuda_gemm_problem(256, 256, 64, DType::kF16));
+}
+
+// M, N and K all off the tiles: zero-filled rows, columns and K tail, guarded stores.
+TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnARaggedShape) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(200, 264, 136, DType::kBF16));
+  const Epilogue e = parse("bias,relu");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(200, 264, 136, DType::kBF16, 0, e), e);
+}
+
+TEST_F(CudaGemmWgmmaGpu, OneConfigMatchesCublasAt4096) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(4096, 4096, 4096, DType::kBF16), {},
+                "BLOCK_M128_BLOCK_N256_BLOCK_K64_WARPGROUPS2_STAGES4");
+}
+
+}  // namespace
+}  // namespace ktune::test
