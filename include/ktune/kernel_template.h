@@ -38,6 +38,9 @@ class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {
 
   [[nodiscard]] const KernelTemplateDesc& desc() const { return desc_; }
   [[nodiscard]] const SearchSpace& space() const { return space_; }
+  // Identity of everything but the config (source, entry, signature, flags): part of every
+  // choice's hash_key, computed once.
+  [[nodiscard]] const std::string& digest() const { return digest_; }
   // Fails (kInvalidArgument) when mustache rendering fails.
   [[nodiscard]] Result<KernelSource> render(const Config& config) const;
   // One choice per valid config, in enumeration order.
@@ -49,6 +52,7 @@ class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {
   KernelTemplate(KernelTemplateDesc desc, SearchSpace space);
   KernelTemplateDesc desc_;
   SearchSpace space_;
+  std::string digest_;
 };
 
 }  // namespace ktune

@@ -67,17 +67,8 @@ class TemplateChoice final : public Choice {
 };
 
 std::string TemplateChoice::hash_key() const {
-  const KernelTemplateDesc& d = tmpl_->desc();
   Hasher h;
-  h.add("ktune.template.v1").add(d.source).add(d.entry);
-  h.add(static_cast<std::int64_t>(d.signature.size()));
-  for (const KernelParam& p : d.signature) {
-    h.add(p.name).add(arg_role_name(p.role)).add(dtype_name(p.dtype));
-  }
-  h.add(static_cast<std::int64_t>(d.mustache ? 1 : 0));
-  h.add(static_cast<std::int64_t>(d.extra_flags.size()));
-  for (const std::string& f : d.extra_flags) h.add(f);
-  h.add(config_.str());
+  h.add("ktune.template.v2").add(tmpl_->digest()).add(config_.str());
   return h.hex();
 }
 
@@ -156,7 +147,19 @@ Result<KernelFn> TemplateChoice::load(const Backend& backend, const Problem& pro
 }  // namespace
 
 KernelTemplate::KernelTemplate(KernelTemplateDesc desc, SearchSpace space)
-    : desc_(std::move(desc)), space_(std::move(space)) {}
+    : desc_(std::move(desc)), space_(std::move(space)) {
+  // Hashed once: a tuning-cache lookup hashes every choice's key, and the source is most of it.
+  Hasher h;
+  h.add("ktune.template.source.v1").add(desc_.source).add(desc_.entry);
+  h.add(static_cast<std::int64_t>(desc_.signature.size()));
+  for (const KernelParam& p : desc_.signature) {
+    h.add(p.name).add(arg_role_name(p.role)).add(dtype_name(p.dtype));
+  }
+  h.add(static_cast<std::int64_t>(desc_.mustache ? 1 : 0));
+  h.add(static_cast<std::int64_t>(desc_.extra_flags.size()));
+  for (const std::string& f : desc_.extra_flags) h.add(f);
+  digest_ = h.hex();
+}
 
 std::shared_ptr<KernelTemplate> KernelTemplate::create(KernelTemplateDesc desc, SearchSpace space) {
   return std::shared_ptr<KernelTemplate>(new KernelTemplate(std::move(desc), std::move(space)));
