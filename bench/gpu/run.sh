@@ -65,6 +65,17 @@ PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/inductor_gemm_anchor.py" "${shapes[@
 
 # The OpenCL GEMM template on NVIDIA's OpenCL against the CUDA templates and cuBLAS, f32.
 echo "== opencl" | tee -a "$out/summary.txt"
+# The ICD loader finds NVIDIA's OpenCL through /etc/OpenCL/vendors; where the image has the
+# library but not its .icd file, register it for this run.
+if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+  nv=$(find / -xdev -name 'libnvidia-opencl.so.1' 2>/dev/null | head -1)
+  if [ -n "$nv" ]; then
+    mkdir -p "$out/icd"
+    echo "$nv" >"$out/icd/nvidia.icd"
+    export OCL_ICD_VENDORS=$out/icd
+    echo "registered $nv through OCL_ICD_VENDORS" | tee -a "$out/summary.txt"
+  fi
+fi
 "$bundle/bin/opencl_tests" 2>&1 | tee "$out/opencl-tests.log" \
   | grep -E "^\[  (PASSED|FAILED|  SKIPPED)|tests ran" | tee -a "$out/summary.txt"
 for shape in $opencl_shapes; do
