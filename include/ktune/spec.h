@@ -13,6 +13,7 @@
 
 #include "ktune/choice.h"
 #include "ktune/compare.h"
+#include "ktune/epilogue.h"
 #include "ktune/extern_choice.h"
 #include "ktune/kernel_template.h"
 #include "ktune/problem.h"
@@ -64,6 +65,11 @@ struct Spec {
   std::optional<Tolerance> tolerance;  // empty: default_tolerance() of each output's dtype
   std::vector<ExternDesc> externs;
   std::uint64_t seed = 0;
+  // epilogue: steps fused after a GEMM (empty: none). With one, `output` is the index in args of
+  // the GEMM's C (the one output, 2-D [M, N], f32); each problem gets the epilogue's operands
+  // appended after the declared args, and the template's source gets the hook's #defines.
+  Epilogue epilogue;
+  std::size_t output = 0;
 };
 
 // Reads and validates a spec (.yaml, .yml or .json; the content decides, JSON being YAML). Every
@@ -74,13 +80,18 @@ struct Spec {
 [[nodiscard]] Result<Spec> load_spec(const std::filesystem::path& file);
 [[nodiscard]] Result<Spec> parse_spec(std::string_view text, const std::filesystem::path& file);
 
+// The declared args, then the epilogue's operands (in the output's dtype).
 [[nodiscard]] Signature spec_signature(const Spec& spec);
-// Evaluates shapes, strides, offsets and scalar values for one problem.
+// Evaluates shapes, strides, offsets and scalar values for one problem. With an epilogue, the
+// operands follow the declared args (shaped from the output's evaluated [M, N]) and the
+// problem's name ends in ",<epilogue name>" ("M=32,N=4096,K=4096,bias+relu").
 [[nodiscard]] Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl);
 
 // What a spec tunes: candidates (template configs, then externs) and the reference (null when
 // the spec names none: then candidates are checked only for NaN, unwritten outputs, redzones and
-// modified inputs).
+// modified inputs). With an epilogue, every template config has it fused (the hook's #defines in
+// front of its source), each extern becomes "<name>+epilogue" (the library call, then a compiled
+// pass over C), and the reference is the extern followed by Epilogue::apply on the host.
 struct SpecChoices {
   std::shared_ptr<KernelTemplate> kernel_template;
   std::vector<ChoicePtr> candidates;

@@ -1,11 +1,36 @@
 // make_spec_choices: what a spec tunes (template configs, then externs) and its reference.
 #include <fmt/format.h>
 
+#include <cctype>
+
+#include "ktune/epilogue_pass.h"
 #include "ktune/file_util.h"
+#include "ktune/sequence_choice.h"
 #include "ktune/spec.h"
 
 namespace ktune {
 namespace {
+
+// "bias+relu" -> "bias_relu", "scale=0.5" -> "scale_0_5": a part of greppable choice names.
+std::string name_part(std::string_view text) {
+  std::string out;
+  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) != 0) ? c : '_';
+  return out;
+}
+
+// The hook's #defines in front of the source (so that its hash changes with the epilogue), then
+// #line 1 so that compiler messages still name the template's own lines.
+std::string fused_source(const Epilogue& epilogue, const std::string& source) {
+  return fmt::format("{}#line 1\n{}",
+                     epilogue.render_defines("const float* __restrict__", EpilogueLanguage::kCpp),
+                     source);
+}
+
+// The library call, then the epilogue as a pass of its own: the unfused pair.
+ChoicePtr unfused(const Spec& spec, std::string name, ChoicePtr gemm, EpiloguePassKind kind) {
+  return make_sequence_choice(std::move(name), std::move(gemm),
+                              make_epilogue_pass(spec.epilogue, spec.args[spec.output].name, kind));
+}
 
 KernelTemplateDesc template_desc(const Spec& spec, const KernelDecl& kernel, std::string name,
                                  std::string source) {
@@ -36,7 +61,10 @@ Result<ChoicePtr> make_reference(const Spec& spec) {
     if (desc.name != ref.extern_name) continue;
     ExternDesc copy = desc;
     copy.name = "reference:" + desc.name;
-    return make_extern_choice(copy);
+    auto choice = make_extern_choice(copy);
+    if (!choice || spec.epilogue.empty()) return choice;
+    // The unfused computation, its epilogue independent of the hook that fused candidates use.
+    return unfused(spec, copy.name + "+epilogue", std::move(*choice), EpiloguePassKind::kHost);
   }
   return make_error(ErrorCode::kInvalidArgument,
                     fmt::format("{}: reference.extern: unknown extern '{}'; expected one of the "
@@ -55,14 +83,23 @@ Result<SpecChoices> make_spec_choices(const Spec& spec) {
                       fmt::format("{}: {}", spec.file.string(), space.error().message));
   }
   SpecChoices out;
+  std::string name = spec.name;
+  if (!spec.epilogue.empty()) {
+    name = fmt::format("{}_{}", spec.name, name_part(spec.epilogue.name()));
+    *source = fused_source(spec.epilogue, *source);
+  }
   out.kernel_template = KernelTemplate::create(
-      template_desc(spec, spec.kernel, spec.name, std::move(*source)), std::move(*space));
+      template_desc(spec, spec.kernel, std::move(name), std::move(*source)), std::move(*space));
   out.candidates = out.kernel_template->choices();
   for (const ExternDesc& desc : spec.externs) {
     auto choice = make_extern_choice(desc);
     if (!choice) {
       return make_error(choice.error().code,
                         fmt::format("{}: externs: {}", spec.file.string(), choice.error().message));
+    }
+    if (!spec.epilogue.empty()) {
+      *choice =
+          unfused(spec, desc.name + "+epilogue", std::move(*choice), EpiloguePassKind::kCompiled);
     }
     out.candidates.push_back(std::move(*choice));
   }

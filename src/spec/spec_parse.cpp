@@ -125,7 +125,7 @@ Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem:
                  Spec& spec) {
   if (auto ok = r.check_keys(root, "",
                              {"name", "kernel", "args", "problems", "params", "restrictions",
-                              "reference", "tolerance", "externs", "seed"});
+                              "reference", "tolerance", "externs", "seed", "epilogue"});
       !ok) {
     return ok;
   }
@@ -154,6 +154,9 @@ Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem:
   }
   if (YAML::Node ref = root["reference"]; ref.IsDefined()) {
     if (auto ok = parse_reference(r, ref, dir, spec.externs, spec.reference); !ok) return ok;
+  }
+  if (YAML::Node epilogue = root["epilogue"]; epilogue.IsDefined()) {
+    if (auto ok = parse_epilogue(r, epilogue, spec); !ok) return ok;
   }
   if (YAML::Node tol = root["tolerance"]; tol.IsDefined()) {
     if (auto ok = parse_tolerance(r, tol, spec.args, spec.tolerance); !ok) return ok;

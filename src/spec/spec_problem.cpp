@@ -87,6 +87,9 @@ struct Evaluator {
 Signature spec_signature(const Spec& spec) {
   Signature signature;
   for (const ArgDecl& arg : spec.args) signature.push_back({arg.name, arg.role, arg.dtype});
+  for (const EpilogueOperand& o : spec.epilogue.operands()) {
+    signature.push_back({o.name, ArgRole::kIn, spec.args[spec.output].dtype});
+  }
   return signature;
 }
 
@@ -124,6 +127,14 @@ Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl) {
       out.tensor.offset = *offset;
     }
     problem.args.push_back(std::move(out));
+  }
+  if (!spec.epilogue.empty()) {
+    // parse_epilogue made sure the output is 2-D: [M, N].
+    const ProblemArg& c = problem.args[spec.output];
+    std::vector<ProblemArg> operands = spec.epilogue.problem_args(
+        c.param.dtype, c.tensor.sizes[0], c.tensor.sizes[1], c.tensor.device);
+    for (ProblemArg& a : operands) problem.args.push_back(std::move(a));
+    problem.name = fmt::format("{},{}", problem.name, spec.epilogue.name());
   }
   return problem;
 }

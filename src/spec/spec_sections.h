@@ -30,6 +30,11 @@ namespace ktune::spec_detail {
 [[nodiscard]] Status parse_externs(const Reader& r, const YAML::Node& node,
                                    const std::vector<ArgDecl>& args, std::vector<ExternDesc>& out);
 
+// epilogue: a string ("bias,relu") or a list of steps; the spec must be GEMM-shaped (one output,
+// 2-D, f32), its operands must not clash with args, and the reference, if any, an extern. Fills
+// spec.epilogue and spec.output.
+[[nodiscard]] Status parse_epilogue(const Reader& r, const YAML::Node& node, Spec& spec);
+
 // "M=32,N=4096,K=4096".
 [[nodiscard]] std::string default_problem_name(const ProblemDecl& decl);
 
