@@ -5,7 +5,7 @@
 # shapes (bench/gpu/inductor_gemm_anchor.py); then the OpenCL tests and the OpenCL GEMM on
 # NVIDIA's OpenCL against the CUDA templates and cuBLAS, f32 ($KTUNE_OPENCL_SHAPES). Reads
 # gpu-bundle/ (bench/gpu/bundle.sh); writes tests.log, tune-<shape>.log, inductor.jsonl,
-# opencl-*.log and summary.txt to OUTDIR.
+# opencl-*.log and summary.txt to OUTDIR (the OpenCL part is bench/gpu/opencl.sh).
 #
 #   bash bench/gpu/run.sh OUTDIR [MxNxK ...]     (default: the five shapes of issue 4)
 set -uo pipefail
@@ -64,31 +64,4 @@ PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/inductor_gemm_anchor.py" "${shapes[@
   2>"$out/inductor.err" | tee "$out/inductor.jsonl" | tee -a "$out/summary.txt"
 
 # The OpenCL GEMM template on NVIDIA's OpenCL against the CUDA templates and cuBLAS, f32.
-echo "== opencl" | tee -a "$out/summary.txt"
-# The ICD loader finds NVIDIA's OpenCL through /etc/OpenCL/vendors; where the image has the
-# library but not its .icd file, register it for this run.
-if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
-  nv=$(find / -xdev -name 'libnvidia-opencl.so.1' 2>/dev/null | head -1)
-  if [ -n "$nv" ]; then
-    mkdir -p "$out/icd"
-    echo "$nv" >"$out/icd/nvidia.icd"
-    export OCL_ICD_VENDORS=$out/icd
-    echo "registered $nv through OCL_ICD_VENDORS" | tee -a "$out/summary.txt"
-  fi
-fi
-"$bundle/bin/opencl_tests" 2>&1 | tee "$out/opencl-tests.log" \
-  | grep -E "^\[  (PASSED|FAILED|  SKIPPED)|tests ran" | tee -a "$out/summary.txt"
-for shape in $opencl_shapes; do
-  IFS=x read -r m n k <<<"$shape"
-  cache=$(mktemp -d)
-  # NVIDIA's platform, not PoCL's CPU device (the first one listed there).
-  "$ktune" --cache-dir "$cache" opencl-gemm --m "$m" --n "$n" --k "$k" -q --top 5 \
-    --device "${KTUNE_OPENCL_DEVICE:-NVIDIA:0}" \
-    >"$out/opencl-$shape.log" 2>&1
-  "$ktune" --cache-dir "$cache" gemm --m "$m" --n "$n" --k "$k" --dtype f32 \
-    >"$out/cuda-f32-$shape.log" 2>&1
-  echo "-- $shape f32" | tee -a "$out/summary.txt"
-  grep -hE '^(Pick|cuBLAS|Tuned)' "$out/opencl-$shape.log" "$out/cuda-f32-$shape.log" \
-    | tee -a "$out/summary.txt"
-  rm -rf "$cache"
-done
+bash "$root/bench/gpu/opencl.sh" "$out" $opencl_shapes
