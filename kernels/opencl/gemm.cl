@@ -8,6 +8,24 @@
 // and stores guarded; VWN > 1 needs N % VWN == 0 (the host checks).
 // Parameters arrive as -D defines: MWG NWG KWG MDIMC NDIMC VWM VWN SA SB.
 
+// The epilogue (the store_output hook): the value stored at C[row, col] (element idx of C) from
+// its accumulator. ktune renders a fused epilogue as KTUNE_EPILOGUE_* #defines in front of this
+// file (include/ktune/epilogue.h); without one it is the identity, and the kernels' parameter
+// lists are the plain GEMM's.
+#ifndef KTUNE_EPILOGUE
+#define KTUNE_EPILOGUE_PARAMS
+#define KTUNE_EPILOGUE_ARGS
+#define KTUNE_EPILOGUE_BODY \
+  {                         \
+    (void)row;              \
+    (void)col;              \
+    (void)idx;              \
+    return acc;             \
+  }
+#endif
+#define KTUNE_LOAD(ptr, i) ((ptr)[i])
+float epilogue(int row, int col, long idx, float acc KTUNE_EPILOGUE_PARAMS) KTUNE_EPILOGUE_BODY
+
 #define MWI (MWG / MDIMC)
 #define NWI (NWG / NDIMC)
 
@@ -35,11 +53,9 @@
 #define LOADN(p) LOADN__(VWN, p)
 #endif
 
-__kernel __attribute__((reqd_work_group_size(MDIMC, NDIMC, 1))) void gemm(__global float* C,
-                                                                          __global const float* A,
-                                                                          __global const float* B,
-                                                                          const int M, const int N,
-                                                                          const int K) {
+__kernel __attribute__((reqd_work_group_size(MDIMC, NDIMC, 1))) void gemm(
+    __global float* C, __global const float* A, __global const float* B, const int M, const int N,
+    const int K KTUNE_EPILOGUE_PARAMS) {
   const int tm = get_local_id(0), tn = get_local_id(1);
   const int m0 = get_group_id(0) * MWG, n0 = get_group_id(1) * NWG;
   const int tid = tn * MDIMC + tm;
@@ -122,19 +138,24 @@ __kernel __attribute__((reqd_work_group_size(MDIMC, NDIMC, 1))) void gemm(__glob
       for (int nv = 0; nv < NWI / VWN; ++nv) {
         for (int x = 0; x < VWN; ++x) {
           const int col = n0 + (nv * NDIMC + tn) * VWN + x;
-          if (col < N) C[row * N + col] = acc[mv * VWM + w][nv * VWN + x];
+          if (col >= N) continue;
+          const long idx = (long)row * N + col;
+          C[idx] = epilogue(row, col, idx, acc[mv * VWM + w][nv * VWN + x] KTUNE_EPILOGUE_ARGS);
         }
       }
     }
   }
 }
 
-// The reference: one work-item per output, no tiling, no parameters.
+// The reference: one work-item per output, no tiling, no parameters. With an epilogue, the
+// finished dot product goes through the same rendered epilogue() (whose math the host's
+// Epilogue::apply checks in test/opencl/opencl_epilogue_test.cpp), none of the tiled store.
 __kernel void gemm_naive(__global float* C, __global const float* A, __global const float* B,
-                         const int M, const int N, const int K) {
+                         const int M, const int N, const int K KTUNE_EPILOGUE_PARAMS) {
   const int row = get_global_id(0), col = get_global_id(1);
   if (row >= M || col >= N) return;
   float acc = 0.0f;
   for (int k = 0; k < K; ++k) acc = fma(A[row * K + k], B[k * N + col], acc);
-  C[row * N + col] = acc;
+  const long idx = (long)row * N + col;
+  C[idx] = epilogue(row, col, idx, acc KTUNE_EPILOGUE_ARGS);
 }

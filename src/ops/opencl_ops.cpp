@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -47,15 +48,16 @@ SearchSpace make_space(std::vector<Param> params, std::vector<std::string> restr
   return std::move(*space);
 }
 
-// Integer scalars args[first..first+count) within [0, 2^31), and each buffer contiguous
-// row-major of the given sizes with no offset.
+// Integer scalars args[first..first+count) within [0, 2^31), with `after` more arguments
+// following them.
 Result<std::vector<std::int64_t>> dims_of(std::string_view where, const Problem& p,
-                                          std::size_t first, std::size_t count) {
+                                          std::size_t first, std::size_t count,
+                                          std::size_t after = 0) {
   std::vector<std::int64_t> dims;
-  if (p.args.size() != first + count) {
+  if (p.args.size() != first + count + after) {
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{}: argument count; expected {}, got {}", where, first + count,
-                                  p.args.size()));
+                      fmt::format("{}: argument count; expected {}, got {}", where,
+                                  first + count + after, p.args.size()));
   }
   for (std::size_t i = first; i < first + count; ++i) {
     const auto* v = std::get_if<std::int64_t>(&p.args[i].scalar);
@@ -81,42 +83,84 @@ Status check_tensor(std::string_view where, const ProblemArg& a, std::vector<std
   return {};
 }
 
-Signature gemm_signature() {
-  return {{"C", ArgRole::kOut, DType::kF32},    {"A", ArgRole::kIn, DType::kF32},
-          {"B", ArgRole::kIn, DType::kF32},     {"M", ArgRole::kScalar, DType::kI32},
-          {"N", ArgRole::kScalar, DType::kI32}, {"K", ArgRole::kScalar, DType::kI32}};
+// C, A, B, M, N, K and then the epilogue's operands (bias, rowbias, residual), all f32.
+Signature gemm_signature(const Epilogue& epilogue) {
+  Signature sig = {{"C", ArgRole::kOut, DType::kF32},    {"A", ArgRole::kIn, DType::kF32},
+                   {"B", ArgRole::kIn, DType::kF32},     {"M", ArgRole::kScalar, DType::kI32},
+                   {"N", ArgRole::kScalar, DType::kI32}, {"K", ArgRole::kScalar, DType::kI32}};
+  for (const EpilogueOperand& o : epilogue.operands()) {
+    sig.push_back({o.name, ArgRole::kIn, DType::kF32});
+  }
+  return sig;
 }
 
-Result<std::vector<std::int64_t>> gemm_dims(std::string_view where, const Problem& p) {
-  auto d = dims_of(where, p, 3, 3);
+// "bias_relu", "scale_0_5_gelu": the epilogue in a template's name.
+std::string epilogue_tag(const Epilogue& epilogue) {
+  std::string tag = epilogue.name();
+  for (char& ch : tag) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return tag;
+}
+
+std::string gemm_name(std::string_view base, const Epilogue& epilogue) {
+  return epilogue.empty() ? std::string(base) : fmt::format("{}_{}", base, epilogue_tag(epilogue));
+}
+
+// gemm.cl with, for a fused epilogue, the hook's #defines in front; `#line 1` keeps the build
+// log's line numbers those of the file.
+std::string gemm_source(const Epilogue& epilogue) {
+  if (epilogue.empty()) return std::string(opencl_gemm_source());
+  return epilogue.render_defines("__global const float*", EpilogueLanguage::kOpenCL) + "#line 1\n" +
+         std::string(opencl_gemm_source());
+}
+
+// M, N, K; C, A, B contiguous row-major of those sizes, and the epilogue's operands [N], [M] or
+// [M, N] as Epilogue::problem_args makes them.
+Result<std::vector<std::int64_t>> gemm_dims(std::string_view where, const Problem& p,
+                                            const Epilogue& epilogue) {
+  const std::vector<EpilogueOperand> operands = epilogue.operands();
+  auto d = dims_of(where, p, 3, 3, operands.size());
   if (!d) return d;
   const std::int64_t m = (*d)[0], n = (*d)[1], k = (*d)[2];
   if (Status s = check_tensor(where, p.args[0], {m, n}); !s) return std::unexpected(s.error());
   if (Status s = check_tensor(where, p.args[1], {m, k}); !s) return std::unexpected(s.error());
   if (Status s = check_tensor(where, p.args[2], {k, n}); !s) return std::unexpected(s.error());
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    const EpilogueOperandShape shape = operands[i].shape;
+    const std::vector<std::int64_t> want = shape == EpilogueOperandShape::kColumns ? std::vector{n}
+                                           : shape == EpilogueOperandShape::kRows
+                                               ? std::vector{m}
+                                               : std::vector{m, n};
+    if (Status s = check_tensor(where, p.args[6 + i], want); !s) {
+      return std::unexpected(s.error());
+    }
+  }
   return d;
 }
 
-Status gemm_supports(const Config& c, const Problem& p) {
-  auto d = gemm_dims("opencl_gemm", p);
+Status gemm_supports(const std::string& where, const Config& c, const Problem& p,
+                     const Epilogue& epilogue) {
+  auto d = gemm_dims(where, p, epilogue);
   if (!d) return std::unexpected(d.error());
   if ((*d)[1] % param(c, "VWN") != 0) {
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("opencl_gemm: N; expected a multiple of VWN={}, got {}",
+                      fmt::format("{}: N; expected a multiple of VWN={}, got {}", where,
                                   param(c, "VWN"), (*d)[1]));
   }
   const std::int64_t local =
       4 * param(c, "KWG") * (param(c, "SA") * param(c, "MWG") + param(c, "SB") * param(c, "NWG"));
   if (local > kMinLocalBytes) {
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("opencl_gemm: local memory; expected at most {} bytes, got {}",
+                      fmt::format("{}: local memory; expected at most {} bytes, got {}", where,
                                   kMinLocalBytes, local));
   }
   return {};
 }
 
-Result<LaunchGeometry> gemm_launch(const Config& c, const Problem& p) {
-  auto d = gemm_dims("opencl_gemm", p);
+Result<LaunchGeometry> gemm_launch(const std::string& where, const Config& c, const Problem& p,
+                                   const Epilogue& epilogue) {
+  auto d = gemm_dims(where, p, epilogue);
   if (!d) return std::unexpected(d.error());
   const std::int64_t mdimc = param(c, "MDIMC"), ndimc = param(c, "NDIMC");
   LaunchGeometry g;
@@ -145,12 +189,14 @@ Result<std::vector<std::int64_t>> row_sum_dims(std::string_view where, const Pro
 
 }  // namespace
 
-Problem opencl_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, int device_index) {
+Problem opencl_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, int device_index,
+                            const Epilogue& epilogue) {
   const Device device{DeviceKind::kOpenCL, device_index};
-  const Signature sig = gemm_signature();
+  const Signature sig = gemm_signature(epilogue);
   Problem p;
   p.op = "gemm";
   p.name = fmt::format("M={},N={},K={},f32", m, n, k);
+  if (!epilogue.empty()) p.name += "," + epilogue.name();
   p.args = {
       {sig[0], TensorSpec::contiguous(DType::kF32, {m, n}, device), {}},
       {sig[1], TensorSpec::contiguous(DType::kF32, {m, k}, device), {}},
@@ -159,6 +205,9 @@ Problem opencl_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, int 
       {sig[4], {}, n},
       {sig[5], {}, k},
   };
+  for (ProblemArg& a : epilogue.problem_args(DType::kF32, m, n, device)) {
+    p.args.push_back(std::move(a));
+  }
   return p;
 }
 
@@ -178,35 +227,41 @@ SearchSpace opencl_gemm_space() {
       });
 }
 
-std::shared_ptr<KernelTemplate> opencl_gemm_template(SearchSpace space) {
+std::shared_ptr<KernelTemplate> opencl_gemm_template(SearchSpace space, const Epilogue& epilogue) {
+  const std::string name = gemm_name("opencl_gemm", epilogue);
   KernelTemplateDesc desc;
-  desc.name = "opencl_gemm";
-  desc.source = std::string(opencl_gemm_source());
+  desc.name = name;
+  desc.source = gemm_source(epilogue);
   desc.entry = "gemm";
-  desc.signature = gemm_signature();
-  desc.launch = gemm_launch;
-  desc.supports = gemm_supports;
+  desc.signature = gemm_signature(epilogue);
+  desc.launch = [name, epilogue](const Config& c, const Problem& p) {
+    return gemm_launch(name, c, p, epilogue);
+  };
+  desc.supports = [name, epilogue](const Config& c, const Problem& p) {
+    return gemm_supports(name, c, p, epilogue);
+  };
   return KernelTemplate::create(std::move(desc), std::move(space));
 }
 
-ChoicePtr opencl_gemm_reference() {
+ChoicePtr opencl_gemm_reference(const Epilogue& epilogue) {
+  const std::string name = gemm_name("opencl_gemm_naive", epilogue);
   KernelTemplateDesc desc;
-  desc.name = "opencl_gemm_naive";
-  desc.source = std::string(opencl_gemm_source());
+  desc.name = name;
+  desc.source = gemm_source(epilogue);
   desc.entry = "gemm_naive";
-  desc.signature = gemm_signature();
+  desc.signature = gemm_signature(epilogue);
   // The tiled kernel's defines are absent; its body must still compile, so give it one config.
   desc.extra_flags = {"-DMWG=16", "-DNWG=16", "-DKWG=16", "-DMDIMC=16", "-DNDIMC=16",
                       "-DVWM=1",  "-DVWN=1",  "-DSA=0",   "-DSB=0"};
-  desc.launch = [](const Config&, const Problem& p) -> Result<LaunchGeometry> {
-    auto d = gemm_dims("opencl_gemm_naive", p);
+  desc.launch = [name, epilogue](const Config&, const Problem& p) -> Result<LaunchGeometry> {
+    auto d = gemm_dims(name, p, epilogue);
     if (!d) return std::unexpected(d.error());
     LaunchGeometry g;
     g.grid = {at_least_one((*d)[0]), at_least_one((*d)[1]), 1};
     return g;  // block {1,1,1}: the implementation picks the work-group size
   };
-  desc.supports = [](const Config&, const Problem& p) -> Status {
-    auto d = gemm_dims("opencl_gemm_naive", p);
+  desc.supports = [name, epilogue](const Config&, const Problem& p) -> Status {
+    auto d = gemm_dims(name, p, epilogue);
     if (!d) return std::unexpected(d.error());
     return {};
   };

@@ -1,6 +1,7 @@
-// `ktune opencl-gemm --m M --n N --k K`: tune the f32 OpenCL GEMM template (kernels/opencl/gemm.cl)
-// on an OpenCL device (PoCL on the CPU, any GPU), verified against the naive OpenCL kernel, and
-// print the AUTOTUNE table and the pick's GFLOP/s.
+// `ktune opencl-gemm --m M --n N --k K [--epilogue bias,relu]`: tune the f32 OpenCL GEMM template
+// (kernels/opencl/gemm.cl), with the epilogue fused into its store when one is given, on an
+// OpenCL device (PoCL on the CPU, any GPU), verified against the naive OpenCL kernel (followed
+// by the same epilogue), and print the AUTOTUNE table and the pick's GFLOP/s.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -20,6 +21,7 @@ namespace {
 struct OpenCLGemmFlags {
   std::int64_t m = 0, n = 0, k = 0;
   std::string device;
+  std::string epilogue = "none";
   unsigned jobs = 0;
   double budget_ms = 50;
   int min_runs = 3;
@@ -37,6 +39,11 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
   const auto t0 = std::chrono::steady_clock::now();
   if (f.m <= 0 || f.n <= 0 || f.k <= 0) {
     fmt::print(stderr, "error: --m, --n, --k: expected sizes >= 1, got {}x{}x{}\n", f.m, f.n, f.k);
+    return kExitUsage;
+  }
+  auto epilogue = Epilogue::parse(f.epilogue);
+  if (!epilogue) {
+    fmt::print(stderr, "error: --epilogue: {}\n", epilogue.error().message);
     return kExitUsage;
   }
   OpenCLOptions options;
@@ -67,15 +74,18 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
   sopts.write_cache = !f.no_cache;
   sopts.table_rows = f.top;
   sopts.seed = f.seed;
+  // Each element of C sums K products: the tiled kernels sum in another order than the naive one.
+  sopts.tolerance = reduction_tolerance(DType::kF32, f.k);
   if (f.quiet) sopts.progress = nullptr;
   sopts.run_timeout = std::chrono::milliseconds(f.run_timeout_ms);
   // One worker per device: it opens exactly the device the backend compiled for.
   sopts.worker.env.emplace_back("KTUNE_OPENCL_DEVICE", backend->device_selector());
   Selector selector(*backend, *cache, sopts);
 
-  const Problem problem = opencl_gemm_problem(f.m, f.n, f.k);
-  std::vector<ChoicePtr> candidates = opencl_gemm_template(opencl_gemm_space())->choices();
-  ChoicePtr reference = opencl_gemm_reference();
+  const Problem problem = opencl_gemm_problem(f.m, f.n, f.k, 0, *epilogue);
+  std::vector<ChoicePtr> candidates =
+      opencl_gemm_template(opencl_gemm_space(), *epilogue)->choices();
+  ChoicePtr reference = opencl_gemm_reference(*epilogue);
   auto sel = selector.select(problem, candidates, reference.get());
   if (!sel) {
     fmt::print(stderr, "error: {}\n", sel.error().message);
@@ -88,8 +98,9 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
              backend->device_name());
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("Tuned opencl-gemm {}x{}x{} f32 in {:.3f} s (select {:.4f} s{})\n", f.m, f.n, f.k,
-             total_s, sel->select_s, sel->from_cache ? ", from the tuning cache" : "");
+  fmt::print("Tuned opencl-gemm {}x{}x{} f32{} in {:.3f} s (select {:.4f} s{})\n", f.m, f.n, f.k,
+             epilogue->empty() ? "" : " + " + epilogue->name(), total_s, sel->select_s,
+             sel->from_cache ? ", from the tuning cache" : "");
   return 0;
 }
 
@@ -100,13 +111,18 @@ void add_opencl_command(CLI::App& app, CliContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "opencl-gemm",
       "Tune the f32 OpenCL GEMM template C[M,N] = A[M,K] B[K,N] on an OpenCL device (PoCL, any "
-      "GPU), verified against a naive OpenCL kernel");
+      "GPU), optionally with an epilogue fused into its store, verified against a naive OpenCL "
+      "kernel");
   cmd->add_option("--m", f->m, "Rows of A and C")->required();
   cmd->add_option("--n", f->n, "Columns of B and C")->required();
   cmd->add_option("--k", f->k, "Columns of A, rows of B")->required();
   cmd->add_option("--device", f->device,
                   "OpenCL device: [<platform>:]<device>, each an index or a name substring; "
                   "default $KTUNE_OPENCL_DEVICE, else the first device");
+  cmd->add_option("--epilogue", f->epilogue,
+                  "Fused after the GEMM, in order: bias, rowbias, scale=S, relu, gelu, silu, "
+                  "residual (comma-separated; e.g. bias,relu)")
+      ->capture_default_str();
   cmd->add_option("--jobs", f->jobs, "Compile threads; 0: all cores")->capture_default_str();
   cmd->add_option("--budget-ms", f->budget_ms, "Timed milliseconds per candidate")
       ->capture_default_str();
