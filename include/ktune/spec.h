@@ -53,9 +53,23 @@ struct ReferenceDecl {
   std::string extern_name;  // kExtern: the name of an entry in `externs`
 };
 
+// op: a built-in operator named instead of a kernel (docs/spec.md, "op"). The op brings its own
+// candidates and reference, so kernel, args, params, restrictions, externs and reference are
+// absent; each problem binds the op's sizes (cuda.gemm: M, N, K, each >= 1).
+struct OpDecl {
+  std::string name;  // "cuda.gemm"; empty: the spec has a kernel
+  DType dtype = DType::kBF16;
+  int line = 0;
+};
+
+// The ops that op: may name ("cuda.gemm"), and the dtypes that dtype: may give each.
+[[nodiscard]] std::vector<std::string> spec_ops();
+[[nodiscard]] std::vector<DType> spec_op_dtypes(std::string_view op);
+
 struct Spec {
   std::filesystem::path file;
   std::string name;
+  OpDecl op;  // with a name: every field below but problems, epilogue and seed is unused
   KernelDecl kernel;
   std::vector<ArgDecl> args;
   std::vector<ProblemDecl> problems;
@@ -80,11 +94,16 @@ struct Spec {
 [[nodiscard]] Result<Spec> load_spec(const std::filesystem::path& file);
 [[nodiscard]] Result<Spec> parse_spec(std::string_view text, const std::filesystem::path& file);
 
+// The size a problem binds (`name`), or nullopt.
+[[nodiscard]] std::optional<std::int64_t> problem_size(const ProblemDecl& decl,
+                                                       std::string_view name);
+
 // The declared args, then the epilogue's operands (in the output's dtype).
 [[nodiscard]] Signature spec_signature(const Spec& spec);
 // Evaluates shapes, strides, offsets and scalar values for one problem. With an epilogue, the
 // operands follow the declared args (shaped from the output's evaluated [M, N]) and the
-// problem's name ends in ",<epilogue name>" ("M=32,N=4096,K=4096,bias+relu").
+// problem's name ends in ",<epilogue name>" ("M=32,N=4096,K=4096,bias+relu"). An error for an
+// op: spec, whose problems the op builds (ktune/cuda_gemm.h for cuda.gemm).
 [[nodiscard]] Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl);
 
 // What a spec tunes: candidates (template configs, then externs) and the reference (null when
@@ -98,7 +117,8 @@ struct SpecChoices {
   ChoicePtr reference;
 };
 // Reads the kernel (and reference) sources and builds the choices. Reference externs are built a
-// second time so that the reference is independent of the candidate with the same name.
+// second time so that the reference is independent of the candidate with the same name. An error
+// for an op: spec, whose candidates are the op's.
 [[nodiscard]] Result<SpecChoices> make_spec_choices(const Spec& spec);
 
 }  // namespace ktune

@@ -7,6 +7,7 @@
 #include "ktune/file_util.h"
 #include "ktune/sequence_choice.h"
 #include "ktune/spec.h"
+#include "spec/spec_sections.h"
 
 namespace ktune {
 namespace {
@@ -75,6 +76,7 @@ Result<ChoicePtr> make_reference(const Spec& spec) {
 }  // namespace
 
 Result<SpecChoices> make_spec_choices(const Spec& spec) {
+  if (!spec.op.name.empty()) return spec_detail::op_spec_error(spec, "candidates");
   auto source = read_file(spec.kernel.source);
   if (!source) return std::unexpected(source.error());
   auto space = SearchSpace::create(spec.params, spec.restrictions);

@@ -15,6 +15,8 @@ std::string parse_message(const std::string& message) {
   return colon == std::string::npos ? message : message.substr(colon + 2);
 }
 
+}  // namespace
+
 Result<Epilogue> read_epilogue(const Reader& r, const YAML::Node& node) {
   if (node.IsScalar()) {
     auto text = r.string(node, "epilogue");
@@ -44,8 +46,6 @@ Result<Epilogue> read_epilogue(const Reader& r, const YAML::Node& node) {
   if (!epilogue) return r.fail(node, "epilogue", parse_message(epilogue.error().message));
   return epilogue;
 }
-
-}  // namespace
 
 Status parse_epilogue(const Reader& r, const YAML::Node& node, Spec& spec) {
   auto epilogue = read_epilogue(r, node);

@@ -63,6 +63,16 @@ Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view pa
   return {};
 }
 
+Status parse_seed(const Reader& r, const YAML::Node& node, Spec& spec) {
+  auto value = r.integer(node, "seed");
+  if (!value) return std::unexpected(value.error());
+  if (*value < 0) {
+    return r.fail(node, "seed", fmt::format("expected an integer >= 0; got {}", *value));
+  }
+  spec.seed = static_cast<std::uint64_t>(*value);
+  return {};
+}
+
 namespace {
 
 Status parse_reference(const Reader& r, const YAML::Node& node, const std::filesystem::path& dir,
@@ -123,9 +133,10 @@ Status parse_tolerance(const Reader& r, const YAML::Node& node, const std::vecto
 
 Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem::path& dir,
                  Spec& spec) {
+  if (root["op"].IsDefined()) return parse_op_spec(r, root, spec);
   if (auto ok = r.check_keys(root, "",
                              {"name", "kernel", "args", "problems", "params", "restrictions",
-                              "reference", "tolerance", "externs", "seed", "epilogue"});
+                              "reference", "tolerance", "externs", "seed", "epilogue", "op"});
       !ok) {
     return ok;
   }
@@ -162,12 +173,7 @@ Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem:
     if (auto ok = parse_tolerance(r, tol, spec.args, spec.tolerance); !ok) return ok;
   }
   if (YAML::Node seed = root["seed"]; seed.IsDefined()) {
-    auto value = r.integer(seed, "seed");
-    if (!value) return std::unexpected(value.error());
-    if (*value < 0) {
-      return r.fail(seed, "seed", fmt::format("expected an integer >= 0; got {}", *value));
-    }
-    spec.seed = static_cast<std::uint64_t>(*value);
+    if (auto ok = parse_seed(r, seed, spec); !ok) return ok;
   }
   // Every problem must evaluate: negative or fractional sizes are reported at load time.
   for (const ProblemDecl& decl : spec.problems) {

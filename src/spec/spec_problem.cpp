@@ -84,6 +84,13 @@ struct Evaluator {
 
 }  // namespace
 
+std::unexpected<Error> spec_detail::op_spec_error(const Spec& spec, std::string_view what) {
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("{}:{}: op: spec '{}' names the built-in op {}, whose {} are its "
+                                "own; expected a spec with a kernel (ktune tune runs op specs)",
+                                spec.file.string(), spec.op.line, spec.name, spec.op.name, what));
+}
+
 Signature spec_signature(const Spec& spec) {
   Signature signature;
   for (const ArgDecl& arg : spec.args) signature.push_back({arg.name, arg.role, arg.dtype});
@@ -94,6 +101,7 @@ Signature spec_signature(const Spec& spec) {
 }
 
 Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl) {
+  if (!spec.op.name.empty()) return spec_detail::op_spec_error(spec, "problems");
   Problem problem;
   problem.op = spec.name;
   problem.name = decl.name.empty() ? spec_detail::default_problem_name(decl) : decl.name;

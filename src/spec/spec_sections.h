@@ -35,6 +35,18 @@ namespace ktune::spec_detail {
 // spec.epilogue and spec.output.
 [[nodiscard]] Status parse_epilogue(const Reader& r, const YAML::Node& node, Spec& spec);
 
+// The epilogue: text alone ("bias,relu" or [bias, relu]), with no check against args: what
+// parse_epilogue and the op: form share.
+[[nodiscard]] Result<Epilogue> read_epilogue(const Reader& r, const YAML::Node& node);
+// seed: an integer >= 0.
+[[nodiscard]] Status parse_seed(const Reader& r, const YAML::Node& node, Spec& spec);
+// The whole top level of a spec that names a built-in op (root["op"] is defined) instead of a
+// kernel: the op's keys only, a known op, one of its dtypes, problems binding its sizes.
+[[nodiscard]] Status parse_op_spec(const Reader& r, const YAML::Node& root, Spec& spec);
+
+// make_problem's and make_spec_choices's error for an op: spec ("problems", "candidates").
+[[nodiscard]] std::unexpected<Error> op_spec_error(const Spec& spec, std::string_view what);
+
 // "M=32,N=4096,K=4096".
 [[nodiscard]] std::string default_problem_name(const ProblemDecl& decl);
 

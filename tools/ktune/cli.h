@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <memory>
+
+#include "ktune/tuning_cache.h"
 
 namespace ktune::cli {
 
@@ -14,6 +17,10 @@ struct CliContext {
   std::filesystem::path cache_dir;  // --cache-dir, else $KTUNE_CACHE_DIR, else ~/.cache/ktune
   int exit_code = 0;
 };
+
+// The tuning cache of the tuning commands: in memory with --no-cache, else the SQLite file in
+// ctx.cache_dir. Null, with the error printed, when that cannot be opened.
+[[nodiscard]] std::unique_ptr<TuningCache> open_tuning_cache(bool no_cache, const CliContext& ctx);
 
 // Each registers a subcommand on `app`; its callback runs after parsing and sets ctx.exit_code.
 void add_tune_command(CLI::App& app, CliContext& ctx);

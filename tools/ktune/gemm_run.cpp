@@ -1,0 +1,184 @@
+// tune_gemm: one CUDA GEMM shape over the full candidate set (the tensor-core and SIMT
+// templates, cuBLAS, the cuBLASLt heuristic's top algorithms), verified against cuBLAS, with the
+// AUTOTUNE table and the pick's TFLOP/s printed; or, compile-only, every template candidate
+// compiled for an architecture without a GPU.
+#include "gemm_run.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "ktune/cuda_gemm.h"
+#include "ktune/selector.h"
+#include "ktune/tuning_cache.h"
+
+namespace ktune::cli {
+namespace {
+
+double tflops(const GemmShape& s, double ns) {
+  return ns > 0 ? 2.0 * double(s.m) * double(s.n) * double(s.k) / ns / 1e3 : 0;
+}
+
+// Every candidate compiled for an architecture, without a GPU: what CI can check.
+int compile_only(const CudaBackend& backend, std::vector<ChoicePtr>& choices) {
+  int failed = 0, compiled = 0;
+  for (ChoicePtr& c : choices) {
+    // Templates, and library GEMMs paired with the separate epilogue kernel (its compile).
+    if (c->kind() != Choice::Kind::kTemplate && !c->name().ends_with("+epilogue")) continue;
+    if (Status s = c->compile(backend); !s) {
+      fmt::print(stderr, "error: {}: {}\n", c->name(), s.error().message);
+      ++failed;
+    } else {
+      ++compiled;
+    }
+  }
+  fmt::print("Compiled {} candidates for {} ({} failed)\n", compiled, backend.arch(), failed);
+  return failed ? kExitError : 0;
+}
+
+// The fastest valid candidate of each kind against the pick: our templates, the library GEMMs
+// (with the separate epilogue kernel when there is an epilogue) and cuBLASLt's fused epilogues.
+void print_groups(const TuningRecord& record, double pick_ns) {
+  struct Group {
+    const char* title;
+    const CandidateRecord* best = nullptr;
+  };
+  Group groups[] = {{"best template"}, {"best library GEMM"}, {"best cuBLASLt fused epilogue"}};
+  for (const CandidateRecord& c : record.candidates) {
+    if (c.outcome != Outcome::kOk || !c.stats) continue;
+    const bool library = c.name.starts_with("cublas_gemm") || c.name.starts_with("cublaslt_algo");
+    Group& g = c.name.starts_with("cuda_gemm_") ? groups[0] : library ? groups[1] : groups[2];
+    if (!g.best || c.stats->median_ns < g.best->stats->median_ns) g.best = &c;
+  }
+  for (const Group& g : groups) {
+    if (!g.best) continue;
+    fmt::print("  {}: {} ({:.4f} ms); pick / it: {:.3f}\n", g.title, g.best->name,
+               g.best->stats->median_ns / 1e6, pick_ns / g.best->stats->median_ns);
+  }
+}
+
+}  // namespace
+
+std::optional<CudaBackend> open_gemm_backend(const GemmOptions& f, const CliContext& ctx) {
+  CudaCompileOptions copts;
+  copts.arch = f.arch;
+  copts.device = f.device;
+  auto backend = CudaBackend::create(copts, ctx.cache_dir);
+  if (!backend) {
+    fmt::print(stderr, "error: {}\n", backend.error().message);
+    return std::nullopt;
+  }
+  return std::move(*backend);
+}
+
+void add_gemm_target_flags(CLI::App& cmd, GemmOptions& o, std::string_view applies_to) {
+  cmd.add_option("--device", o.device, fmt::format("{}CUDA device index", applies_to))
+      ->capture_default_str();
+  cmd.add_option("--arch", o.arch,
+                 fmt::format("{}Compile for this architecture (sm_80, sm_90a, ...); default: the "
+                             "GPU's",
+                             applies_to));
+  cmd.add_flag("--compile-only", o.compile_only,
+               fmt::format("{}Render and compile every template candidate, then stop (no GPU "
+                           "needed with --arch)",
+                           applies_to));
+}
+
+GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& s, const GemmOptions& f,
+                  const CliContext& ctx, std::chrono::steady_clock::time_point t0) {
+  const Problem problem = cuda_gemm_problem(s.m, s.n, s.k, s.dtype, f.device, s.epilogue);
+  // The wgmma template compiles for Hopper only.
+  CudaGemmCandidates set = cuda_gemm_candidates(s.dtype, f.cublaslt_algos, &problem, f.simt,
+                                                s.epilogue, backend.arch() == "sm_90a");
+  if (f.compile_only) return {compile_only(backend, set.candidates)};
+
+  std::unique_ptr<TuningCache> cache = open_tuning_cache(f.no_cache, ctx);
+  if (!cache) return {kExitError};
+  SelectorOptions sopts;
+  sopts.jobs = f.jobs;
+  sopts.bench.budget_ms = f.budget_ms;
+  sopts.bench.min_runs = f.min_runs;
+  sopts.bench.max_runs = f.max_runs;
+  sopts.bench.warmup_runs = f.warmup_runs;
+  sopts.bench.graph_calls = f.graph_calls;
+  sopts.close_call_band = f.close_call_band;
+  sopts.read_cache = !f.no_cache && !f.retune;
+  sopts.write_cache = !f.no_cache;
+  sopts.table_rows = f.top;
+  sopts.seed = f.seed;
+  // Each element of C sums K products, in another order in each algorithm than in cuBLAS.
+  sopts.tolerance = reduction_tolerance(s.dtype, s.k);
+  sopts.json_log = f.json_log;
+  if (f.quiet) sopts.progress = nullptr;
+  sopts.isolate = !f.in_process;
+  sopts.run_timeout = std::chrono::milliseconds(f.run_timeout_ms);
+  // One worker per GPU: it sees only this one, as its device 0.
+  sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(f.device));
+  Selector selector(backend, *cache, sopts);
+
+  auto sel = selector.select(problem, set.candidates, set.reference.get());
+  if (!sel) {
+    fmt::print(stderr, "error: {}\n", sel.error().message);
+    return {kExitError};
+  }
+  const CandidateRecord& pick = sel->record.candidates[sel->winner_index];
+  const double pick_ns = pick.stats ? pick.stats->median_ns : 0;
+  fmt::print("Pick: {} at {:.1f} TFLOP/s ({:.4f} ms)\n", pick.name, tflops(s, pick_ns),
+             pick_ns / 1e6);
+  const std::string cublas_name = s.epilogue.empty() ? "cublas_gemm" : "cublas_gemm+epilogue";
+  for (const CandidateRecord& c : sel->record.candidates) {
+    if (c.name == cublas_name && c.stats) {
+      fmt::print("cuBLAS{}: {:.1f} TFLOP/s ({:.4f} ms); pick / cuBLAS time: {:.3f}\n",
+                 s.epilogue.empty() ? "" : " + separate epilogue", tflops(s, c.stats->median_ns),
+                 c.stats->median_ns / 1e6, pick_ns / c.stats->median_ns);
+    }
+  }
+  print_groups(sel->record, pick_ns);
+
+  if (f.regret_rounds > 0 && !sel->from_cache) {
+    // The pick against the fastest candidates, measured again side by side: every valid
+    // candidate within 25% of the pick's first time, plus cuBLAS.
+    std::vector<Choice*> again;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < set.candidates.size(); ++i) {
+      const CandidateRecord& c = sel->record.candidates[i];
+      if (c.outcome != Outcome::kOk || !c.stats) continue;
+      if (c.stats->median_ns <= pick_ns * 1.25 || c.name == "cublas_gemm") {
+        again.push_back(set.candidates[i].get());
+        names.push_back(c.name);
+      }
+    }
+    BenchOptions round = sopts.bench;
+    round.warmup_runs = 1;
+    round.min_runs = 5;
+    round.max_runs = 5;
+    auto stats =
+        selector.measure_again(problem, again, set.reference.get(), round, f.regret_rounds);
+    if (!stats) {
+      fmt::print(stderr, "error: re-measuring for the regret: {}\n", stats.error().message);
+      return {kExitError};
+    }
+    std::size_t best = 0, picked = 0;
+    for (std::size_t i = 0; i < again.size(); ++i) {
+      if ((*stats)[i].median_ns < (*stats)[best].median_ns) best = i;
+      if (names[i] == pick.name) picked = i;
+    }
+    for (std::size_t i = 0; i < again.size(); ++i) {
+      fmt::print("  re-measured {:<48} {:.4f} ms {:7.1f} TFLOP/s\n", names[i],
+                 (*stats)[i].median_ns / 1e6, tflops(s, (*stats)[i].median_ns));
+    }
+    fmt::print("Regret: pick {} / fastest {} = {:.4f} ({} candidates, {} rounds)\n", pick.name,
+               names[best], (*stats)[picked].median_ns / (*stats)[best].median_ns, again.size(),
+               f.regret_rounds);
+  }
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("Tuned gemm {}x{}x{} {} in {:.3f} s (select {:.4f} s{}); cache: {}\n", s.m, s.n, s.k,
+             dtype_name(s.dtype), total_s, sel->select_s,
+             sel->from_cache ? ", from the tuning cache" : "",
+             f.no_cache ? "off" : ctx.cache_dir.string());
+  return {0, sel->from_cache};
+}
+
+}  // namespace ktune::cli

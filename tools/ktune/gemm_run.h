@@ -1,0 +1,76 @@
+// The tuning of one CUDA GEMM shape, shared by `ktune gemm` (one shape from flags) and `ktune tune`
+// on an `op: cuda.gemm` spec (one per problem): the same candidates, options, tuning-cache key
+// and output, so that either command's result is a cache hit for the other.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cli.h"
+#include "ktune/cuda_backend.h"
+#include "ktune/dtype.h"
+#include "ktune/epilogue.h"
+
+namespace ktune::cli {
+
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;  // each >= 1
+  DType dtype = DType::kBF16;        // bf16, f16 or f32
+  Epilogue epilogue;
+};
+
+// `ktune gemm`'s options and their defaults; `ktune tune` overrides those its flags give.
+struct GemmOptions {
+  int device = 0;
+  std::string arch;  // empty: the GPU's
+  bool compile_only = false;
+  int cublaslt_algos = 8;
+  unsigned jobs = 0;
+  // GPU kernels take micro- to milliseconds: a smaller budget than the CPU's still gives
+  // dozens of samples, and the close calls are measured again anyway.
+  double budget_ms = 20;
+  // Wider than the Selector's 5%: a GPU's clocks under its power cap move more than a CPU's.
+  double close_call_band = 0.10;
+  int min_runs = 5;
+  int max_runs = 100;
+  int warmup_runs = 2;
+  int graph_calls = 0;
+  bool no_cache = false;
+  bool retune = false;
+  bool in_process = false;
+  bool quiet = false;
+  int top = 10;
+  std::string json_log;
+  long run_timeout_ms = 0;
+  std::uint64_t seed = 0;
+  int regret_rounds = 0;
+  bool simt = false;
+};
+
+// The CUDA backend for options.arch and options.device; on failure (no GPU and no --arch) prints
+// the error and returns nullopt.
+[[nodiscard]] std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options,
+                                                           const CliContext& ctx);
+
+// --device, --arch and --compile-only, bound to `options`: `ktune gemm`'s and, each help text led
+// by `applies_to`, `ktune tune`'s.
+void add_gemm_target_flags(CLI::App& cmd, GemmOptions& options, std::string_view applies_to = "");
+
+struct GemmRun {
+  int exit_code = 0;
+  bool from_cache = false;
+};
+
+// Tunes `shape` over the full candidate set and prints the pick, cuBLAS, the best of each kind,
+// the regret if asked and a "Tuned gemm ..." line; with options.compile_only, compiles every
+// template candidate instead. Errors are printed to stderr. The total time printed counts from
+// `start` (`ktune gemm`: before the backend was opened, as bench/gpu/run.sh reports it).
+[[nodiscard]] GemmRun tune_gemm(
+    const CudaBackend& backend, const GemmShape& shape, const GemmOptions& options,
+    const CliContext& ctx,
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now());
+
+}  // namespace ktune::cli
