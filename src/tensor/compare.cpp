@@ -87,6 +87,14 @@ Tolerance default_tolerance(DType dtype) {
   return {};
 }
 
+Tolerance reduction_tolerance(DType dtype, std::int64_t terms) {
+  Tolerance t = default_tolerance(dtype);
+  if ((dtype == DType::kF32 || dtype == DType::kF64) && terms > 64) {
+    t.atol *= std::sqrt(static_cast<double>(terms) / 64.0);
+  }
+  return t;
+}
+
 Comparison compare(const TensorSpec& spec, const std::byte* actual, const std::byte* expected,
                    const Tolerance& tolerance) {
   Comparison result;

@@ -71,6 +71,23 @@ TEST(Compare, SmallErrorWithinToleranceIsOk) {
   EXPECT_EQ(p.run().outcome, Outcome::kOk);
 }
 
+// A GEMM's element near zero by cancellation, off by round-off of another summation order (the
+// case of cuBLASLt against cuBLAS, f32, K=1024): wrong under the flat default, fine under the
+// tolerance of a 1024-term sum; a real error (1e-3) still fails it.
+TEST(Compare, ReductionToleranceGrowsWithTheSquareRootOfTheLength) {
+  Pair p(TensorSpec::contiguous(DType::kF32, {64, 64}));
+  store_element(DType::kF32, p.expected.data(), 0.0218932);
+  store_element(DType::kF32, p.at(0), 0.0219116);
+  EXPECT_EQ(p.run().outcome, Outcome::kWrongResult);
+  EXPECT_EQ(p.run(reduction_tolerance(DType::kF32, 1024)).outcome, Outcome::kOk);
+  store_element(DType::kF32, p.at(0), 0.0229);
+  EXPECT_EQ(p.run(reduction_tolerance(DType::kF32, 1024)).outcome, Outcome::kWrongResult);
+
+  EXPECT_EQ(reduction_tolerance(DType::kF32, 64).atol, default_tolerance(DType::kF32).atol);
+  EXPECT_DOUBLE_EQ(reduction_tolerance(DType::kF32, 4096).atol, 8e-5);
+  EXPECT_EQ(reduction_tolerance(DType::kBF16, 4096).atol, default_tolerance(DType::kBF16).atol);
+}
+
 TEST(Compare, UnwrittenElementIsDetectedFirst) {
   Pair p(TensorSpec::contiguous(DType::kF32, {4, 4}));
   HostBuffer poisoned = HostBuffer::allocate(4);
