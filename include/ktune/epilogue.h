@@ -66,6 +66,8 @@ class Epilogue {
   [[nodiscard]] const std::vector<EpilogueOp>& ops() const { return ops_; }
   // Canonical text: "bias+relu", "scale=0.5+gelu"; "none" when empty. Part of problem names.
   [[nodiscard]] std::string name() const;
+  // name() as part of an identifier: "bias_relu", "scale_0_5_gelu" (choice and template names).
+  [[nodiscard]] std::string tag() const;
   // The tensor operands, in the order of the problem's arguments after C, A, B, M, N, K.
   [[nodiscard]] std::vector<EpilogueOperand> operands() const;
 
@@ -91,5 +93,9 @@ class Epilogue {
  private:
   std::vector<EpilogueOp> ops_;
 };
+
+// A GEMM kernel's parameters: C (out), A, B (in) of `dtype`, the i32 scalars M, N, K, then the
+// epilogue's operands (in, of `dtype`), as the templates with the hook take them.
+[[nodiscard]] Signature gemm_signature(DType dtype, const Epilogue& epilogue);
 
 }  // namespace ktune

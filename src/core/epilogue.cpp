@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -233,6 +234,22 @@ std::vector<ProblemArg> Epilogue::problem_args(DType dtype, std::int64_t m, std:
     out.push_back(std::move(arg));
   }
   return out;
+}
+
+std::string Epilogue::tag() const {
+  std::string tag = name();
+  for (char& c : tag) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0) c = '_';
+  }
+  return tag;
+}
+
+Signature gemm_signature(DType dtype, const Epilogue& epilogue) {
+  Signature sig = {{"C", ArgRole::kOut, dtype},          {"A", ArgRole::kIn, dtype},
+                   {"B", ArgRole::kIn, dtype},           {"M", ArgRole::kScalar, DType::kI32},
+                   {"N", ArgRole::kScalar, DType::kI32}, {"K", ArgRole::kScalar, DType::kI32}};
+  for (const EpilogueOperand& o : epilogue.operands()) sig.push_back({o.name, ArgRole::kIn, dtype});
+  return sig;
 }
 
 }  // namespace ktune

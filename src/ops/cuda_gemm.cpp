@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -35,23 +34,6 @@ std::int64_t param(const Config& config, std::string_view name) {
   const ParamValue* v = config.find(name);
   KTUNE_CHECK(v != nullptr && std::holds_alternative<std::int64_t>(*v));
   return std::get<std::int64_t>(*v);
-}
-
-Signature gemm_signature(DType dtype, const Epilogue& epilogue) {
-  Signature sig = {{"C", ArgRole::kOut, dtype},          {"A", ArgRole::kIn, dtype},
-                   {"B", ArgRole::kIn, dtype},           {"M", ArgRole::kScalar, DType::kI32},
-                   {"N", ArgRole::kScalar, DType::kI32}, {"K", ArgRole::kScalar, DType::kI32}};
-  for (const EpilogueOperand& o : epilogue.operands()) sig.push_back({o.name, ArgRole::kIn, dtype});
-  return sig;
-}
-
-// "bias_relu", "scale_0_5_gelu": the epilogue in a choice name.
-std::string epilogue_tag(const Epilogue& epilogue) {
-  std::string tag = epilogue.name();
-  for (char& c : tag) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return tag;
 }
 
 // The epilogue's operands of a problem with gemm_signature: contiguous, of C's dtype and device,
@@ -323,7 +305,7 @@ int dtype_code(DType dtype) { return dtype == DType::kF16 ? 0 : dtype == DType::
 // "cuda_gemm_mma_bf16", with the epilogue's tag when there is one.
 std::string template_name(std::string_view kind, DType dtype, const Epilogue& e) {
   return e.empty() ? fmt::format("cuda_{}_{}", kind, dtype_name(dtype))
-                   : fmt::format("cuda_{}_{}_{}", kind, dtype_name(dtype), epilogue_tag(e));
+                   : fmt::format("cuda_{}_{}_{}", kind, dtype_name(dtype), e.tag());
 }
 
 // The template's source: the dtype and, for a fused epilogue, its hook's #defines in front.
@@ -487,8 +469,8 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
     std::vector<int> lt_bind = bind;
     const std::vector<EpilogueOperand> ops = epilogue.operands();
     if (!ops.empty()) lt_bind.push_back(6);  // the bias: the only operand cuBLASLt takes
-    for (ChoicePtr& c : make_cublaslt_gemm_choices(
-             lt_bind, cublaslt_algos, lt, fmt::format("cublaslt_{}", epilogue_tag(epilogue)))) {
+    for (ChoicePtr& c : make_cublaslt_gemm_choices(lt_bind, cublaslt_algos, lt,
+                                                   fmt::format("cublaslt_{}", epilogue.tag()))) {
       out.candidates.push_back(std::move(c));
     }
   }

@@ -5,7 +5,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -83,28 +82,8 @@ Status check_tensor(std::string_view where, const ProblemArg& a, std::vector<std
   return {};
 }
 
-// C, A, B, M, N, K and then the epilogue's operands (bias, rowbias, residual), all f32.
-Signature gemm_signature(const Epilogue& epilogue) {
-  Signature sig = {{"C", ArgRole::kOut, DType::kF32},    {"A", ArgRole::kIn, DType::kF32},
-                   {"B", ArgRole::kIn, DType::kF32},     {"M", ArgRole::kScalar, DType::kI32},
-                   {"N", ArgRole::kScalar, DType::kI32}, {"K", ArgRole::kScalar, DType::kI32}};
-  for (const EpilogueOperand& o : epilogue.operands()) {
-    sig.push_back({o.name, ArgRole::kIn, DType::kF32});
-  }
-  return sig;
-}
-
-// "bias_relu", "scale_0_5_gelu": the epilogue in a template's name.
-std::string epilogue_tag(const Epilogue& epilogue) {
-  std::string tag = epilogue.name();
-  for (char& ch : tag) {
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return tag;
-}
-
 std::string gemm_name(std::string_view base, const Epilogue& epilogue) {
-  return epilogue.empty() ? std::string(base) : fmt::format("{}_{}", base, epilogue_tag(epilogue));
+  return epilogue.empty() ? std::string(base) : fmt::format("{}_{}", base, epilogue.tag());
 }
 
 // gemm.cl with, for a fused epilogue, the hook's #defines in front; `#line 1` keeps the build
@@ -192,7 +171,7 @@ Result<std::vector<std::int64_t>> row_sum_dims(std::string_view where, const Pro
 Problem opencl_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, int device_index,
                             const Epilogue& epilogue) {
   const Device device{DeviceKind::kOpenCL, device_index};
-  const Signature sig = gemm_signature(epilogue);
+  const Signature sig = gemm_signature(DType::kF32, epilogue);
   Problem p;
   p.op = "gemm";
   p.name = fmt::format("M={},N={},K={},f32", m, n, k);
@@ -233,7 +212,7 @@ std::shared_ptr<KernelTemplate> opencl_gemm_template(SearchSpace space, const Ep
   desc.name = name;
   desc.source = gemm_source(epilogue);
   desc.entry = "gemm";
-  desc.signature = gemm_signature(epilogue);
+  desc.signature = gemm_signature(DType::kF32, epilogue);
   desc.launch = [name, epilogue](const Config& c, const Problem& p) {
     return gemm_launch(name, c, p, epilogue);
   };
@@ -249,7 +228,7 @@ ChoicePtr opencl_gemm_reference(const Epilogue& epilogue) {
   desc.name = name;
   desc.source = gemm_source(epilogue);
   desc.entry = "gemm_naive";
-  desc.signature = gemm_signature(epilogue);
+  desc.signature = gemm_signature(DType::kF32, epilogue);
   // The tiled kernel's defines are absent; its body must still compile, so give it one config.
   desc.extra_flags = {"-DMWG=16", "-DNWG=16", "-DKWG=16", "-DMDIMC=16", "-DNDIMC=16",
                       "-DVWM=1",  "-DVWN=1",  "-DSA=0",   "-DSB=0"};

@@ -1,8 +1,6 @@
 // make_spec_choices: what a spec tunes (template configs, then externs) and its reference.
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "ktune/epilogue_pass.h"
 #include "ktune/file_util.h"
 #include "ktune/sequence_choice.h"
@@ -11,13 +9,6 @@
 
 namespace ktune {
 namespace {
-
-// "bias+relu" -> "bias_relu", "scale=0.5" -> "scale_0_5": a part of greppable choice names.
-std::string name_part(std::string_view text) {
-  std::string out;
-  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) != 0) ? c : '_';
-  return out;
-}
 
 // The hook's #defines in front of the source (so that its hash changes with the epilogue), then
 // #line 1 so that compiler messages still name the template's own lines.
@@ -87,7 +78,7 @@ Result<SpecChoices> make_spec_choices(const Spec& spec) {
   SpecChoices out;
   std::string name = spec.name;
   if (!spec.epilogue.empty()) {
-    name = fmt::format("{}_{}", spec.name, name_part(spec.epilogue.name()));
+    name = fmt::format("{}_{}", spec.name, spec.epilogue.tag());
     *source = fused_source(spec.epilogue, *source);
   }
   out.kernel_template = KernelTemplate::create(
