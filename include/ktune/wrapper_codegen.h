@@ -5,11 +5,12 @@
 //   extern "C" int <graph>_run(const KtuneTensor* inputs, int num_inputs,
 //                              KtuneTensor* outputs, int num_outputs);
 // which checks every input's sizes and strides, allocates, calls the kernels in graph order (one
-// line per step), frees or reuses buffers as the plan says and returns the outputs (the caller
-// frees them with <graph>_free_outputs(outputs, num_outputs)). Built with -DKTUNE_BENCHMARK_MAIN it
-// also has a main() that runs the graph on seeded random inputs and prints the median time
-// (Inductor's benchmark harness). The text depends only on the graph, the picks and the planner: no
-// dates, paths or timings, so that it can be golden-tested.
+// line per step; a gemm with a fused epilogue is one call that writes its chain's last node),
+// frees or reuses buffers as the plan says and returns the outputs (the caller frees them with
+// <graph>_free_outputs(outputs, num_outputs)). Built with -DKTUNE_BENCHMARK_MAIN it also has a
+// main() that runs the graph on seeded random inputs and prints the median time (Inductor's
+// benchmark harness). The text depends only on the graph, the picks and the planner: no dates,
+// paths or timings, so that it can be golden-tested.
 #pragma once
 
 #include <chrono>
@@ -28,13 +29,33 @@ namespace ktune::codegen {
 // The planner's view of a graph: one buffer per node (outputs marked), one step per node.
 [[nodiscard]] PlanInput plan_input(const Graph& graph);
 
+// A graph as the generated program runs it: each fused pick's gemm node becomes one node in the
+// gemm's place, named and shaped as its chain's last node, reading A, B and the epilogue's
+// operands; the chain's pointwise nodes and intermediate values are gone. Without fused picks,
+// the graph itself.
+struct FusedGraph {
+  // Shapes filled, as validate_graph() left them; a fused gemm's inputs are A, B, then its
+  // epilogue's operands, more than op_arity() says.
+  Graph graph;
+  std::map<std::string, GemmPick> picks;  // by `graph`'s node names
+  // By fused node name: the original gemm and pointwise nodes it computes, in order.
+  std::map<std::string, std::vector<GraphNode>> fused_nodes;
+};
+// kInvalidArgument when a fused pick cannot be applied: an extern, a fused name that is not a
+// later node, a node computed by two gemms, an operand computed after the gemm, or a value inside
+// a chain that another node or the outputs still read.
+[[nodiscard]] Result<FusedGraph> apply_fusions(const Graph& graph,
+                                               const std::map<std::string, GemmPick>& picks);
+
 struct Wrapper {
   std::string source;  // the whole program
   MemoryPlan plan;
   std::vector<std::string> flags;  // the kernels' extra compiler flags (e.g. -fopenmp), in order
 };
 
-// `picks` must hold one pick per gemm node (pick_gemms()).
+// `picks` must hold one pick per gemm node (pick_gemms()); fused picks are applied first
+// (apply_fusions()): one call per chain, a comment naming the nodes it computes, and the memory
+// plan over the fused program.
 [[nodiscard]] Result<Wrapper> emit_wrapper(const Graph& graph,
                                            const std::map<std::string, GemmPick>& picks,
                                            Planner planner);

@@ -51,11 +51,18 @@ bool is_include(const std::string& l) {
   return i != std::string::npos && l.compare(i, 7, "include") == 0;
 }
 
+bool is_line_directive(const std::string& l) {
+  std::size_t i = l.find_first_not_of(" \t");
+  return i != std::string::npos && l.compare(i, 5, "#line") == 0;
+}
+
 // The kernel's #include lines go to the top of the file (an include inside a namespace would
-// put the standard library in it); the rest stays, in order.
+// put the standard library in it); the rest stays, in order. #line directives go: a fused
+// template's "#line 1" after its epilogue's #defines would renumber the rest of the program.
 void split_includes(const std::string& code, std::set<std::string>& includes, std::string& body) {
   std::istringstream in(code);
   for (std::string l; std::getline(in, l);) {
+    if (is_line_directive(l)) continue;
     if (is_include(l)) {
       includes.insert(l.substr(l.find("include") + 7));
       body += "// " + l + "  (moved to the top of the file)\n";
@@ -121,6 +128,8 @@ std::string step_call(const GraphNode& n, const std::map<std::string, GemmPick>&
             break;
         }
       }
+      // A fused epilogue's operands follow M, N, K (KTUNE_EPILOGUE_PARAMS).
+      args.insert(args.end(), n.inputs.begin() + 2, n.inputs.end());
       return fmt::format("{}::{}({});", identifier(p.choice), p.source.entry,
                          fmt::join(args, ", "));
     }
@@ -155,9 +164,18 @@ std::string step_comment(const GraphNode& n) {
   return c;
 }
 
+// A fused call's comment names the graph's nodes it computes, as they read in the graph.
+std::string step_comment(const FusedGraph& fg, const GraphNode& n) {
+  auto it = fg.fused_nodes.find(n.name);
+  if (it == fg.fused_nodes.end()) return step_comment(n);
+  std::vector<std::string> steps;
+  for (const GraphNode& f : it->second) steps.push_back(step_comment(f));
+  return fmt::format("fused: {}", fmt::join(steps, "; "));
+}
+
 // The run() body: input checks, then the plan's lines, then the outputs.
-std::string emit_run(const Graph& g, const std::map<std::string, GemmPick>& picks,
-                     const MemoryPlan& plan, bool uses_openblas) {
+std::string emit_run(const FusedGraph& fg, const MemoryPlan& plan, bool uses_openblas) {
+  const Graph& g = fg.graph;
   const std::string fn = g.name + "_run";
   std::map<std::string, TensorSpec> specs;
   for (const GraphInput& in : g.inputs) specs.emplace(in.name, in.spec);
@@ -218,7 +236,7 @@ std::string emit_run(const Graph& g, const std::map<std::string, GemmPick>& pick
         break;
       case PlanLine::Kind::kRun: {
         const GraphNode& n = g.nodes[l.step];
-        out += line(step_call(n, picks, specs), step_comment(n));
+        out += line(step_call(n, fg.picks, specs), step_comment(fg, n));
         break;
       }
       case PlanLine::Kind::kFree:
@@ -332,8 +350,11 @@ PlanInput plan_input(const Graph& g) {
   return in;
 }
 
-Result<Wrapper> emit_wrapper(const Graph& g, const std::map<std::string, GemmPick>& picks,
+Result<Wrapper> emit_wrapper(const Graph& graph, const std::map<std::string, GemmPick>& picks,
                              Planner planner) {
+  auto fused = apply_fusions(graph, picks);
+  if (!fused) return std::unexpected(fused.error());
+  const Graph& g = fused->graph;
   Wrapper w;
   auto plan = plan_memory(plan_input(g), planner);
   if (!plan) return std::unexpected(plan.error());
@@ -345,8 +366,8 @@ Result<Wrapper> emit_wrapper(const Graph& g, const std::map<std::string, GemmPic
   for (const GraphNode& n : g.nodes) {
     ops.insert(n.op);
     if (n.op != OpKind::kGemm) continue;
-    auto it = picks.find(n.name);
-    if (it == picks.end()) {
+    auto it = fused->picks.find(n.name);
+    if (it == fused->picks.end()) {
       return make_error(ErrorCode::kInvalidArgument,
                         fmt::format("{}: gemm '{}' has no pick", g.file.string(), n.name));
     }
@@ -363,7 +384,8 @@ Result<Wrapper> emit_wrapper(const Graph& g, const std::map<std::string, GemmPic
         if (std::find(w.flags.begin(), w.flags.end(), f) == w.flags.end()) w.flags.push_back(f);
       }
     }
-    k->users.push_back(n.name);
+    k->users.push_back(it->second.chain.empty() || it->second.fused.empty() ? n.name
+                                                                            : it->second.chain);
   }
 
   std::set<std::string> includes;
@@ -397,7 +419,7 @@ Result<Wrapper> emit_wrapper(const Graph& g, const std::map<std::string, GemmPic
   if (uses_openblas) s += fmt::format("{}\n", detail::openblas_snippet());
   if (!op_text.empty())
     s += fmt::format("// ---- Pointwise and row kernels: plain loops.\n{}", op_text);
-  s += emit_run(g, picks, w.plan, uses_openblas);
+  s += emit_run(*fused, w.plan, uses_openblas);
   s += detail::benchmark_snippet();
   s += fmt::format("\n{}", emit_main(g));
   return w;

@@ -1,9 +1,12 @@
 // `ktune compile`: the README's example end to end (tune, emit, build, run, match the reference),
-// the tuning cache answering the second time, and its errors.
+// with and without fusion, the tuning cache answering the second time, and its errors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "ktune/file_util.h"
 #include "ktune/graph.h"
 #include "support/cli_run.h"
 #include "unit/codegen/graph_reference.h"
@@ -22,11 +25,12 @@ CliResult run_program(const std::vector<std::string>& argv) {
   return {r->exit_code, r->output};
 }
 
+// Without fusion (--no-fuse): the gemms and pointwise nodes as the graph has them.
 TEST(CompileCli, MlpBlockBuildsRunsAndMatchesTheReference) {
   ScratchDir cache("compile-cache"), out("compile-out");
   const std::string dir = (out.path() / "mlp").string();
   CliResult first = run_cli(cache.path(), {"compile", kGraph, "-o", dir, "--gemm-spec", kSmallSpec,
-                                           "--budget-ms", "5", "-q"});
+                                           "--budget-ms", "5", "-q", "--no-fuse"});
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_NE(first.output.find("2 gemm(s) (0 from the tuning cache)"), std::string::npos)
       << first.output;
@@ -44,13 +48,78 @@ TEST(CompileCli, MlpBlockBuildsRunsAndMatchesTheReference) {
 
   // Same gemms, other planner: the picks come from the tuning cache.
   CliResult second = run_cli(cache.path(), {"compile", kGraph, "-o", dir, "--gemm-spec", kSmallSpec,
-                                            "--planner", "arena", "-q"});
+                                            "--planner", "arena", "-q", "--no-fuse"});
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_NE(second.output.find("(2 from the tuning cache)"), std::string::npos) << second.output;
   EXPECT_NE(second.output.find("Memory plan (arena): peak 262144 bytes in 1 allocation(s)"),
             std::string::npos)
       << second.output;
   expect_matches_reference(*graph, dir + "/libmlp_block.so", 4);
+}
+
+// With fusion (the default), each chain's fused problem is tuned: whichever wins, the decision is
+// printed for both chains and the program matches the unfused reference; the second time the
+// tuning cache answers with the same decisions.
+TEST(CompileCli, MlpBlockFusionDecisionIsTunedAndCached) {
+  ScratchDir cache("compile-cache"), out("compile-out");
+  const std::string dir = (out.path() / "mlp").string();
+  auto graph = codegen::load_graph(kGraph);
+  ASSERT_TRUE(graph.has_value()) << graph.error().message;
+  std::vector<std::string> decisions;
+  for (int run = 0; run < 2; ++run) {
+    CliResult r = run_cli(cache.path(), {"compile", kGraph, "-o", dir, "--gemm-spec", kSmallSpec,
+                                         "--budget-ms", "5"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::vector<std::string> lines;
+    for (const char* chain : {"h+h_bias+a", "o+y"}) {
+      const std::string fused = fmt::format("ktune: fused {}: matmul_bias", chain);
+      const std::string apart = fmt::format("ktune: not fused {}: openblas+epilogue won", chain);
+      const std::size_t at = std::min(r.output.find(fused), r.output.find(apart));
+      ASSERT_NE(at, std::string::npos) << chain << "\n" << r.output;
+      lines.push_back(r.output.substr(at, r.output.find_first_of(",(\n", at) - at));
+    }
+    if (run == 0) {
+      EXPECT_NE(r.output.find("2 gemm(s) (0 from the tuning cache)"), std::string::npos)
+          << r.output;
+      decisions = lines;
+    } else {
+      EXPECT_NE(r.output.find("2 gemm(s) (2 from the tuning cache)"), std::string::npos)
+          << r.output;
+      EXPECT_EQ(lines, decisions);
+    }
+    expect_matches_reference(*graph, dir + "/libmlp_block.so", 5 + run);
+  }
+}
+
+// A forced template pick forces its fused twin: both chains fused, deterministically.
+TEST(CompileCli, ForcedTemplatePickFusesAndNoFuseKeepsTheNodes) {
+  ScratchDir cache("compile-cache"), out("compile-out");
+  const std::string pick = "matmul_VEC8_MR4_NV2_KC256_UNROLL4_LOOP_ORDER0_PACK_B0";
+  CliResult r = run_cli(cache.path(), {"compile", kGraph, "-o", out.path().string(), "--gemm-spec",
+                                       kSmallSpec, "--force-pick", pick, "--no-build"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(
+      r.output.find("ktune: fused h+h_bias+a: matmul_bias_relu_" + pick.substr(7) + " (forced)"),
+      std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("  o+y: matmul_bias_" + pick.substr(7) + " (fused; forced)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Memory plan (pool): peak 196608 bytes"), std::string::npos) << r.output;
+  auto source = read_file(out.path() / "mlp_block.cpp");
+  ASSERT_TRUE(source.has_value());
+  EXPECT_NE(source->find("// fused: h = gemm(x, w1); h_bias = bias_add(h, b1); a = relu(h_bias)"),
+            std::string::npos);
+  EXPECT_EQ(source->find("ktune_relu("), std::string::npos);
+
+  r = run_cli(cache.path(), {"compile", kGraph, "-o", out.path().string(), "--gemm-spec",
+                             kSmallSpec, "--force-pick", pick, "--no-build", "--no-fuse"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("fused"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Memory plan (pool): peak 262144 bytes"), std::string::npos) << r.output;
+  source = read_file(out.path() / "mlp_block.cpp");
+  ASSERT_TRUE(source.has_value());
+  EXPECT_NE(source->find("ktune_relu(a, h_bias, 32768);"), std::string::npos);
 }
 
 TEST(CompileCli, NoBuildWritesOnlyTheSource) {

@@ -1,9 +1,9 @@
-// `ktune compile GRAPH -o DIR`: tune every gemm of a graph (tuning cache first), plan its memory,
-// emit one C++ program and build it into a shared library and a benchmark executable.
+// `ktune compile GRAPH -o DIR`: tune every gemm of a graph (tuning cache first), fused with the
+// pointwise nodes after it when that wins, plan its memory, emit one C++ program and build it
+// into a shared library and a benchmark executable.
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <optional>
 
 #include "cli.h"
 #include "ktune/cpu_backend.h"
@@ -23,6 +23,7 @@ struct CompileFlags {
   bool no_build = false;
   std::string gemm_spec;
   std::string force_pick;
+  bool no_fuse = false;
   bool no_cache = false;
   bool retune = false;
   double budget_ms = 50;
@@ -78,9 +79,11 @@ int run_compile(const CompileFlags& f, const CliContext& ctx) {
       sopts.out = nullptr;
     }
     Selector selector(*backend, *cache, sopts);
-    std::optional<std::string> force;
-    if (!f.force_pick.empty()) force = f.force_pick;
-    auto picked = pick_gemms(*graph, *spec, &selector, force);
+    PickOptions popts;
+    if (!f.force_pick.empty()) popts.force = f.force_pick;
+    popts.fuse = !f.no_fuse;
+    popts.progress = f.quiet ? nullptr : stderr;
+    auto picked = pick_gemms(*graph, *spec, &selector, popts);
     if (!picked) return fail(picked.error());
     picks = std::move(*picked);
     for (const auto& [node, pick] : picks) hits += pick.from_cache;
@@ -102,7 +105,16 @@ int run_compile(const CompileFlags& f, const CliContext& ctx) {
     fmt::print(" ({}{} from the tuning cache)",
                f.force_pick.empty() ? "" : fmt::format("forced {}; ", f.force_pick), hits);
   }
-  for (const auto& [node, pick] : picks) fmt::print("\n  {}: {}", node, pick.choice);
+  for (const auto& [node, pick] : picks) {
+    if (!pick.fused.empty()) {
+      fmt::print("\n  {}: {} (fused; {})", pick.chain, pick.choice, pick.fusion);
+    } else if (!pick.chain.empty()) {
+      fmt::print("\n  {}: {} (not fused with {}: {})", node, pick.choice,
+                 pick.chain.substr(pick.chain.find('+') + 1), pick.fusion);
+    } else {
+      fmt::print("\n  {}: {}", node, pick.choice);
+    }
+  }
   fmt::print("\nMemory plan ({}): peak {} bytes in {} allocation(s); lower bound {} bytes\n",
              f.planner, wrapper->plan.peak_bytes, wrapper->plan.blocks,
              wrapper->plan.lower_bound_bytes);
@@ -136,6 +148,10 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--force-pick", f->force_pick,
                   "Use this candidate of the gemm spec (e.g. openblas) for every gemm, without "
                   "tuning");
+  cmd->add_flag("--no-fuse", f->no_fuse,
+                "Keep every gemm apart from the pointwise nodes after it (by default each gemm "
+                "followed by bias_add/relu/gelu/scale/add nodes is also tuned with them fused "
+                "into its store, and fused when a fused config wins)");
   cmd->add_flag("--no-cache", f->no_cache, "Neither read nor write the tuning cache");
   cmd->add_flag("--retune", f->retune, "Ignore cached results; tune again and overwrite them");
   cmd->add_option("--budget-ms", f->budget_ms, "Timed milliseconds per gemm candidate")

@@ -1,5 +1,6 @@
 // The emitted program: golden files for the examples with a forced pick (tuning would make the
-// text depend on the machine), and generated programs built and run against the reference.
+// text depend on the machine; a forced template pick also forces fusion, fuse=true), and
+// generated programs, plain and fused, built and run against the unfused reference.
 // KTUNE_UPDATE_GOLDENS=1 rewrites the goldens; review the diff before committing it.
 #include <gtest/gtest.h>
 
@@ -25,12 +26,16 @@ Graph example(const std::string& name) {
   return *g;
 }
 
-// Every gemm of `g` gets candidate `choice` of `spec_file`, without tuning.
+// Every gemm of `g` gets candidate `choice` of `spec_file`, without tuning; with `fuse`, every
+// fusible chain is fused when `choice` is a template config (its fused twin is forced too).
 std::map<std::string, GemmPick> forced(const Graph& g, const std::string& spec_file,
-                                       const std::string& choice) {
+                                       const std::string& choice, bool fuse = false) {
   auto spec = load_gemm_spec(spec_file);
   KTUNE_CHECK(spec.has_value());
-  auto picks = pick_gemms(g, *spec, nullptr, choice);
+  PickOptions options;
+  options.force = choice;
+  options.fuse = fuse;
+  auto picks = pick_gemms(g, *spec, nullptr, options);
   KTUNE_CHECK(picks.has_value());
   return *picks;
 }
@@ -54,6 +59,23 @@ TEST(WrapperGolden, MlpBlockTemplatePickPool) {
   ASSERT_TRUE(w.has_value()) << w.error().message;
   EXPECT_EQ(w->flags, (std::vector<std::string>{"-fopenmp"}));
   expect_golden(w->source, "mlp_block.pool.cpp.golden");
+}
+
+// Both gemms fused (bias + relu, then bias): one call each, no pointwise kernels left, and the
+// intermediate buffers gone from the plan.
+TEST(WrapperGolden, MlpBlockFusedTemplatePool) {
+  const Graph g = example("mlp_block");
+  const auto picks = forced(g, g.gemm_spec, "matmul_VEC8_MR4_NV2_KC256_UNROLL4_LOOP_ORDER0_PACK_B0",
+                            /*fuse=*/true);
+  ASSERT_EQ(picks.at("h").fused, (std::vector<std::string>{"h_bias", "a"}));
+  ASSERT_EQ(picks.at("o").fused, (std::vector<std::string>{"y"}));
+  auto w = emit_wrapper(g, picks, Planner::kPool);
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  EXPECT_EQ(w->plan.peak_bytes, 131072u + 65536u);  // a and y; unfused: 262144
+  EXPECT_EQ(w->source.find("ktune_relu("), std::string::npos);
+  EXPECT_EQ(w->source.find("ktune_bias_add("), std::string::npos);
+  EXPECT_EQ(w->source.find("#line"), std::string::npos);
+  expect_golden(w->source, "mlp_block.fused.pool.cpp.golden");
 }
 
 TEST(WrapperGolden, TransformerBlockOpenBlasArena) {
@@ -102,6 +124,47 @@ TEST(WrapperRun, TransformerBlockTemplatePool) {
 TEST(WrapperRun, MlpBlockOpenBlasArena) {
   const Graph g = example("mlp_block");
   build_and_check(g, forced(g, kSmallSpec, "openblas"), Planner::kArena);
+}
+
+// Fused programs against the unfused reference: bias + relu and bias (mlp_block); scale, a
+// residual graph input, bias + gelu, and bias + a residual computed by the graph
+// (transformer_block).
+TEST(WrapperRun, MlpBlockFusedArena) {
+  const Graph g = example("mlp_block");
+  const auto picks = forced(g, kSmallSpec, "matmul_VEC8_MR4_NV2_KC256_UNROLL4_LOOP_ORDER0_PACK_B0",
+                            /*fuse=*/true);
+  ASSERT_EQ(picks.at("h").choice,
+            "matmul_bias_relu_VEC8_MR4_NV2_KC256_UNROLL4_LOOP_ORDER0_PACK_B0");
+  build_and_check(g, picks, Planner::kArena);
+}
+
+TEST(WrapperRun, TransformerBlockFusedPool) {
+  const Graph g = example("transformer_block");
+  const auto picks = forced(g, kSmallSpec, "matmul_VEC8_MR4_NV2_KC256_UNROLL4_LOOP_ORDER0_PACK_B1",
+                            /*fuse=*/true);
+  std::map<std::string, std::string> chains;
+  for (const auto& [node, pick] : picks) {
+    if (!pick.fused.empty()) chains[node] = pick.chain;
+  }
+  EXPECT_EQ(chains, (std::map<std::string, std::string>{{"scores", "scores+scaled"},
+                                                        {"proj", "proj+h"},
+                                                        {"f", "f+f_bias+g"},
+                                                        {"m", "m+m_bias+y"}}));
+  build_and_check(g, picks, Planner::kPool);
+}
+
+// A forced extern's fused twin is `<extern>+epilogue`: the chains are reported, not fused.
+TEST(Wrapper, ForcedExternKeepsTheChainsUnfused) {
+  const Graph g = example("mlp_block");
+  const auto picks = forced(g, kSmallSpec, "openblas", /*fuse=*/true);
+  ASSERT_EQ(picks.size(), 2u);
+  EXPECT_TRUE(picks.at("h").fused.empty());
+  EXPECT_EQ(picks.at("h").chain, "h+h_bias+a");
+  EXPECT_EQ(picks.at("h").fusion, "openblas+epilogue forced");
+  EXPECT_EQ(picks.at("o").chain, "o+y");
+  auto w = emit_wrapper(g, picks, Planner::kPool);
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  EXPECT_EQ(w->plan.peak_bytes, 262144u);
 }
 
 }  // namespace
