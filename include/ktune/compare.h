@@ -21,11 +21,14 @@ struct Tolerance {
 // Defaults: f64 1e-9/1e-12/1e-9, f32 1e-4/1e-5/1e-4, f16 and bf16 2e-2/1e-2/1e-2, integers exact.
 [[nodiscard]] Tolerance default_tolerance(DType dtype);
 // For an output whose elements are sums of `terms` products (a GEMM's K): the dtype's default
-// with atol grown by sqrt(terms / 64) past 64 terms, for f32 and f64. Two correct GEMMs that sum
-// in different orders (split-K, other tilings) differ by round-off that grows with the square
-// root of the length, and elements near zero by cancellation have no relative headroom: with
-// the flat 1e-5, cuBLASLt's f32 algorithms failed against cuBLAS at 1024^3 on an H100 by
-// 1.8e-5 with a relative L2 error of 6e-7. Half types keep their (already loose) default.
+// with atol grown by terms / 64 past 64 terms, for f32 and f64. Two correct GEMMs that sum in
+// different orders (split-K, other tilings) differ by round-off that grows with the square root
+// of the length times the elements' magnitude, which itself grows with the square root of the
+// length for inputs of unit scale (ktune's fills: uniform in [-1, 1)); and elements near zero by
+// cancellation have no relative headroom. Seen on an H100, cuBLASLt's f32 algorithms against
+// cuBLAS: up to 1.8e-5 at K=1024 and 1.0e-4 at K=4096, with a relative L2 error of 6e-7 to
+// 1.2e-6; a wrong element is off by the elements' scale (sqrt(K)/3). Half types keep their
+// (already loose) default.
 [[nodiscard]] Tolerance reduction_tolerance(DType dtype, std::int64_t terms);
 
 struct Comparison {

@@ -90,7 +90,7 @@ Tolerance default_tolerance(DType dtype) {
 Tolerance reduction_tolerance(DType dtype, std::int64_t terms) {
   Tolerance t = default_tolerance(dtype);
   if ((dtype == DType::kF32 || dtype == DType::kF64) && terms > 64) {
-    t.atol *= std::sqrt(static_cast<double>(terms) / 64.0);
+    t.atol *= static_cast<double>(terms) / 64.0;
   }
   return t;
 }

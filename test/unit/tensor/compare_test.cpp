@@ -74,7 +74,7 @@ TEST(Compare, SmallErrorWithinToleranceIsOk) {
 // A GEMM's element near zero by cancellation, off by round-off of another summation order (the
 // case of cuBLASLt against cuBLAS, f32, K=1024): wrong under the flat default, fine under the
 // tolerance of a 1024-term sum; a real error (1e-3) still fails it.
-TEST(Compare, ReductionToleranceGrowsWithTheSquareRootOfTheLength) {
+TEST(Compare, ReductionToleranceGrowsWithTheLength) {
   Pair p(TensorSpec::contiguous(DType::kF32, {64, 64}));
   store_element(DType::kF32, p.expected.data(), 0.0218932);
   store_element(DType::kF32, p.at(0), 0.0219116);
@@ -84,7 +84,7 @@ TEST(Compare, ReductionToleranceGrowsWithTheSquareRootOfTheLength) {
   EXPECT_EQ(p.run(reduction_tolerance(DType::kF32, 1024)).outcome, Outcome::kWrongResult);
 
   EXPECT_EQ(reduction_tolerance(DType::kF32, 64).atol, default_tolerance(DType::kF32).atol);
-  EXPECT_DOUBLE_EQ(reduction_tolerance(DType::kF32, 4096).atol, 8e-5);
+  EXPECT_DOUBLE_EQ(reduction_tolerance(DType::kF32, 4096).atol, 6.4e-4);
   EXPECT_EQ(reduction_tolerance(DType::kBF16, 4096).atol, default_tolerance(DType::kBF16).atol);
 }
 
