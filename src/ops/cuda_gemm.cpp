@@ -147,19 +147,25 @@ Status mma_supports(const std::string& where, const Config& c, const Problem& p,
                                param(c, "BLOCK_N"));
 }
 
-Result<LaunchGeometry> mma_launch(const std::string& where, const Config& c, const Problem& p,
-                                  const Epilogue& e) {
+// A 1-D grid over the output tiles of BLOCK_M x BLOCK_N; the kernels map block ids to tiles in
+// groups of GROUP_M block rows. An empty output still launches one block, which exits at once.
+Result<LaunchGeometry> tiled_launch(const std::string& where, const Config& c, const Problem& p,
+                                    const Epilogue& e, std::int64_t threads,
+                                    std::uint32_t shared_bytes) {
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
-  // A 1-D grid over the output tiles; the kernel maps block ids to tiles in groups of GROUP_M
-  // block rows. An empty output still launches one block, which exits at once.
   const std::int64_t blocks =
       ceil_div(d->m, param(c, "BLOCK_M")) * ceil_div(d->n, param(c, "BLOCK_N"));
   LaunchGeometry g;
   g.grid = {static_cast<std::uint64_t>(std::max<std::int64_t>(blocks, 1)), 1, 1};
-  g.block = {static_cast<std::uint64_t>(mma_threads(c)), 1, 1};
-  g.shared_bytes = mma_shared_bytes(c);
+  g.block = {static_cast<std::uint64_t>(threads), 1, 1};
+  g.shared_bytes = shared_bytes;
   return g;
+}
+
+Result<LaunchGeometry> mma_launch(const std::string& where, const Config& c, const Problem& p,
+                                  const Epilogue& e) {
+  return tiled_launch(where, c, p, e, mma_threads(c), mma_shared_bytes(c));
 }
 
 // The wgmma template's tiles plus 1024 bytes, so that the kernel can align them to the
@@ -180,15 +186,7 @@ Status wgmma_supports(const std::string& where, const Config& c, const Problem& 
 // As mma_launch, with 128 threads per warp group.
 Result<LaunchGeometry> wgmma_launch(const std::string& where, const Config& c, const Problem& p,
                                     const Epilogue& e) {
-  Result<GemmDims> d = gemm_dims(where, p, e);
-  if (!d) return std::unexpected(d.error());
-  const std::int64_t blocks =
-      ceil_div(d->m, param(c, "BLOCK_M")) * ceil_div(d->n, param(c, "BLOCK_N"));
-  LaunchGeometry g;
-  g.grid = {static_cast<std::uint64_t>(std::max<std::int64_t>(blocks, 1)), 1, 1};
-  g.block = {static_cast<std::uint64_t>(param(c, "WARPGROUPS") * 128), 1, 1};
-  g.shared_bytes = wgmma_shared_bytes(c);
-  return g;
+  return tiled_launch(where, c, p, e, param(c, "WARPGROUPS") * 128, wgmma_shared_bytes(c));
 }
 
 Status simt_supports(const std::string& where, const Config& c, const Problem& p,
