@@ -77,7 +77,9 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--graph-calls", f->options.graph_calls,
                   "Time a CUDA graph of this many calls per sample (hides launch cost); 0: "
-                  "events around each call, L2 flushed before each")
+                  "events around each call, L2 flushed before each; -1: 10 under 4 GFLOP "
+                  "(2*M*N*K), else 0")
+      ->check(CLI::Range(-1, 1000))
       ->capture_default_str();
   cmd->add_flag("--no-cache", f->options.no_cache, "Neither read nor write the tuning cache");
   cmd->add_flag("--retune", f->options.retune,

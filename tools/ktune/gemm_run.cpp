@@ -85,6 +85,12 @@ void add_gemm_target_flags(CLI::App& cmd, GemmOptions& o, std::string_view appli
                            applies_to));
 }
 
+int gemm_graph_calls(const GemmShape& shape, int requested) {
+  if (requested >= 0) return requested;
+  const double flop = 2.0 * double(shape.m) * double(shape.n) * double(shape.k);
+  return flop < 4e9 ? 10 : 0;
+}
+
 GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& s, const GemmOptions& f,
                   const CliContext& ctx, std::chrono::steady_clock::time_point t0) {
   const Problem problem = cuda_gemm_problem(s.m, s.n, s.k, s.dtype, f.device, s.epilogue);
@@ -101,7 +107,7 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& s, const GemmOpti
   sopts.bench.min_runs = f.min_runs;
   sopts.bench.max_runs = f.max_runs;
   sopts.bench.warmup_runs = f.warmup_runs;
-  sopts.bench.graph_calls = f.graph_calls;
+  sopts.bench.graph_calls = gemm_graph_calls(s, f.graph_calls);
   sopts.close_call_band = f.close_call_band;
   sopts.read_cache = !f.no_cache && !f.retune;
   sopts.write_cache = !f.no_cache;

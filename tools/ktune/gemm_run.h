@@ -37,7 +37,8 @@ struct GemmOptions {
   int min_runs = 5;
   int max_runs = 100;
   int warmup_runs = 2;
-  int graph_calls = 0;
+  // Calls per timed CUDA graph; -1: auto (gemm_graph_calls), 0: events around each call.
+  int graph_calls = -1;
   bool no_cache = false;
   bool retune = false;
   bool in_process = false;
@@ -58,6 +59,12 @@ struct GemmOptions {
 // --device, --arch and --compile-only, bound to `options`: `ktune gemm`'s and, each help text led
 // by `applies_to`, `ktune tune`'s.
 void add_gemm_target_flags(CLI::App& cmd, GemmOptions& options, std::string_view applies_to = "");
+
+// --graph-calls auto: 10 calls per timed CUDA graph for problems under 4 GFLOP (2*M*N*K), whose
+// kernels run for a few microseconds so that a single timed launch is largely launch cost and
+// flush noise (on an H100 at 1024^3 bf16, single launches put cuBLAS first where a re-measurement
+// found a cuBLASLt algorithm 7.8% faster); 0 (one call, L2 flushed before each) for larger ones.
+[[nodiscard]] int gemm_graph_calls(const GemmShape& shape, int requested);
 
 struct GemmRun {
   int exit_code = 0;
