@@ -13,11 +13,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ktune/cpu_backend.h"
-#include "ktune/dispatcher.h"
-#include "ktune/selector.h"
-#include "ktune/spec.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/runtime/dispatcher.h"
+#include "ktune/select/selector.h"
+#include "ktune/spec/spec.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace {
 

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "ktune/bench_env.h"
-#include "ktune/cpu_backend.h"
-#include "ktune/epilogue_pass.h"
-#include "ktune/file_util.h"
-#include "ktune/problem_buffers.h"
-#include "ktune/selector.h"
-#include "ktune/spec.h"
+#include "ktune/bench/bench_env.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/choice/epilogue_pass.h"
+#include "core/file_util.h"
+#include "ktune/tensor/problem_buffers.h"
+#include "ktune/select/selector.h"
+#include "ktune/spec/spec.h"
 
 using namespace ktune;
 

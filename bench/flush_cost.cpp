@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "ktune/cpu_benchmarker.h"
+#include "ktune/bench/cpu_benchmarker.h"
 
 namespace {
 

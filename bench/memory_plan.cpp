@@ -1,7 +1,7 @@
 // Peak bytes of the two memory planners against the lower bound (the most bytes live at any
 // step), on graph files given as arguments and on seeded random graphs. Prints markdown tables.
 // Usage: memory_plan [--random N] [--seed S] GRAPH...
-#include "ktune/memory_plan.h"
+#include "ktune/codegen/memory_plan.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "ktune/graph.h"
-#include "ktune/wrapper_codegen.h"
+#include "ktune/codegen/graph.h"
+#include "ktune/codegen/wrapper_codegen.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "ktune/multi_kernel.h"
-#include "ktune/row_reduce.h"
+#include "ktune/runtime/multi_kernel.h"
+#include "ktune/ops/row_reduce.h"
 
 namespace {
 

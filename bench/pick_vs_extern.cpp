@@ -7,12 +7,12 @@
 #include <cstdlib>
 #include <string>
 
-#include "ktune/bench_env.h"
-#include "ktune/cpu_backend.h"
-#include "ktune/file_util.h"
-#include "ktune/problem_buffers.h"
-#include "ktune/selector.h"
-#include "ktune/spec.h"
+#include "ktune/bench/bench_env.h"
+#include "ktune/backend/cpu_backend.h"
+#include "core/file_util.h"
+#include "ktune/tensor/problem_buffers.h"
+#include "ktune/select/selector.h"
+#include "ktune/spec/spec.h"
 
 using namespace ktune;
 

@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "ktune/candidate_check.h"
-#include "ktune/cpu_backend.h"
-#include "ktune/worker.h"
+#include "bench/candidate_check.h"
+#include "ktune/backend/cpu_backend.h"
+#include "worker/worker.h"
 
 namespace {
 

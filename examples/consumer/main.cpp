@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "ktune/cpu_backend.h"
-#include "ktune/kernel_template.h"
-#include "ktune/selector.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/choice/kernel_template.h"
+#include "ktune/select/selector.h"
+#include "ktune/cache/tuning_cache.h"
 
 int main() {
   using namespace ktune;

@@ -5,7 +5,7 @@
 //
 // Arguments: the GEMM problem's (C, A, B, M, N, K, then the epilogue's operands); A, B and K
 // are unused. #defines: DTYPE (0 = f16, 1 = bf16, 2 = f32) and the KTUNE_EPILOGUE_* hook of
-// include/ktune/epilogue.h. Launch: 1-D, 256 threads, a grid-stride loop over 16-byte chunks.
+// include/ktune/core/epilogue.h. Launch: 1-D, 256 threads, a grid-stride loop over 16-byte chunks.
 // Self-contained on purpose (no #include): NVRTC compiles it without include paths.
 
 #if !defined(DTYPE) || !defined(KTUNE_EPILOGUE)

@@ -63,7 +63,7 @@ __device__ __forceinline__ elem_t from_float(float f) {
 
 // The epilogue (the store_output hook): the value stored at C[row, col] (element idx of C) from
 // its fp32 accumulator. ktune renders a fused epilogue as KTUNE_EPILOGUE_* #defines in front
-// of this file (include/ktune/epilogue.h); without one it is the identity.
+// of this file (include/ktune/core/epilogue.h); without one it is the identity.
 #ifndef KTUNE_EPILOGUE
 #define KTUNE_EPILOGUE_PARAMS
 #define KTUNE_EPILOGUE_ARGS

@@ -10,7 +10,7 @@
 
 // The epilogue (the store_output hook): the value stored at C[row, col] (element idx of C) from
 // its accumulator. ktune renders a fused epilogue as KTUNE_EPILOGUE_* #defines in front of this
-// file (include/ktune/epilogue.h); without one it is the identity, and the kernels' parameter
+// file (include/ktune/core/epilogue.h); without one it is the identity, and the kernels' parameter
 // lists are the plain GEMM's.
 #ifndef KTUNE_EPILOGUE
 #define KTUNE_EPILOGUE_PARAMS

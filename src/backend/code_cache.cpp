@@ -1,7 +1,7 @@
 // CodeCache: <dir>/code/<key[0:2]>/<key>.<ext>. Writers fill a unique temporary name in the same
 // folder and rename it into place, so readers never see a partial file and concurrent writers of
 // the same key both succeed (the contents are identical by construction).
-#include "ktune/code_cache.h"
+#include "ktune/backend/code_cache.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

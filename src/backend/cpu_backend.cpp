@@ -1,7 +1,7 @@
 // CpuBackend: compiles a translation unit with the system compiler into a shared object in the
 // code cache (content-addressed, written under a temporary name and renamed) and loads it with
 // dlopen. compile() keeps no mutable state, so concurrent compiles are safe.
-#include "ktune/cpu_backend.h"
+#include "ktune/backend/cpu_backend.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "ktune/hash.h"
-#include "ktune/subprocess.h"
+#include "core/hash.h"
+#include "core/subprocess.h"
 
 namespace ktune {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "ktune/cpu_backend.h"
-#include "ktune/dtype.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/core/dtype.h"
 
 namespace ktune {
 namespace {

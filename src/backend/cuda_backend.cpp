@@ -2,7 +2,7 @@
 // goes into the code cache beside its source (content-addressed, written under a temporary name
 // and renamed). compile() keeps no mutable state and NVRTC allows concurrent programs, so
 // concurrent compiles are safe.
-#include "ktune/cuda_backend.h"
+#include "ktune/backend/cuda_backend.h"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@
 
 #include "backend/nvrtc_library.h"
 #include "core/cuda_driver.h"
-#include "ktune/hash.h"
+#include "core/hash.h"
 
 namespace ktune {
 namespace {

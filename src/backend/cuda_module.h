@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/cuda_driver.h"
-#include "ktune/launch_spec.h"
-#include "ktune/status.h"
+#include "ktune/core/launch_spec.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

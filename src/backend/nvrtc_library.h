@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ktune/status.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <utility>
 
-#include "ktune/status.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

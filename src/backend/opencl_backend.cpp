@@ -1,7 +1,7 @@
 // OpenCLBackend: builds OpenCL C for one device and keeps source, options and binary in the code
 // cache. compile() keeps no mutable state (OpenCL 1.2 API calls are thread-safe), so concurrent
 // compiles are safe.
-#include "ktune/opencl_backend.h"
+#include "ktune/backend/opencl_backend.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "backend/opencl_api.h"
-#include "ktune/hash.h"
+#include "core/hash.h"
 
 namespace ktune {
 

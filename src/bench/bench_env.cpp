@@ -1,12 +1,12 @@
 // ensure_benchmark_environment: one re-exec with the measurement environment.
-#include "ktune/bench_env.h"
+#include "ktune/bench/bench_env.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "ktune/measurement_env.h"
+#include "core/measurement_env.h"
 
 namespace ktune {
 

@@ -1,6 +1,6 @@
 // compute_stats: median, extremes and median absolute deviation of raw timing samples. Robust
 // statistics because a timing distribution has a long right tail (interrupts, clock changes).
-#include "ktune/bench_stats.h"
+#include "ktune/bench/bench_stats.h"
 
 #include <algorithm>
 #include <cmath>

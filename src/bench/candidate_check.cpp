@@ -1,5 +1,5 @@
 // Verification of one run of a candidate (or the reference) on a problem's buffers.
-#include "ktune/candidate_check.h"
+#include "bench/candidate_check.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

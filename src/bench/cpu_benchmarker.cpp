@@ -1,5 +1,5 @@
 // CpuBenchmarker: warm-up, flushing, adaptive repetition and interleaved re-measurement.
-#include "ktune/cpu_benchmarker.h"
+#include "ktune/bench/cpu_benchmarker.h"
 
 #include <algorithm>
 #include <chrono>

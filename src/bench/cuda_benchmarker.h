@@ -13,9 +13,9 @@
 #include <string>
 
 #include "core/cuda_driver.h"
-#include "ktune/bench_options.h"
-#include "ktune/bench_stats.h"
-#include "ktune/status.h"
+#include "ktune/bench/bench_options.h"
+#include "ktune/bench/bench_stats.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

@@ -6,9 +6,9 @@
 
 #include <functional>
 
-#include "ktune/bench_options.h"
-#include "ktune/bench_stats.h"
-#include "ktune/status.h"
+#include "ktune/bench/bench_options.h"
+#include "ktune/bench/bench_stats.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "ktune/tuning_cache.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace ktune {
 namespace {

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "ktune/status.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/core/status.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace ktune::cache {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cache/key_util.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace ktune {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "cache/key_util.h"
 #include "cache/sqlite_db.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace ktune {
 namespace {

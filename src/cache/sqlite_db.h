@@ -10,7 +10,7 @@
 #include <string_view>
 #include <utility>
 
-#include "ktune/status.h"
+#include "ktune/core/status.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

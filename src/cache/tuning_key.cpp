@@ -4,8 +4,8 @@
 #include <cctype>
 
 #include "cache/key_util.h"
-#include "ktune/hash.h"
-#include "ktune/tuning_cache.h"
+#include "core/hash.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace ktune {
 

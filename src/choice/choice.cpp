@@ -1,5 +1,5 @@
 // Choice: the defaults every kind of candidate shares.
-#include "ktune/choice.h"
+#include "ktune/choice/choice.h"
 
 #include <fmt/format.h>
 

@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "choice/cublas_library.h"
-#include "ktune/cublas_choice.h"
-#include "ktune/hash.h"
+#include "ktune/choice/cublas_choice.h"
+#include "core/hash.h"
 
 namespace ktune {
 namespace {

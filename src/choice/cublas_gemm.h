@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "core/cuda_driver.h"
-#include "ktune/launch_spec.h"
-#include "ktune/problem.h"
-#include "ktune/status.h"
+#include "ktune/core/launch_spec.h"
+#include "ktune/core/problem.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "ktune/status.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

@@ -1,6 +1,6 @@
 // EpiloguePass: the epilogue as a separate pass over C, compiled (the baseline) or on the host
 // (the reference).
-#include "ktune/epilogue_pass.h"
+#include "ktune/choice/epilogue_pass.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "ktune/hash.h"
+#include "core/hash.h"
 
 namespace ktune {
 namespace {

@@ -1,5 +1,5 @@
 // make_extern_choice: the registry of library-call kinds this build knows.
-#include "ktune/extern_choice.h"
+#include "ktune/choice/extern_choice.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

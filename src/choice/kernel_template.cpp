@@ -1,7 +1,7 @@
 // KernelTemplate and TemplateChoice: a template renders one KernelSource per Config (parameters
 // as #defines, optionally mustache first); a choice compiles it through a Backend and loads a
 // KernelFn that launches the module.
-#include "ktune/kernel_template.h"
+#include "ktune/choice/kernel_template.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "choice/mustache_render.h"
-#include "ktune/hash.h"
+#include "core/hash.h"
 
 namespace ktune {
 namespace {

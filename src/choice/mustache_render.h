@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "ktune/status.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

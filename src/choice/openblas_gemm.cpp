@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "choice/openblas_library.h"
-#include "ktune/hash.h"
+#include "core/hash.h"
 
 namespace ktune {
 namespace {

@@ -1,7 +1,7 @@
 // The "openblas.gemm" extern choice (private to the choice module; built by make_extern_choice).
 #pragma once
 
-#include "ktune/extern_choice.h"
+#include "ktune/choice/extern_choice.h"
 
 namespace ktune {
 

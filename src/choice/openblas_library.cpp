@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "ktune/measurement_env.h"
+#include "core/measurement_env.h"
 
 namespace ktune {
 namespace {

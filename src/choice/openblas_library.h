@@ -4,7 +4,7 @@
 
 #include <cblas.h>
 
-#include "ktune/status.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

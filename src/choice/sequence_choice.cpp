@@ -1,11 +1,11 @@
 // SequenceChoice: two choices run in order as one candidate.
-#include "ktune/sequence_choice.h"
+#include "ktune/choice/sequence_choice.h"
 
 #include <fmt/format.h>
 
 #include <utility>
 
-#include "ktune/hash.h"
+#include "core/hash.h"
 
 namespace ktune {
 namespace {

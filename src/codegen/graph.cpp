@@ -1,6 +1,6 @@
 // Graph validation and shape inference, op names, and GraphBuilder. The file reader is in
 // graph_parse.cpp.
-#include "ktune/graph.h"
+#include "ktune/codegen/graph.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "ktune/graph_tuning.h"
+#include "ktune/codegen/graph_tuning.h"
 
 namespace ktune::codegen {
 namespace {

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "ktune/file_util.h"
-#include "ktune/graph.h"
+#include "core/file_util.h"
+#include "ktune/codegen/graph.h"
 #include "spec/spec_reader.h"
 
 namespace ktune::codegen {

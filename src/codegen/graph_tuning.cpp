@@ -1,7 +1,7 @@
 // pick_gemms and the gemm spec check: which spec argument is C, A, B, M, N, K, turning the
 // Selector's winner into something the wrapper can emit, and the fusion decision of each chain
 // (find_fusions is in graph_fusion.cpp).
-#include "ktune/graph_tuning.h"
+#include "ktune/codegen/graph_tuning.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // The two memory planners (see memory_plan.h) and the lifetime analysis they share.
-#include "ktune/memory_plan.h"
+#include "ktune/codegen/memory_plan.h"
 
 #include <fmt/format.h>
 

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <system_error>
 
-#include "ktune/file_util.h"
-#include "ktune/subprocess.h"
-#include "ktune/wrapper_codegen.h"
+#include "core/file_util.h"
+#include "core/subprocess.h"
+#include "ktune/codegen/wrapper_codegen.h"
 
 namespace ktune::codegen {
 namespace {

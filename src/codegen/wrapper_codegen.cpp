@@ -1,7 +1,7 @@
 // emit_wrapper: the graph-dependent parts of a generated program (kernels, the run() body, the
 // benchmark main), around the fixed snippets of wrapper_snippets.cpp. Building it is in
 // wrapper_build.cpp.
-#include "ktune/wrapper_codegen.h"
+#include "ktune/codegen/wrapper_codegen.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "ktune/wrapper_codegen.h"
+#include "ktune/codegen/wrapper_codegen.h"
 
 namespace ktune::codegen {
 namespace {

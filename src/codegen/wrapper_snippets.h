@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-#include "ktune/graph.h"
+#include "ktune/codegen/graph.h"
 
 namespace ktune::codegen::detail {
 

@@ -1,5 +1,5 @@
 // Device names and the CPU fingerprint used in tuning-cache keys.
-#include "ktune/device.h"
+#include "ktune/core/device.h"
 
 #include <fmt/format.h>
 

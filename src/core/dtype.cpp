@@ -1,5 +1,5 @@
 // DType names, sizes and element conversions, including IEEE half and bfloat16.
-#include "ktune/dtype.h"
+#include "ktune/core/dtype.h"
 
 #include <bit>
 #include <cmath>

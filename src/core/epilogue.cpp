@@ -1,5 +1,5 @@
 // Epilogue: parsing, canonical names, rendering into a template's hook, and the host reference.
-#include "ktune/epilogue.h"
+#include "ktune/core/epilogue.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // File reading, atomic writes and the default cache folder.
-#include "ktune/file_util.h"
+#include "core/file_util.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

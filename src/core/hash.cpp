@@ -1,5 +1,5 @@
 // Hasher: two FNV-1a lanes with different offsets, 128 bits in all.
-#include "ktune/hash.h"
+#include "core/hash.h"
 
 #include <fmt/format.h>
 

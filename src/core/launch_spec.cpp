@@ -1,5 +1,5 @@
 // LaunchSpec kind names, as they appear in the worker protocol.
-#include "ktune/launch_spec.h"
+#include "ktune/core/launch_spec.h"
 
 namespace ktune {
 namespace {

@@ -1,5 +1,5 @@
 // Outcome names as stored in the tuning cache and printed in tables.
-#include "ktune/outcome.h"
+#include "ktune/core/outcome.h"
 
 #include <string>
 

@@ -1,5 +1,5 @@
 // Problem: its signature and its stable key.
-#include "ktune/problem.h"
+#include "ktune/core/problem.h"
 
 #include <fmt/format.h>
 

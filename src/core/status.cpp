@@ -1,5 +1,5 @@
 // Names of error codes, for messages and logs.
-#include "ktune/status.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

@@ -1,7 +1,7 @@
 // run_process: posix_spawnp into a fresh process group with stdout+stderr on one pipe, a poll loop
 // against the deadline that keeps the output's tail, and SIGTERM -> grace -> SIGKILL of the whole
 // group on timeout. Every fd is owned by a UniqueFd; the child sees only stdin, stdout and stderr.
-#include "ktune/subprocess.h"
+#include "core/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "ktune/unique_fd.h"
+#include "core/unique_fd.h"
 
 extern char** environ;
 

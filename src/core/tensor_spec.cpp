@@ -1,5 +1,5 @@
 // TensorSpec: sizes, strides and storage arithmetic, and its stable key.
-#include "ktune/tensor_spec.h"
+#include "ktune/core/tensor_spec.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

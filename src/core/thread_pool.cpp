@@ -1,5 +1,5 @@
 // ThreadPool: a fixed set of workers draining one FIFO queue; wait_idle() for batch barriers.
-#include "ktune/thread_pool.h"
+#include "core/thread_pool.h"
 
 #include <utility>
 

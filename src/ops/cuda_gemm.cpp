@@ -1,6 +1,6 @@
 // The built-in CUDA GEMM: problem, the MMA, wgmma (Hopper) and SIMT templates with their search
 // spaces and hooks, and the candidate set with cuBLAS and cuBLASLt.
-#include "ktune/cuda_gemm.h"
+#include "ktune/ops/cuda_gemm.h"
 
 #include <fmt/format.h>
 
@@ -13,8 +13,8 @@
 #include <variant>
 #include <vector>
 
-#include "ktune/cublas_choice.h"
-#include "ktune/sequence_choice.h"
+#include "ktune/choice/cublas_choice.h"
+#include "ktune/choice/sequence_choice.h"
 #include "ops/cuda_kernels.h"
 
 namespace ktune {

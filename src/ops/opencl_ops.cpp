@@ -1,5 +1,5 @@
 // The built-in OpenCL problems: GEMM and row sum, their spaces, templates, hooks and references.
-#include "ktune/opencl_ops.h"
+#include "ktune/ops/opencl_ops.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,5 +1,5 @@
 // Row sum and row softmax, persistent and looped, and their MultiKernels.
-#include "ktune/row_reduce.h"
+#include "ktune/ops/row_reduce.h"
 
 #include <algorithm>
 #include <bit>

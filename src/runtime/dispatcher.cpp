@@ -1,14 +1,14 @@
 // Dispatcher: open (the tuned table from the tuning cache), lookup and call (the served kernel by
 // shape: exact, nearest, default).
-#include "ktune/dispatcher.h"
+#include "ktune/runtime/dispatcher.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <cmath>
 
-#include "ktune/file_util.h"
-#include "ktune/tuning_cache.h"
+#include "core/file_util.h"
+#include "ktune/cache/tuning_cache.h"
 #include "runtime/dispatcher_state.h"
 
 namespace ktune {

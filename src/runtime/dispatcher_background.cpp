@@ -5,8 +5,8 @@
 
 #include <utility>
 
-#include "ktune/selector.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/select/selector.h"
+#include "ktune/cache/tuning_cache.h"
 #include "runtime/dispatcher_state.h"
 
 namespace ktune {

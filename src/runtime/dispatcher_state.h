@@ -23,10 +23,10 @@
 #include <thread>
 #include <vector>
 
-#include "ktune/choice.h"
-#include "ktune/cpu_backend.h"
-#include "ktune/dispatcher.h"
-#include "ktune/spec.h"
+#include "ktune/choice/choice.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/runtime/dispatcher.h"
+#include "ktune/spec/spec.h"
 
 namespace ktune::dispatch {
 

@@ -1,6 +1,6 @@
 // MultiKernelCore: the type-independent half of MultiKernel: validation, the forced pick from the
 // options or the environment, the stored pick, the benchmark's bookkeeping, and the locks.
-#include "ktune/multi_kernel.h"
+#include "ktune/runtime/multi_kernel.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "ktune/device.h"
-#include "ktune/hash.h"
+#include "ktune/core/device.h"
+#include "core/hash.h"
 
 namespace ktune {
 namespace {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "ktune/selector.h"
+#include "ktune/select/selector.h"
 
 namespace ktune {
 namespace {

@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "ktune/candidate_check.h"
-#include "ktune/choice.h"
-#include "ktune/cpu_benchmarker.h"
-#include "ktune/device_handler.h"
-#include "ktune/problem_buffers.h"
-#include "ktune/selector.h"
-#include "ktune/worker.h"
+#include "bench/candidate_check.h"
+#include "ktune/choice/choice.h"
+#include "ktune/bench/cpu_benchmarker.h"
+#include "worker/device_handler.h"
+#include "ktune/tensor/problem_buffers.h"
+#include "ktune/select/selector.h"
+#include "worker/worker.h"
 
 namespace ktune {
 

@@ -1,5 +1,5 @@
 // Selector: cache lookup, parallel compile, verify, measure, re-measure close calls, pick, record.
-#include "ktune/selector.h"
+#include "ktune/select/selector.h"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,10 @@
 #include <map>
 #include <mutex>
 
-#include "ktune/hash.h"
-#include "ktune/thread_pool.h"
+#include "core/hash.h"
+#include "core/thread_pool.h"
 #include "select/candidate_runner.h"
+#include "worker/worker.h"
 #include "select/json_log.h"
 
 namespace ktune {
@@ -77,6 +78,8 @@ Selector::Selector(const Backend& backend, TuningCache& cache, SelectorOptions o
     : backend_(backend), cache_(cache), options_(std::move(options)) {}
 
 Selector::~Selector() = default;
+
+int Selector::worker_restarts() const { return pool_ ? pool_->restarts() : 0; }
 
 TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
                             const Choice* reference) const {

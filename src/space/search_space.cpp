@@ -1,6 +1,6 @@
 // SearchSpace: parameter validation, the odometer walk over value indices, and the enumeration
 // and statistics built on it. Restriction expressions live in restriction_set.{h,cpp}.
-#include "ktune/search_space.h"
+#include "ktune/space/search_space.h"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
 // make_spec_choices: what a spec tunes (template configs, then externs) and its reference.
 #include <fmt/format.h>
 
-#include "ktune/epilogue_pass.h"
-#include "ktune/file_util.h"
-#include "ktune/sequence_choice.h"
-#include "ktune/spec.h"
+#include "ktune/choice/epilogue_pass.h"
+#include "core/file_util.h"
+#include "ktune/choice/sequence_choice.h"
+#include "ktune/spec/spec.h"
 #include "spec/spec_sections.h"
 
 namespace ktune {

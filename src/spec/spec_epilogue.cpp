@@ -1,4 +1,4 @@
-// The epilogue: section: steps fused after a GEMM (ktune/epilogue.h), given as a string
+// The epilogue: section: steps fused after a GEMM (ktune/core/epilogue.h), given as a string
 // ("bias,relu") or a list ([bias, relu]), and the checks that make the spec a GEMM a hook can
 // follow: one 2-D f32 output, operand names free, an extern reference.
 #include <fmt/format.h>

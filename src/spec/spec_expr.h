@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "ktune/status.h"
+#include "ktune/core/status.h"
 
 namespace ktune::spec_detail {
 

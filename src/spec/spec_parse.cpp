@@ -6,8 +6,8 @@
 #include <set>
 #include <system_error>
 
-#include "ktune/file_util.h"
-#include "ktune/spec.h"
+#include "core/file_util.h"
+#include "ktune/spec/spec.h"
 #include "spec/spec_sections.h"
 
 namespace ktune {

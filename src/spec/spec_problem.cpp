@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ktune/spec.h"
+#include "ktune/spec/spec.h"
 #include "spec/spec_expr.h"
 #include "spec/spec_sections.h"
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ktune/spec.h"
+#include "ktune/spec/spec.h"
 #include "spec/spec_reader.h"
 
 namespace ktune::spec_detail {

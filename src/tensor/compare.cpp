@@ -1,6 +1,6 @@
 // compare: a candidate's output against the reference, element by element and in relative L2,
 // with the outcome priority unwritten > NaN/Inf > wrong, and the message a user reads.
-#include "ktune/compare.h"
+#include "ktune/tensor/compare.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

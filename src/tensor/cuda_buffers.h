@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "core/cuda_driver.h"
-#include "ktune/host_buffer.h"
-#include "ktune/problem.h"
-#include "ktune/problem_buffers.h"
-#include "ktune/status.h"
+#include "ktune/tensor/host_buffer.h"
+#include "ktune/core/problem.h"
+#include "ktune/tensor/problem_buffers.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

@@ -1,6 +1,6 @@
 // HostBuffer: 64-byte aligned host memory with redzones on both sides, redzone checks, and the
 // poison patterns that mark output elements a candidate never wrote.
-#include "ktune/host_buffer.h"
+#include "ktune/tensor/host_buffer.h"
 
 #include <algorithm>
 #include <array>

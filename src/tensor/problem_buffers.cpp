@@ -1,9 +1,9 @@
 // ProblemBuffers: allocation, seeding, reset and integrity checks for one problem's arguments.
-#include "ktune/problem_buffers.h"
+#include "ktune/tensor/problem_buffers.h"
 
 #include <cstring>
 
-#include "ktune/tensor_fill.h"
+#include "ktune/tensor/tensor_fill.h"
 
 namespace ktune {
 namespace {

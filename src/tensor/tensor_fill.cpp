@@ -3,9 +3,9 @@
 // distributions, whose output differs between standard libraries), so a recorded seed replays
 // the same data everywhere. The stream follows the logical (row-major) order of the elements, so
 // two layouts of the same sizes get the same logical tensor.
-#include "ktune/tensor_fill.h"
+#include "ktune/tensor/tensor_fill.h"
 
-#include "ktune/status.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 namespace {

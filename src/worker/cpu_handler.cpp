@@ -13,12 +13,12 @@
 #include <string>
 #include <utility>
 
-#include "ktune/backend.h"
-#include "ktune/candidate_check.h"
-#include "ktune/cpu_backend.h"
-#include "ktune/cpu_benchmarker.h"
-#include "ktune/device_handler.h"
-#include "ktune/problem_buffers.h"
+#include "ktune/backend/backend.h"
+#include "bench/candidate_check.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/bench/cpu_benchmarker.h"
+#include "worker/device_handler.h"
+#include "ktune/tensor/problem_buffers.h"
 
 namespace ktune {
 namespace {

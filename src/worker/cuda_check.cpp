@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backend/nvrtc_library.h"
-#include "ktune/host_buffer.h"
+#include "ktune/tensor/host_buffer.h"
 
 namespace ktune {
 namespace {

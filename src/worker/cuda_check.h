@@ -19,9 +19,9 @@
 
 #include "backend/cuda_module.h"
 #include "core/cuda_driver.h"
-#include "ktune/compare.h"
-#include "ktune/dtype.h"
-#include "ktune/status.h"
+#include "ktune/tensor/compare.h"
+#include "ktune/core/dtype.h"
+#include "ktune/core/status.h"
 
 namespace ktune {
 

@@ -25,9 +25,9 @@
 
 #include "backend/opencl_api.h"
 #include "bench/opencl_benchmarker.h"
-#include "ktune/candidate_check.h"
-#include "ktune/device_handler.h"
-#include "ktune/problem_buffers.h"
+#include "bench/candidate_check.h"
+#include "worker/device_handler.h"
+#include "ktune/tensor/problem_buffers.h"
 
 namespace ktune {
 namespace {

@@ -9,7 +9,7 @@
 // SIGPIPE: the request pipe is written with SIGPIPE blocked in the calling thread only, and a
 // SIGPIPE that the write raised is consumed (sigtimedwait), so a dead worker shows as EPIPE while
 // ktune's own signal dispositions stay untouched.
-#include "ktune/worker.h"
+#include "worker/worker.h"
 
 #include <fmt/format.h>
 #include <poll.h>

@@ -18,7 +18,7 @@
 #include <string>
 #include <system_error>
 
-#include "ktune/worker_protocol.h"
+#include "worker/worker_protocol.h"
 
 namespace ktune {
 namespace {

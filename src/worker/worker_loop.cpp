@@ -1,6 +1,6 @@
 // run_worker_loop: the body of ktune-worker. One request at a time, each answered by the
 // DeviceHandler of its launch kind (created on first use).
-#include "ktune/worker_loop.h"
+#include "worker/worker_loop.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "ktune/device_handler.h"
-#include "ktune/worker_protocol.h"
+#include "worker/device_handler.h"
+#include "worker/worker_protocol.h"
 
 namespace ktune {
 namespace {

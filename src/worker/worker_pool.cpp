@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "ktune/worker.h"
+#include "worker/worker.h"
 
 namespace ktune {
 

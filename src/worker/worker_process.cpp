@@ -4,7 +4,7 @@
 // RLIMIT_CPU, which posix_spawn cannot express. Between fork and execve the child makes only
 // async-signal-safe calls, since the parent may have other threads (compiles, thread pools);
 // everything it needs (argv, envp, limits) is built before fork.
-#include "ktune/measurement_env.h"
+#include "core/measurement_env.h"
 #include "worker/worker_process.h"
 
 #include <fcntl.h>

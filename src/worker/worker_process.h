@@ -12,9 +12,9 @@
 #include <string>
 #include <string_view>
 
-#include "ktune/status.h"
-#include "ktune/unique_fd.h"
-#include "ktune/worker.h"
+#include "ktune/core/status.h"
+#include "core/unique_fd.h"
+#include "worker/worker.h"
 
 namespace ktune::worker_detail {
 

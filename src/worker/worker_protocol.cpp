@@ -5,7 +5,7 @@
 // argument is {"name","role","dtype"} plus "tensor" for buffers or "scalar" for scalars; a
 // scalar keeps its variant alternative as {"i64": N} or {"f64": X}. Doubles that JSON cannot
 // hold (NaN, infinities) travel as the strings "nan", "inf" and "-inf".
-#include "ktune/worker_protocol.h"
+#include "worker/worker_protocol.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // cuBLAS and cuBLASLt choices: names, cache keys, launch specs and problem checks everywhere;
 // the libraries' loading where the toolkit is installed; real GEMMs against a host reference
 // where a GPU is present.
-#include "ktune/cublas_choice.h"
+#include "ktune/choice/cublas_choice.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // CudaBackend and CudaKernel: NVRTC compilation to cubins, the code cache, compile errors and
 // fingerprints run wherever the toolkit is installed; loading and launching need a GPU and skip
 // without one.
-#include "ktune/cuda_backend.h"
+#include "ktune/backend/cuda_backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

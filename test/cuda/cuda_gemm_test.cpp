@@ -1,7 +1,7 @@
 // The built-in CUDA GEMM: its problem, search spaces, launch and supports hooks everywhere, and
 // NVRTC compilation of every bf16 config (a sample of the others) where the toolkit is
 // installed. Results on a GPU are checked by the GPU suite.
-#include "ktune/cuda_gemm.h"
+#include "ktune/ops/cuda_gemm.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,8 +14,8 @@
 #include <variant>
 #include <vector>
 
-#include "ktune/cuda_backend.h"
-#include "ktune/thread_pool.h"
+#include "ktune/backend/cuda_backend.h"
+#include "core/thread_pool.h"
 #include "support/temp_dir.h"
 
 namespace ktune::test {

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "core/cuda_driver.h"
-#include "ktune/cuda_backend.h"
-#include "ktune/cuda_gemm.h"
-#include "ktune/selector.h"
-#include "ktune/thread_pool.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/backend/cuda_backend.h"
+#include "ktune/ops/cuda_gemm.h"
+#include "ktune/select/selector.h"
+#include "core/thread_pool.h"
+#include "ktune/cache/tuning_cache.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
 

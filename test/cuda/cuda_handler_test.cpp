@@ -16,9 +16,9 @@
 #include <string>
 
 #include "core/cuda_driver.h"
-#include "ktune/cuda_backend.h"
-#include "ktune/device_handler.h"
-#include "ktune/worker.h"
+#include "ktune/backend/cuda_backend.h"
+#include "worker/device_handler.h"
+#include "worker/worker.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
 #include "worker/cuda_check.h"

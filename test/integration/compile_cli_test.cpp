@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "ktune/file_util.h"
-#include "ktune/graph.h"
+#include "core/file_util.h"
+#include "ktune/codegen/graph.h"
 #include "support/cli_run.h"
 #include "unit/codegen/graph_reference.h"
 

@@ -14,8 +14,8 @@
 #include <optional>
 #include <string>
 
-#include "ktune/cpu_backend.h"
-#include "ktune/worker.h"
+#include "ktune/backend/cpu_backend.h"
+#include "worker/worker.h"
 #include "support/cli_run.h"
 
 namespace ktune::test {

@@ -1,7 +1,7 @@
 // OpenCLBackend on whatever OpenCL device is present (PoCL in CI): device selection, build with
 // -D defines, program binaries in the code cache, the build log on a compile error,
 // fingerprints. Without OpenCL every test prints [SKIP] and passes.
-#include "ktune/opencl_backend.h"
+#include "ktune/backend/opencl_backend.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

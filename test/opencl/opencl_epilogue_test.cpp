@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "ktune/candidate_check.h"
-#include "ktune/device_handler.h"
-#include "ktune/opencl_backend.h"
-#include "ktune/opencl_ops.h"
-#include "ktune/problem_buffers.h"
-#include "ktune/selector.h"
-#include "ktune/worker_protocol.h"
+#include "bench/candidate_check.h"
+#include "worker/device_handler.h"
+#include "ktune/backend/opencl_backend.h"
+#include "ktune/ops/opencl_ops.h"
+#include "ktune/tensor/problem_buffers.h"
+#include "ktune/select/selector.h"
+#include "worker/worker_protocol.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "ktune/opencl_backend.h"
-#include "ktune/opencl_ops.h"
-#include "ktune/selector.h"
+#include "ktune/backend/opencl_backend.h"
+#include "ktune/ops/opencl_ops.h"
+#include "ktune/select/selector.h"
 #include "support/temp_dir.h"
 
 namespace ktune::test {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ktune/subprocess.h"
+#include "core/subprocess.h"
 #include "support/temp_dir.h"
 
 namespace ktune::test {

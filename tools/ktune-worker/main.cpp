@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "ktune/worker_loop.h"
+#include "worker/worker_loop.h"
 
 namespace {
 

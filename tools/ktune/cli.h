@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "ktune/tuning_cache.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace ktune::cli {
 

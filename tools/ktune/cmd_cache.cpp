@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "cli.h"
-#include "ktune/file_util.h"
-#include "ktune/tuning_cache.h"
+#include "core/file_util.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace ktune::cli {
 namespace {

@@ -6,12 +6,12 @@
 #include <cstdlib>
 
 #include "cli.h"
-#include "ktune/cpu_backend.h"
-#include "ktune/graph.h"
-#include "ktune/graph_tuning.h"
-#include "ktune/selector.h"
-#include "ktune/tuning_cache.h"
-#include "ktune/wrapper_codegen.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/codegen/graph.h"
+#include "ktune/codegen/graph_tuning.h"
+#include "ktune/select/selector.h"
+#include "ktune/cache/tuning_cache.h"
+#include "ktune/codegen/wrapper_codegen.h"
 
 namespace ktune::cli {
 namespace {

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "cli.h"
-#include "ktune/opencl_backend.h"
-#include "ktune/opencl_ops.h"
-#include "ktune/selector.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/backend/opencl_backend.h"
+#include "ktune/ops/opencl_ops.h"
+#include "ktune/select/selector.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace ktune::cli {
 namespace {

@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "cli.h"
-#include "ktune/search_space.h"
-#include "ktune/spec.h"
+#include "ktune/space/search_space.h"
+#include "ktune/spec/spec.h"
 
 namespace ktune::cli {
 namespace {

@@ -10,9 +10,9 @@
 #include <string_view>
 
 #include "cli.h"
-#include "ktune/cuda_backend.h"
-#include "ktune/dtype.h"
-#include "ktune/epilogue.h"
+#include "ktune/backend/cuda_backend.h"
+#include "ktune/core/dtype.h"
+#include "ktune/core/epilogue.h"
 
 namespace ktune::cli {
 

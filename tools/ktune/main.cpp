@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "cli.h"
-#include "ktune/bench_env.h"
-#include "ktune/file_util.h"
+#include "ktune/bench/bench_env.h"
+#include "core/file_util.h"
 
 int main(int argc, char** argv) {
   using namespace ktune::cli;

@@ -1,5 +1,5 @@
 // CodeCache: layout, temporary names, commit by rename, lookups.
-#include "ktune/code_cache.h"
+#include "ktune/backend/code_cache.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // CpuBackend: a real compile, load and launch with mixed arguments; the code cache (no second
 // compiler run, keys that follow the flags); compiler errors and deadlines; the translation unit.
-#include "ktune/cpu_backend.h"
+#include "ktune/backend/cpu_backend.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ktune/thread_pool.h"
+#include "core/thread_pool.h"
 #include "support/temp_dir.h"
 
 namespace ktune {

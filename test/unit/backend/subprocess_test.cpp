@@ -1,6 +1,6 @@
 // run_process: exit codes, interleaved output and its tail, deadlines that kill the whole
 // process group (even one ignoring SIGTERM), missing programs, working folder, fd hygiene.
-#include "ktune/subprocess.h"
+#include "core/subprocess.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "ktune/unique_fd.h"
+#include "core/unique_fd.h"
 #include "support/temp_dir.h"
 
 namespace ktune {

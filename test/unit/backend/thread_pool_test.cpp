@@ -1,5 +1,5 @@
 // ThreadPool: every job runs, jobs run in parallel, wait_idle is a barrier, the destructor drains.
-#include "ktune/thread_pool.h"
+#include "core/thread_pool.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // compute_stats (bench module), tested here because the cache stores its result: median with the
 // even-count rule, extremes and median absolute deviation.
-#include "ktune/bench_stats.h"
+#include "ktune/bench/bench_stats.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "cache_fixtures.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace ktune {
 namespace {

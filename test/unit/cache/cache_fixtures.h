@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "ktune/tuning_cache.h"
+#include "ktune/cache/tuning_cache.h"
 #include "support/temp_dir.h"
 
 namespace ktune::testing_cache {

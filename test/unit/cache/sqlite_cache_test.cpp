@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cache_fixtures.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/cache/tuning_cache.h"
 
 namespace ktune {
 namespace {

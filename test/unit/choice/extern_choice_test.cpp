@@ -1,7 +1,7 @@
 // Extern choices: the openblas.gemm binding (roles, literals, errors), supports() against
 // problems (kinds, dtypes, shapes, strides), and results against a naive loop for f32 and f64,
 // transposed and with padded rows.
-#include "ktune/extern_choice.h"
+#include "ktune/choice/extern_choice.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // KernelTemplate and its choices: rendering (defines, mustache without HTML escaping), names,
 // hash keys, supports(), and a real compile/load/launch through CpuBackend with the code cache.
-#include "ktune/kernel_template.h"
+#include "ktune/choice/kernel_template.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "ktune/cpu_backend.h"
+#include "ktune/backend/cpu_backend.h"
 #include "support/temp_dir.h"
 
 namespace ktune {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "ktune/graph_tuning.h"
-#include "ktune/wrapper_codegen.h"
+#include "ktune/codegen/graph_tuning.h"
+#include "ktune/codegen/wrapper_codegen.h"
 
 namespace ktune::codegen {
 namespace {

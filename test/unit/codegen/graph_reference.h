@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ktune/graph.h"
+#include "ktune/codegen/graph.h"
 
 namespace ktune::test {
 

@@ -1,6 +1,6 @@
 // Graph files and the builder: the examples load, every kind of bad graph is reported with its
 // file, line and field, and JSON round-trips.
-#include "ktune/graph.h"
+#include "ktune/codegen/graph.h"
 
 #include <gtest/gtest.h>
 

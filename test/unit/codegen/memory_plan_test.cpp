@@ -2,7 +2,7 @@
 // each plan against lifetimes computed here, independently of the planner: no two buffers live
 // at the same step share a byte, every read follows the write and precedes any free or reuse,
 // and the peak is at least the lower bound.
-#include "ktune/memory_plan.h"
+#include "ktune/codegen/memory_plan.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include <map>
 #include <random>
 
-#include "ktune/graph.h"
-#include "ktune/wrapper_codegen.h"
+#include "ktune/codegen/graph.h"
+#include "ktune/codegen/wrapper_codegen.h"
 
 namespace ktune::codegen {
 namespace {

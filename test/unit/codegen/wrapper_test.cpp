@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "ktune/file_util.h"
-#include "ktune/subprocess.h"
-#include "ktune/wrapper_codegen.h"
+#include "core/file_util.h"
+#include "core/subprocess.h"
+#include "ktune/codegen/wrapper_codegen.h"
 #include "support/temp_dir.h"
 #include "unit/codegen/graph_reference.h"
 

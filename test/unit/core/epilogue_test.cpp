@@ -1,5 +1,5 @@
 // Epilogue: the text form, its errors, the rendered hook and the host reference.
-#include "ktune/epilogue.h"
+#include "ktune/core/epilogue.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Row sum and row softmax: every variant against a double-precision loop over shapes with ragged
 // columns and a single column; in-place softmax; the MultiKernels over them.
-#include "ktune/row_reduce.h"
+#include "ktune/ops/row_reduce.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Dispatcher: picks tuned ahead by the real CLI served by exact shape, the nearest tuned shape by
 // the documented metric, the default; correct results; background tuning of an unseen shape, once
 // under concurrent calls, and its pick read back after a restart.
-#include "ktune/dispatcher.h"
+#include "ktune/runtime/dispatcher.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <random>
 #include <thread>
 
-#include "ktune/cpu_backend.h"
-#include "ktune/spec.h"
-#include "ktune/tuning_cache.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/spec/spec.h"
+#include "ktune/cache/tuning_cache.h"
 #include "support/cli_run.h"
 
 namespace ktune::test {

@@ -1,6 +1,6 @@
 // MultiKernel: the first call's result, stored picks across a restart, forced picks, the switch
 // that ignores stored picks, one benchmark for concurrent first calls, independent buckets.
-#include "ktune/multi_kernel.h"
+#include "ktune/runtime/multi_kernel.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 // SearchSpace: enumeration order, restriction filtering and statistics, and every create() error.
-#include "ktune/search_space.h"
+#include "ktune/space/search_space.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string>
 
-#include "ktune/spec.h"
+#include "ktune/spec/spec.h"
 
 namespace ktune::spec_test {
 

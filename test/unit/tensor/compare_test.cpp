@@ -1,5 +1,5 @@
 // compare: each outcome, the outcome priority, tolerances by dtype, rel L2, and the message.
-#include "ktune/compare.h"
+#include "ktune/tensor/compare.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "ktune/tensor_fill.h"
+#include "ktune/tensor/tensor_fill.h"
 
 namespace ktune {
 namespace {

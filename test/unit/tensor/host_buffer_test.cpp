@@ -1,5 +1,5 @@
 // HostBuffer: alignment, redzone violations on either side, poison patterns, clone.
-#include "ktune/host_buffer.h"
+#include "ktune/tensor/host_buffer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // fill_random: determinism, ranges per dtype, and that only the addressed elements are written.
-#include "ktune/tensor_fill.h"
+#include "ktune/tensor/tensor_fill.h"
 
 #include <gtest/gtest.h>
 

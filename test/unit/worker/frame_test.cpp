@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
-#include "ktune/unique_fd.h"
-#include "ktune/worker_protocol.h"
+#include "core/unique_fd.h"
+#include "worker/worker_protocol.h"
 #include "support/temp_dir.h"
 
 namespace ktune {

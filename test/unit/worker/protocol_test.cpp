@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "ktune/worker_protocol.h"
+#include "worker/worker_protocol.h"
 
 namespace ktune {
 namespace {

@@ -1,7 +1,7 @@
 // run_worker_loop driven in-process over two pipes (ping, real kernels compiled by CpuBackend that
 // are right, wrong against a reference file, or missing; the module cache; end of stream and
 // a broken frame), and the real ktune-worker binary spawned with its protocol descriptors.
-#include "ktune/worker_loop.h"
+#include "worker/worker_loop.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
-#include "ktune/candidate_check.h"
-#include "ktune/cpu_backend.h"
-#include "ktune/problem_buffers.h"
-#include "ktune/unique_fd.h"
-#include "ktune/worker_protocol.h"
+#include "bench/candidate_check.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/tensor/problem_buffers.h"
+#include "core/unique_fd.h"
+#include "worker/worker_protocol.h"
 #include "support/temp_dir.h"
 
 extern char** environ;

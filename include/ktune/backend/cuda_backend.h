@@ -1,0 +1,63 @@
+// CudaBackend: CUDA C++ compiled by NVRTC (libnvrtc, opened with dlopen) to a cubin for one
+// architecture, stored in the content-addressed code cache. Kernels run only where the GPU's
+// buffers are: a ktune-worker's CUDA handler loads the cubin (src/backend/cuda_module.h), so
+// load() here answers kUnavailable.
+//
+// The translation unit is the defines, then the user's source under `#line 1 "<name>"` (so that
+// NVRTC's messages name the source and its own line numbers); the entry must be an
+// extern "C" __global__ function taking one parameter per signature argument (a pointer to the
+// element type for buffers, the scalar's type for scalars). No include path is given: kernels
+// are self-contained (NVRTC's built-in headers only).
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ktune/backend/backend.h"
+#include "ktune/backend/code_cache.h"
+
+namespace ktune {
+
+struct CudaCompileOptions {
+  // Target, e.g. "sm_90a" or "sm_80"; empty: the architecture of GPU `device` (cuda_device_info),
+  // which fails with kUnavailable on a machine without one.
+  std::string arch;
+  int device = 0;
+  std::vector<std::string> flags = {"-std=c++17", "-default-device"};
+};
+
+class CudaBackend final : public Backend {
+ public:
+  // kUnavailable when libnvrtc cannot be opened, or when no arch is given and no GPU is visible;
+  // kInvalidArgument for an arch that is not a real one NVRTC supports ("compute_90", "sm_70").
+  [[nodiscard]] static Result<CudaBackend> create(CudaCompileOptions options,
+                                                  std::filesystem::path cache_dir);
+
+  [[nodiscard]] DeviceKind kind() const override { return DeviceKind::kCuda; }
+  // The GPU's CudaDeviceInfo::fingerprint(), or "no device; arch sm_90a" when compiling only.
+  [[nodiscard]] std::string device_fingerprint() const override;
+  // "nvrtc 13.0 sm_90a <flags>".
+  [[nodiscard]] std::string toolchain_fingerprint() const override;
+  // kCompile with NVRTC's log (its head and tail) on failure, naming the source and options.
+  [[nodiscard]] Result<Artifact> compile(const KernelSource& source) const override;
+  // kUnavailable (ErrorCode has no kUnsupported): CUDA kernels are launched by the worker's
+  // CUDA handler.
+  [[nodiscard]] Result<std::unique_ptr<Module>> load(const Artifact& artifact) const override;
+
+  [[nodiscard]] const std::string& arch() const { return arch_; }
+  [[nodiscard]] static std::string translation_unit(const KernelSource& source);
+
+ private:
+  CudaBackend(CudaCompileOptions options, std::filesystem::path cache_dir, std::string arch,
+              std::string device_fingerprint, std::string nvrtc_version);
+  CudaCompileOptions options_;
+  CodeCache code_cache_;
+  std::string arch_;
+  std::string device_fingerprint_;
+  std::string nvrtc_version_;
+};
+
+}  // namespace ktune

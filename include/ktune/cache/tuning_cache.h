@@ -1,0 +1,77 @@
+// TuningCache: what tuning found, keyed so that anything that could change the answer misses.
+// Every candidate's outcome and statistics are kept, not only the winner (Inductor's
+// PersistentCache keeps timings only). The default store is SQLite (WAL) in the cache folder.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ktune/bench/bench_stats.h"
+#include "ktune/core/outcome.h"
+#include "ktune/core/status.h"
+
+namespace ktune {
+
+struct TuningKey {
+  std::string op;       // Problem::op
+  std::string problem;  // Problem::key()
+  std::string
+      candidate_set;      // hash over the sorted hash_key() of every candidate and the reference
+  std::string device;     // Backend::device_fingerprint()
+  std::string toolchain;  // Backend::toolchain_fingerprint()
+  std::string version;    // ktune version
+
+  // Hash of all fields: the primary key.
+  [[nodiscard]] std::string digest() const;
+};
+
+struct CandidateRecord {
+  std::string choice_key;  // Choice::hash_key()
+  std::string name;
+  std::string info;
+  Outcome outcome = Outcome::kOk;
+  std::string message;  // empty for ok
+  std::optional<BenchStats> stats;
+  double compile_s = 0;
+};
+
+struct TuningRecord {
+  TuningKey key;
+  std::string winner;  // name of the picked candidate
+  std::vector<CandidateRecord> candidates;
+  std::int64_t created_unix = 0;
+  double compile_s = 0;  // wall time of the parallel compile stage
+  double bench_s = 0;    // wall time of measuring and verifying
+};
+
+class TuningCache {
+ public:
+  virtual ~TuningCache() = default;
+  [[nodiscard]] virtual Result<std::optional<TuningRecord>> lookup(const TuningKey& key) = 0;
+  // Replaces any record with the same key digest.
+  [[nodiscard]] virtual Status store(const TuningRecord& record) = 0;
+  // All records, newest first.
+  [[nodiscard]] virtual Result<std::vector<TuningRecord>> list() = 0;
+  // Records whose digest starts with `prefix` (at least 4 hex digits).
+  [[nodiscard]] virtual Result<std::vector<TuningRecord>> find_prefix(std::string_view prefix) = 0;
+  // Returns how many records were removed.
+  [[nodiscard]] virtual Result<std::size_t> clear() = 0;
+};
+
+// <dir>/tuning.sqlite3, created with the folder when missing.
+[[nodiscard]] Result<std::unique_ptr<TuningCache>> open_sqlite_cache(
+    const std::filesystem::path& dir);
+// For tests and --no-cache: lives as long as the object.
+[[nodiscard]] std::unique_ptr<TuningCache> make_memory_cache();
+
+// JSON: {"format": "ktune-tuning-cache", "version": 1, "records": [...]}.
+[[nodiscard]] std::string export_json(const std::vector<TuningRecord>& records);
+// kParse with the offending path ("records[3].candidates[0].outcome") on bad input.
+[[nodiscard]] Result<std::vector<TuningRecord>> import_json(std::string_view text);
+
+}  // namespace ktune

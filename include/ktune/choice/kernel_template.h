@@ -1,0 +1,58 @@
+// KernelTemplate: a kernel source with tuning parameters (Inductor's TritonTemplate). Each config
+// of its SearchSpace becomes one TemplateChoice. Parameters reach the source as #defines; with
+// `mustache` on, the source is first rendered by kainjow mustache with the parameters as
+// variables ({{TILE_M}}).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ktune/backend/backend.h"
+#include "ktune/choice/choice.h"
+#include "ktune/core/launch_spec.h"
+#include "ktune/space/search_space.h"
+
+namespace ktune {
+
+struct KernelTemplateDesc {
+  std::string name;    // prefix of every choice's name
+  std::string source;  // the source text
+  std::string entry;
+  Signature signature;
+  bool mustache = false;
+  std::vector<std::string> extra_flags;
+  // Device templates (CUDA): the launch geometry for a config on a problem. Required for
+  // templates compiled by a device backend; unused on the CPU.
+  std::function<Result<LaunchGeometry>(const Config&, const Problem&)> launch;
+  // A condition on the problem beyond the signature (divisibility, alignment, shared memory);
+  // empty: every problem with the signature. Its failure makes the choice kUnsupported.
+  std::function<Status(const Config&, const Problem&)> supports;
+};
+
+class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {
+ public:
+  [[nodiscard]] static std::shared_ptr<KernelTemplate> create(KernelTemplateDesc desc,
+                                                              SearchSpace space);
+
+  [[nodiscard]] const KernelTemplateDesc& desc() const { return desc_; }
+  [[nodiscard]] const SearchSpace& space() const { return space_; }
+  // Identity of everything but the config (source, entry, signature, flags): part of every
+  // choice's hash_key, computed once.
+  [[nodiscard]] const std::string& digest() const { return digest_; }
+  // Fails (kInvalidArgument) when mustache rendering fails.
+  [[nodiscard]] Result<KernelSource> render(const Config& config) const;
+  // One choice per valid config, in enumeration order.
+  [[nodiscard]] std::vector<ChoicePtr> choices() const;
+  // One choice for a single config (a reference kernel with no parameters uses Config{}).
+  [[nodiscard]] ChoicePtr choice(Config config) const;
+
+ private:
+  KernelTemplate(KernelTemplateDesc desc, SearchSpace space);
+  KernelTemplateDesc desc_;
+  SearchSpace space_;
+  std::string digest_;
+};
+
+}  // namespace ktune

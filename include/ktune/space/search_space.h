@@ -1,0 +1,75 @@
+// SearchSpace: tunable parameters with their value lists, restrictions as expressions over them
+// (muparser syntax: TILE_M * TILE_N <= 4096 && UNROLL != 3), and enumeration of valid configs.
+// Restrictions may use && || == != < <= > >= + - * / ^ ?: and muparser's functions (min, max,
+// abs, ...), plus `!` (logical not, prefix; `!!x` does not parse) and `%` (fmod, binds like *).
+// Values are doubles during evaluation: integers are exact up to 2^53. A restriction keeps a
+// config when it evaluates to a non-zero number (NaN rejects).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ktune/core/status.h"
+
+namespace ktune {
+
+// Integers are usable in restrictions; strings reach the source as raw tokens only.
+using ParamValue = std::variant<std::int64_t, std::string>;
+[[nodiscard]] std::string param_value_str(const ParamValue& value);
+
+struct Param {
+  std::string name;  // a C identifier; becomes a #define in the rendered source
+  std::vector<ParamValue> values;
+};
+
+// One point of the space: a value for each parameter, in the space's parameter order.
+struct Config {
+  std::vector<std::string> names;
+  std::vector<ParamValue> values;
+
+  // "TILE_M=32 TILE_N=64 UNROLL=4".
+  [[nodiscard]] std::string str() const;
+  [[nodiscard]] const ParamValue* find(std::string_view name) const;
+};
+
+class SearchSpace {
+ public:
+  struct RestrictionCount {
+    std::string expression;
+    std::size_t removed = 0;  // configs this restriction removed that earlier ones had kept
+  };
+  struct Stats {
+    std::size_t total = 0;  // product of the value-list sizes
+    std::vector<RestrictionCount> restrictions;
+    std::size_t valid = 0;
+  };
+
+  // Fails (kInvalidArgument) on an empty or duplicate parameter, an empty value list, a name that
+  // is not a C identifier, and a restriction that does not parse, names an unknown or string
+  // parameter, or does not evaluate; the message names the restriction and the problem.
+  [[nodiscard]] static Result<SearchSpace> create(std::vector<Param> params,
+                                                  std::vector<std::string> restrictions);
+
+  SearchSpace();
+  ~SearchSpace();
+  SearchSpace(SearchSpace&&) noexcept;
+  SearchSpace& operator=(SearchSpace&&) noexcept;
+
+  [[nodiscard]] const std::vector<Param>& params() const { return params_; }
+  [[nodiscard]] const std::vector<std::string>& restrictions() const { return restrictions_; }
+  // Valid configs in lexicographic order of value indices (the last parameter varies fastest).
+  [[nodiscard]] std::vector<Config> enumerate() const;
+  [[nodiscard]] Stats stats() const;
+
+ private:
+  struct Impl;
+  std::vector<Param> params_;
+  std::vector<std::string> restrictions_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ktune

@@ -1,0 +1,124 @@
+// Spec: a tuning job described in YAML or JSON (one schema, docs/spec.md), and what it becomes:
+// Problems, a KernelTemplate, extern choices and a reference.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ktune/choice/choice.h"
+#include "ktune/tensor/compare.h"
+#include "ktune/core/epilogue.h"
+#include "ktune/choice/extern_choice.h"
+#include "ktune/choice/kernel_template.h"
+#include "ktune/core/problem.h"
+#include "ktune/space/search_space.h"
+
+namespace ktune {
+
+struct KernelDecl {
+  std::filesystem::path source;  // resolved against the spec's folder
+  std::string entry;
+  std::string language = "c++";
+  bool mustache = false;  // render: mustache
+  std::vector<std::string> flags;
+};
+
+struct ArgDecl {
+  std::string name;
+  ArgRole role = ArgRole::kIn;
+  DType dtype = DType::kF32;
+  std::vector<std::string> shape;    // expressions over problem sizes (buffers)
+  std::vector<std::string> strides;  // optional; empty: row-major
+  std::string offset;                // optional expression; empty: 0
+  std::string value;                 // expression (scalars)
+  int line = 0;
+};
+
+struct ProblemDecl {
+  std::string name;  // optional in the file; defaults to "M=32,N=4096,K=4096" (binding order)
+  std::vector<std::pair<std::string, std::int64_t>> sizes;
+  int line = 0;
+};
+
+struct ReferenceDecl {
+  enum class Kind { kNone, kKernel, kExtern };
+  Kind kind = Kind::kNone;
+  KernelDecl kernel;        // kKernel: same signature as the template
+  std::string extern_name;  // kExtern: the name of an entry in `externs`
+};
+
+// op: a built-in operator named instead of a kernel (docs/spec.md, "op"). The op brings its own
+// candidates and reference, so kernel, args, params, restrictions, externs and reference are
+// absent; each problem binds the op's sizes (cuda.gemm: M, N, K, each >= 1).
+struct OpDecl {
+  std::string name;  // "cuda.gemm"; empty: the spec has a kernel
+  DType dtype = DType::kBF16;
+  int line = 0;
+};
+
+// The ops that op: may name ("cuda.gemm"), and the dtypes that dtype: may give each.
+[[nodiscard]] std::vector<std::string> spec_ops();
+[[nodiscard]] std::vector<DType> spec_op_dtypes(std::string_view op);
+
+struct Spec {
+  std::filesystem::path file;
+  std::string name;
+  OpDecl op;  // with a name: every field below but problems, epilogue and seed is unused
+  KernelDecl kernel;
+  std::vector<ArgDecl> args;
+  std::vector<ProblemDecl> problems;
+  std::vector<Param> params;
+  std::vector<std::string> restrictions;
+  ReferenceDecl reference;
+  std::optional<Tolerance> tolerance;  // empty: default_tolerance() of each output's dtype
+  std::vector<ExternDesc> externs;
+  std::uint64_t seed = 0;
+  // epilogue: steps fused after a GEMM (empty: none). With one, `output` is the index in args of
+  // the GEMM's C (the one output, 2-D [M, N], f32); each problem gets the epilogue's operands
+  // appended after the declared args, and the template's source gets the hook's #defines.
+  Epilogue epilogue;
+  std::size_t output = 0;
+};
+
+// Reads and validates a spec (.yaml, .yml or .json; the content decides, JSON being YAML). Every
+// error names the file, line and column, the field, and what was expected, e.g.
+//   "spec.yaml:12:12: args[2].dtype: unknown dtype 'f33'; expected one of f16, bf16, ...".
+// Validation covers the search space (restrictions parse and name known parameters), the
+// kernel source file's existence, shape expressions naming only problem sizes, and externs.
+[[nodiscard]] Result<Spec> load_spec(const std::filesystem::path& file);
+[[nodiscard]] Result<Spec> parse_spec(std::string_view text, const std::filesystem::path& file);
+
+// The size a problem binds (`name`), or nullopt.
+[[nodiscard]] std::optional<std::int64_t> problem_size(const ProblemDecl& decl,
+                                                       std::string_view name);
+
+// The declared args, then the epilogue's operands (in the output's dtype).
+[[nodiscard]] Signature spec_signature(const Spec& spec);
+// Evaluates shapes, strides, offsets and scalar values for one problem. With an epilogue, the
+// operands follow the declared args (shaped from the output's evaluated [M, N]) and the
+// problem's name ends in ",<epilogue name>" ("M=32,N=4096,K=4096,bias+relu"). An error for an
+// op: spec, whose problems the op builds (ktune/ops/cuda_gemm.h for cuda.gemm).
+[[nodiscard]] Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl);
+
+// What a spec tunes: candidates (template configs, then externs) and the reference (null when
+// the spec names none: then candidates are checked only for NaN, unwritten outputs, redzones and
+// modified inputs). With an epilogue, every template config has it fused (the hook's #defines in
+// front of its source), each extern becomes "<name>+epilogue" (the library call, then a compiled
+// pass over C), and the reference is the extern followed by Epilogue::apply on the host.
+struct SpecChoices {
+  std::shared_ptr<KernelTemplate> kernel_template;
+  std::vector<ChoicePtr> candidates;
+  ChoicePtr reference;
+};
+// Reads the kernel (and reference) sources and builds the choices. Reference externs are built a
+// second time so that the reference is independent of the candidate with the same name. An error
+// for an op: spec, whose candidates are the op's.
+[[nodiscard]] Result<SpecChoices> make_spec_choices(const Spec& spec);
+
+}  // namespace ktune

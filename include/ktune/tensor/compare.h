@@ -1,0 +1,52 @@
+// Comparing a candidate's output against the reference, by dtype. NaN never passes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ktune/tensor/host_buffer.h"
+#include "ktune/core/outcome.h"
+#include "ktune/core/tensor_spec.h"
+
+namespace ktune {
+
+// An element passes when |actual - expected| <= atol + rtol * |expected|, and the output passes
+// when every element passes and ||actual - expected||_2 / ||expected||_2 <= max_rel_l2.
+struct Tolerance {
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  double max_rel_l2 = 1e-4;
+};
+
+// Defaults: f64 1e-9/1e-12/1e-9, f32 1e-4/1e-5/1e-4, f16 and bf16 2e-2/1e-2/1e-2, integers exact.
+[[nodiscard]] Tolerance default_tolerance(DType dtype);
+// For an output whose elements are sums of `terms` products (a GEMM's K): the dtype's default
+// with atol grown by terms / 64 past 64 terms, for f32 and f64. Two correct GEMMs that sum in
+// different orders (split-K, other tilings) differ by round-off that grows with the square root
+// of the length times the elements' magnitude, which itself grows with the square root of the
+// length for inputs of unit scale (ktune's fills: uniform in [-1, 1)); and elements near zero by
+// cancellation have no relative headroom. Seen on an H100, cuBLASLt's f32 algorithms against
+// cuBLAS: up to 1.8e-5 at K=1024 and 1.0e-4 at K=4096, with a relative L2 error of 6e-7 to
+// 1.2e-6; a wrong element is off by the elements' scale (sqrt(K)/3). Half types keep their
+// (already loose) default.
+[[nodiscard]] Tolerance reduction_tolerance(DType dtype, std::int64_t terms);
+
+struct Comparison {
+  Outcome outcome = Outcome::kOk;  // kOk, kWrongResult, kNanOutput or kUnwrittenOutput
+  double rel_l2 = 0;
+  std::int64_t mismatches = 0;  // elements outside tolerance (NaN and unwritten included)
+  std::int64_t first_bad = -1;  // linear index of the first bad element, -1 if none
+  double actual_at_first_bad = 0;
+  double expected_at_first_bad = 0;
+  // e.g. "312 of 4096 elements differ; first at [3,17]: 0.25 vs 0.5; rel L2 0.021 > 1e-4".
+  std::string message;
+};
+
+// Compares the elements `spec` addresses. An element still holding the poison pattern makes the
+// outcome kUnwrittenOutput (checked first), a NaN or Inf where the reference is finite makes it
+// kNanOutput, anything else out of tolerance kWrongResult. Integer poison is a legal value, so an
+// integer element equal to the reference passes even when it matches the poison pattern.
+[[nodiscard]] Comparison compare(const TensorSpec& spec, const std::byte* actual,
+                                 const std::byte* expected, const Tolerance& tolerance);
+
+}  // namespace ktune

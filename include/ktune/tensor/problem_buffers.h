@@ -1,0 +1,46 @@
+// ProblemBuffers: the host memory for one Problem: one HostBuffer per buffer argument (inputs
+// filled from the seed, outputs poisoned), scalar values stored as their dtype, and the pristine
+// copies needed to detect writes into inputs and to restart from the same state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ktune/tensor/host_buffer.h"
+#include "ktune/core/problem.h"
+
+namespace ktune {
+
+class ProblemBuffers {
+ public:
+  [[nodiscard]] static ProblemBuffers create(const Problem& problem, std::uint64_t seed);
+
+  [[nodiscard]] const Problem& problem() const { return problem_; }
+  // One pointer per argument, in signature order (Module::launch's layout); a buffer's pointer
+  // is its view's first element (storage start + offset).
+  [[nodiscard]] void* const* args() const { return args_.data(); }
+  [[nodiscard]] const HostBuffer& buffer(std::size_t arg) const { return buffers_[arg]; }
+  // Every buffer argument's data as (pointer, bytes): what a benchmark evicts before each run.
+  [[nodiscard]] std::vector<std::pair<const void*, std::size_t>> data_ranges() const;
+
+  // Outputs poisoned, in-outs and inputs back to their seeded contents, redzones refilled.
+  void reset();
+  // Names of the arguments whose redzones changed, e.g. "C (after the end)".
+  [[nodiscard]] std::vector<std::string> redzone_violations() const;
+  // The first input argument whose bytes differ from the seeded contents.
+  [[nodiscard]] std::optional<std::string> modified_input() const;
+
+ private:
+  explicit ProblemBuffers(Problem problem) : problem_(std::move(problem)) {}
+  void point_args();
+  Problem problem_;
+  std::vector<HostBuffer> buffers_;     // by argument index; empty for scalars
+  std::vector<HostBuffer> pristine_;    // seeded contents of in and inout arguments
+  std::vector<std::uint64_t> scalars_;  // by argument index; the value's bytes
+  std::vector<void*> args_;
+};
+
+}  // namespace ktune

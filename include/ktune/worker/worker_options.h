@@ -1,0 +1,34 @@
+// WorkerOptions: how ktune starts its ktune-worker processes (the worker module's public part;
+// the pool itself, src/worker/worker.h, is internal).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ktune/core/status.h"
+
+namespace ktune {
+
+struct WorkerOptions {
+  std::filesystem::path executable;                 // empty: find_worker_executable()
+  std::chrono::milliseconds start_timeout{10'000};  // spawn to pong
+  std::chrono::milliseconds term_grace{500};        // SIGTERM, then SIGKILL after this
+  std::size_t memory_limit_bytes = 0;               // resident-memory watchdog; 0: none
+  int cpu_limit_s = 0;                              // RLIMIT_CPU of the worker; 0: none
+  std::size_t output_tail_bytes = 8192;             // kept from the worker's stdout and stderr
+  // Added to the worker's environment; kMeasurementEnvironment (measurement_env.h) is added
+  // for every variable not set here or in ktune's own environment.
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+// $KTUNE_WORKER, else <install libexecdir>/ktune-worker, else ktune-worker next to the running
+// executable, else <its folder>/../libexec/ktune-worker; kNotFound listing the places tried.
+// Programs that embed ktune can set WorkerOptions::executable instead; the installed CMake
+// package gives the path as ${ktune_WORKER_EXECUTABLE}.
+[[nodiscard]] Result<std::filesystem::path> find_worker_executable();
+
+}  // namespace ktune
