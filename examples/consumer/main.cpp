@@ -3,6 +3,7 @@
 // Two unroll factors compete; the pick is verified against the unrolled-by-1 reference.
 #include <cstdio>
 #include <filesystem>
+#include <utility>
 
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/choice/kernel_template.h"
@@ -40,8 +41,13 @@ int main() {
                   {sig[2], {}, n},
                   {sig[3], {}, 0.5}};
   auto cache = make_memory_cache();
-  std::vector<ChoicePtr> candidates = tmpl->choices();
-  ChoicePtr reference = tmpl->choice(tmpl->space().enumerate().front());
+  auto choices = tmpl->choices();  // fails for a space too large to tune every config of
+  if (!choices) {
+    std::fprintf(stderr, "error: %s\n", choices.error().message.c_str());
+    return 1;
+  }
+  std::vector<ChoicePtr> candidates = std::move(*choices);
+  ChoicePtr reference = tmpl->choice(tmpl->space().enumerate()->front());
   SelectorOptions options;
   options.bench.budget_ms = 5;
   options.worker.executable = KTUNE_WORKER_EXECUTABLE;  // generated code runs in this process

@@ -184,9 +184,11 @@ Result<KernelSource> KernelTemplate::render(const Config& config) const {
   return source;
 }
 
-std::vector<ChoicePtr> KernelTemplate::choices() const {
+Result<std::vector<ChoicePtr>> KernelTemplate::choices() const {
+  Result<std::vector<Config>> configs = space_.enumerate();
+  if (!configs) return std::unexpected(configs.error());
   std::vector<ChoicePtr> out;
-  for (Config& config : space_.enumerate()) out.push_back(choice(std::move(config)));
+  for (Config& config : *configs) out.push_back(choice(std::move(config)));
   return out;
 }
 

@@ -135,9 +135,10 @@ Result<GemmPick> make_gemm_pick(const GemmSpec& spec, std::size_t index) {
     return pick;
   }
   // Templates' choices are their space's valid configs in enumeration order.
-  const std::vector<Config> configs = spec.choices.kernel_template->space().enumerate();
-  KTUNE_CHECK(index < configs.size());
-  auto source = spec.choices.kernel_template->render(configs[index]);
+  Result<std::vector<Config>> configs = spec.choices.kernel_template->space().enumerate();
+  if (!configs) return std::unexpected(configs.error());
+  KTUNE_CHECK(index < configs->size());
+  auto source = spec.choices.kernel_template->render((*configs)[index]);
   if (!source) return std::unexpected(source.error());
   pick.source = std::move(*source);
   pick.operands = spec.operands;

@@ -438,7 +438,9 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
   for (const std::shared_ptr<KernelTemplate>& t : templates) {
     const bool simt = t->desc().name.find("_simt_") != std::string::npos;
     if (simt && tensor_cores_serve && !with_simt) continue;
-    for (ChoicePtr& c : t->choices()) {
+    Result<std::vector<ChoicePtr>> choices = t->choices();
+    KTUNE_CHECK(choices.has_value());  // the built-in spaces are small
+    for (ChoicePtr& c : *choices) {
       if (!simt && problem && c->supports(*problem)) tensor_cores_serve = true;
       out.candidates.push_back(std::move(c));
     }

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <muParser.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string_view>
@@ -139,6 +140,10 @@ Result<std::unique_ptr<RestrictionSet>> RestrictionSet::create(
                                     "one expression, got {} separated by ','",
                                     expr, results));
     }
+    std::vector<std::size_t> uses = *used;
+    std::sort(uses.begin(), uses.end());
+    uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
+    set->uses_.push_back(std::move(uses));
     set->parsers_->list.push_back(std::move(parser));
     set->parsers_->expressions.push_back(expr);
   }
@@ -146,10 +151,16 @@ Result<std::unique_ptr<RestrictionSet>> RestrictionSet::create(
 }
 
 int RestrictionSet::first_failing() const {
+  std::vector<std::size_t> all(parsers_->list.size());
+  for (std::size_t r = 0; r < all.size(); ++r) all[r] = r;
+  return first_failing(all);
+}
+
+int RestrictionSet::first_failing(const std::vector<std::size_t>& among) const {
   int failing = -1;
   const auto& list = parsers_->list;
   Status evaluated = guarded("", "evaluation", [&] {
-    for (std::size_t r = 0; r < list.size(); ++r) {
+    for (std::size_t r : among) {
       const double value = list[r]->Eval();
       if (value == 0 || std::isnan(value)) {
         failing = static_cast<int>(r);

@@ -29,12 +29,17 @@ class RestrictionSet {
   // Index of the first restriction that rejects the current values, or -1 when all accept.
   // A restriction accepts when its value is non-zero and not NaN.
   [[nodiscard]] int first_failing() const;
+  // The same over the restrictions listed (indices into the list given to create()), in order.
+  [[nodiscard]] int first_failing(const std::vector<std::size_t>& among) const;
+  // For each restriction, the parameters it names (indices into `params`), ascending.
+  [[nodiscard]] const std::vector<std::vector<std::size_t>>& uses() const { return uses_; }
 
  private:
   struct Parsers;
   explicit RestrictionSet(std::size_t params);
 
   std::vector<double> slots_;
+  std::vector<std::vector<std::size_t>> uses_;
   std::unique_ptr<Parsers> parsers_;
 };
 

@@ -1,16 +1,20 @@
-// SearchSpace: parameter validation, the odometer walk over value indices, and the enumeration
-// and statistics built on it. Restriction expressions live in restriction_set.{h,cpp}.
+// SearchSpace: parameter validation, and the enumeration and statistics built on the
+// backtracking walk (space_walk.h). Restriction expressions live in restriction_set.{h,cpp}.
 #include "ktune/space/search_space.h"
 
 #include <fmt/format.h>
 
 #include <set>
 
+#include <limits>
+
 #include "restriction_set.h"
+#include "space_walk.h"
 
 namespace ktune {
 
 using space_detail::RestrictionSet;
+using space_detail::SpaceWalk;
 
 std::string param_value_str(const ParamValue& value) {
   if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
@@ -92,34 +96,16 @@ struct SearchSpace::Impl {
   // Each parameter's values as restriction variables (0 for string values, never read).
   std::vector<std::vector<double>> numeric;
 
-  // Calls visit(indices, failing) for every point in odometer order, last parameter fastest;
-  // `failing` is the first restriction that rejects it, or -1. A fresh RestrictionSet per walk
+  // Runs a SpaceWalk with a fresh RestrictionSet (the parsers hold the variable slots), which
   // keeps the const methods of SearchSpace safe to call from several threads.
-  template <class Visit>
-  void walk(const std::vector<Param>& params, const std::vector<std::string>& restrictions,
-            Visit&& visit) const {
+  Result<std::uint64_t> walk(const std::vector<Param>& params,
+                             const std::vector<std::string>& restrictions,
+                             std::uint64_t max_evaluations, SpaceWalk::Visitor& visitor) const {
     Result<std::unique_ptr<RestrictionSet>> set = RestrictionSet::create(params, restrictions);
     KTUNE_CHECK(set.has_value());  // create() of the space validated the same input
-    RestrictionSet& eval = **set;
-    const std::size_t n = params.size();
-    std::vector<std::size_t> index(n, 0);
-    for (std::size_t p = 0; p < n; ++p) eval.set(p, numeric[p][0]);
-    while (true) {
-      visit(index, eval.first_failing());
-      // Advance the odometer; only the digits that changed get new variable values.
-      std::size_t p = n;
-      while (p > 0) {
-        --p;
-        if (++index[p] < numeric[p].size()) {
-          eval.set(p, numeric[p][index[p]]);
-          break;
-        }
-        index[p] = 0;
-        eval.set(p, numeric[p][0]);
-        if (p == 0) return;
-      }
-      if (n == 0) return;
-    }
+    SpaceWalk walk(params, **set, numeric);
+    if (Status s = walk.run(max_evaluations, visitor); !s) return std::unexpected(s.error());
+    return walk.evaluations();
   }
 };
 
@@ -147,33 +133,81 @@ Result<SearchSpace> SearchSpace::create(std::vector<Param> params,
   return space;
 }
 
-std::vector<Config> SearchSpace::enumerate() const {
+Result<std::vector<Config>> SearchSpace::enumerate(const Limits& limits) const {
   std::vector<Config> configs;
   if (!impl_) return configs;  // moved-from
   std::vector<std::string> names;
   for (const Param& p : params_) names.push_back(p.name);
-  impl_->walk(params_, restrictions_, [&](const std::vector<std::size_t>& index, int failing) {
-    if (failing >= 0) return;
-    Config& c = configs.emplace_back();
-    c.names = names;
-    c.values.reserve(index.size());
-    for (std::size_t p = 0; p < index.size(); ++p) c.values.push_back(params_[p].values[index[p]]);
-  });
+
+  // Emits every completion of a valid block in odometer order, last parameter fastest.
+  struct Emit final : SpaceWalk::Visitor {
+    const std::vector<Param>& params;
+    const std::vector<std::string>& names;
+    std::vector<Config>& out;
+    std::uint64_t max_configs;
+    bool too_many = false;
+    Emit(const std::vector<Param>& p, const std::vector<std::string>& n, std::vector<Config>& o,
+         std::uint64_t m)
+        : params(p), names(n), out(o), max_configs(m) {}
+    void rejected(std::size_t, std::uint64_t) override {}
+    bool valid_block(const std::vector<std::size_t>& prefix, int depth,
+                     std::uint64_t count) override {
+      if (out.size() + count > max_configs || count == std::numeric_limits<std::uint64_t>::max()) {
+        too_many = true;
+        return false;
+      }
+      std::vector<std::size_t> index = prefix;
+      const std::size_t first_free = static_cast<std::size_t>(depth + 1);
+      for (std::size_t p = first_free; p < index.size(); ++p) index[p] = 0;
+      for (std::uint64_t i = 0; i < count; ++i) {
+        Config& c = out.emplace_back();
+        c.names = names;
+        c.values.reserve(index.size());
+        for (std::size_t p = 0; p < index.size(); ++p) c.values.push_back(params[p].values[index[p]]);
+        for (std::size_t p = index.size(); p > first_free; --p) {  // advance the free digits
+          if (++index[p - 1] < params[p - 1].values.size()) break;
+          index[p - 1] = 0;
+        }
+      }
+      return true;
+    }
+  } emit(params_, names, configs, limits.max_configs);
+
+  Result<std::uint64_t> walked = impl_->walk(params_, restrictions_, limits.max_evaluations, emit);
+  if (emit.too_many) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("search space: more than {} valid configs; expected at most "
+                                  "{} to tune every one (add restrictions, or fewer values)",
+                                  limits.max_configs, limits.max_configs));
+  }
+  if (!walked) return std::unexpected(walked.error());
   return configs;
 }
 
-SearchSpace::Stats SearchSpace::stats() const {
+Result<SearchSpace::Stats> SearchSpace::stats(const Limits& limits) const {
   Stats stats;
   for (const std::string& r : restrictions_) stats.restrictions.push_back({r, 0});
   if (!impl_) return stats;
-  impl_->walk(params_, restrictions_, [&](const std::vector<std::size_t>&, int failing) {
-    ++stats.total;
-    if (failing < 0) {
-      ++stats.valid;
-    } else {
-      ++stats.restrictions[static_cast<std::size_t>(failing)].removed;
+  struct Count final : SpaceWalk::Visitor {
+    Stats& stats;
+    explicit Count(Stats& s) : stats(s) {}
+    static std::uint64_t add(std::uint64_t a, std::uint64_t b) {
+      std::uint64_t out = 0;
+      return __builtin_add_overflow(a, b, &out) ? std::numeric_limits<std::uint64_t>::max() : out;
     }
-  });
+    void rejected(std::size_t r, std::uint64_t removed) override {
+      stats.restrictions[r].removed = add(stats.restrictions[r].removed, removed);
+    }
+    bool valid_block(const std::vector<std::size_t>&, int, std::uint64_t count) override {
+      stats.valid = add(stats.valid, count);
+      return true;
+    }
+  } count(stats);
+  Result<std::uint64_t> walked = impl_->walk(params_, restrictions_, limits.max_evaluations, count);
+  if (!walked) return std::unexpected(walked.error());
+  stats.evaluations = *walked;
+  stats.total = 1;
+  for (const Param& p : params_) stats.total = space_detail::saturating_mul(stats.total, p.values.size());
   return stats;
 }
 

@@ -83,7 +83,12 @@ Result<SpecChoices> make_spec_choices(const Spec& spec) {
   }
   out.kernel_template = KernelTemplate::create(
       template_desc(spec, spec.kernel, std::move(name), std::move(*source)), std::move(*space));
-  out.candidates = out.kernel_template->choices();
+  Result<std::vector<ChoicePtr>> candidates = out.kernel_template->choices();
+  if (!candidates) {
+    return make_error(candidates.error().code,
+                      fmt::format("{}: params: {}", spec.file.string(), candidates.error().message));
+  }
+  out.candidates = std::move(*candidates);
   for (const ExternDesc& desc : spec.externs) {
     auto choice = make_extern_choice(desc);
     if (!choice) {

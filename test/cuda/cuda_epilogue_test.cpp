@@ -19,6 +19,11 @@
 #include "ktune/cache/tuning_cache.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
+#include "support/all_choices.h"
+
+using ktune::test_support::all_choices;
+using ktune::test_support::all_configs;
+using ktune::test_support::space_stats;
 
 namespace ktune::test {
 namespace {
@@ -96,7 +101,7 @@ TEST(CudaEpilogue, EveryStepCompilesIntoBothTemplatesAndTheSeparateKernel) {
       for (DType dtype : {DType::kBF16, DType::kF32}) {
         const Problem p = cuda_gemm_problem(200, 256, 64, dtype, 0, e);
         for (auto& t : cuda_gemm_templates(dtype, e)) {
-          std::vector<ChoicePtr> all = t->choices();
+          std::vector<ChoicePtr> all = all_choices(t);
           for (std::size_t i = 0; i < all.size(); i += 23) work.emplace_back(std::move(all[i]), p);
         }
         work.emplace_back(cuda_epilogue_template(dtype, e)->choice(Config{}), p);
@@ -188,7 +193,7 @@ TEST_F(CudaEpilogueGpu, ATemplateThatSkipsAStepFailsVerification) {
   CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &p, false, parse("bias,relu"));
   std::vector<ChoicePtr> candidates;
   // Same arguments (C, A, B, M, N, K, bias), but no ReLU in the store.
-  std::vector<ChoicePtr> bias_only = cuda_gemm_templates(DType::kBF16, parse("bias"))[0]->choices();
+  std::vector<ChoicePtr> bias_only = all_choices(cuda_gemm_templates(DType::kBF16, parse("bias"))[0]);
   candidates.push_back(std::move(bias_only[0]));
   candidates.push_back(std::move(set.candidates.back()));  // a correct one: cublas + epilogue
   Result<Selection> sel = select(p, candidates, set.reference.get());

@@ -17,6 +17,11 @@
 #include "ktune/backend/cuda_backend.h"
 #include "core/thread_pool.h"
 #include "support/temp_dir.h"
+#include "support/all_choices.h"
+
+using ktune::test_support::all_choices;
+using ktune::test_support::all_configs;
+using ktune::test_support::space_stats;
 
 namespace ktune::test {
 namespace {
@@ -67,7 +72,7 @@ std::vector<std::string> compile_all(const std::string& arch, std::vector<Choice
 
 // Every `stride`-th choice of the template.
 std::vector<ChoicePtr> sample(const KernelTemplate& t, std::size_t stride) {
-  std::vector<ChoicePtr> all = t.choices();
+  std::vector<ChoicePtr> all = all_choices(&t);
   std::vector<ChoicePtr> out;
   for (std::size_t i = 0; i < all.size(); i += stride) out.push_back(std::move(all[i]));
   return out;
@@ -110,7 +115,7 @@ TEST(CudaGemm, TemplatesPerDtype) {
 TEST(CudaGemm, SpacesAreModerateAndWithinTheHardwareLimits) {
   auto mma = find_template(DType::kBF16, "cuda_gemm_mma_bf16");
   ASSERT_NE(mma, nullptr);
-  const std::vector<Config> configs = mma->space().enumerate();
+  const std::vector<Config> configs = all_configs(mma->space());
   EXPECT_GE(configs.size(), 30u);
   EXPECT_LE(configs.size(), 60u);
   for (const Config& c : configs) {
@@ -125,8 +130,8 @@ TEST(CudaGemm, SpacesAreModerateAndWithinTheHardwareLimits) {
   }
   auto simt = find_template(DType::kF32, "cuda_gemm_simt_f32");
   ASSERT_NE(simt, nullptr);
-  EXPECT_GE(simt->space().enumerate().size(), 4u);
-  EXPECT_LE(simt->space().enumerate().size(), 8u);
+  EXPECT_GE(all_configs(simt->space()).size(), 4u);
+  EXPECT_LE(all_configs(simt->space()).size(), 8u);
 }
 
 TEST(CudaGemm, MmaLaunchCoversTheMatrix) {
@@ -137,7 +142,7 @@ TEST(CudaGemm, MmaLaunchCoversTheMatrix) {
                          {1, 8, 8},
                          {0, 64, 64}}) {
     const Problem p = cuda_gemm_problem(m, n, k, DType::kBF16);
-    for (const Config& c : mma->space().enumerate()) {
+    for (const Config& c : all_configs(mma->space())) {
       Result<LaunchGeometry> g = mma->desc().launch(c, p);
       ASSERT_TRUE(g.has_value()) << g.error().message;
       const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
@@ -157,7 +162,7 @@ TEST(CudaGemm, SimtLaunchCoversTheMatrix) {
   auto simt = find_template(DType::kF32, "cuda_gemm_simt_f32");
   ASSERT_NE(simt, nullptr);
   const Problem p = cuda_gemm_problem(1000, 999, 7, DType::kF32);
-  for (const Config& c : simt->space().enumerate()) {
+  for (const Config& c : all_configs(simt->space())) {
     Result<LaunchGeometry> g = simt->desc().launch(c, p);
     ASSERT_TRUE(g.has_value()) << g.error().message;
     const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
@@ -172,7 +177,7 @@ TEST(CudaGemm, SimtLaunchCoversTheMatrix) {
 TEST(CudaGemm, MmaSupportsOnlyAlignedRows) {
   auto mma = find_template(DType::kBF16, "cuda_gemm_mma_bf16");
   ASSERT_NE(mma, nullptr);
-  std::vector<ChoicePtr> choices = mma->choices();
+  std::vector<ChoicePtr> choices = all_choices(mma);
   ASSERT_FALSE(choices.empty());
   const Choice& c = *choices.front();
   EXPECT_TRUE(c.supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
@@ -203,7 +208,7 @@ TEST(CudaGemm, SimtSupportsAnyShape) {
   for (DType d : {DType::kF16, DType::kBF16, DType::kF32}) {
     auto simt = find_template(d, std::string("cuda_gemm_simt_") + std::string(dtype_name(d)));
     ASSERT_NE(simt, nullptr);
-    for (const ChoicePtr& c : simt->choices()) {
+    for (const ChoicePtr& c : all_choices(simt)) {
       for (auto [m, n, k] : {std::array<std::int64_t, 3>{999, 1001, 1003}, {1, 1, 1}, {5, 3, 0}}) {
         Status s = c->supports(cuda_gemm_problem(m, n, k, d));
         EXPECT_TRUE(s.has_value()) << c->name() << ": " << s.error().message;
@@ -217,7 +222,7 @@ TEST(CudaGemm, CandidatesAreTemplatesThenCublasWithCublasAsReference) {
   ASSERT_NE(set.reference, nullptr);
   EXPECT_EQ(set.reference->name(), "cublas_gemm");
   std::size_t templates = 0;
-  for (auto& t : cuda_gemm_templates(DType::kBF16)) templates += t->space().enumerate().size();
+  for (auto& t : cuda_gemm_templates(DType::kBF16)) templates += all_configs(t->space()).size();
   ASSERT_EQ(set.candidates.size(), templates + 1 + 3);
   EXPECT_EQ(set.candidates[templates]->name(), "cublas_gemm");
   EXPECT_EQ(set.candidates[templates + 1]->name(), "cublaslt_algo0");
@@ -249,7 +254,7 @@ TEST(CudaGemm, CompilesEveryBf16ConfigForSm90a) {
   if (nvrtc_missing()) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
   std::vector<ChoicePtr> choices;
   for (auto& t : cuda_gemm_templates(DType::kBF16)) {
-    for (ChoicePtr& c : t->choices()) choices.push_back(std::move(c));
+    for (ChoicePtr& c : all_choices(t)) choices.push_back(std::move(c));
   }
   const std::vector<std::string> failures =
       compile_all("sm_90a", choices, cuda_gemm_problem(1000, 1000, 1000, DType::kBF16));
@@ -265,7 +270,7 @@ TEST(CudaGemm, CompilesASampleOfTheOtherConfigs) {
   std::vector<ChoicePtr> f16;
   take(f16, sample(*find_template(DType::kF16, "cuda_gemm_mma_f16"), 8));
   take(f16, sample(*find_template(DType::kF16, "cuda_gemm_simt_f16"), 4));
-  std::vector<ChoicePtr> f32 = find_template(DType::kF32, "cuda_gemm_simt_f32")->choices();
+  std::vector<ChoicePtr> f32 = all_choices(find_template(DType::kF32, "cuda_gemm_simt_f32"));
   std::vector<ChoicePtr> sm80;
   take(sm80, sample(*find_template(DType::kBF16, "cuda_gemm_mma_bf16"), 9));
   take(sm80, sample(*find_template(DType::kF16, "cuda_gemm_mma_f16"), 17));

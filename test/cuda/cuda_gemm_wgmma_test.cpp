@@ -22,6 +22,11 @@
 #include "ktune/cache/tuning_cache.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
+#include "support/all_choices.h"
+
+using ktune::test_support::all_choices;
+using ktune::test_support::all_configs;
+using ktune::test_support::space_stats;
 
 namespace ktune::test {
 namespace {
@@ -74,7 +79,7 @@ TEST(CudaGemmWgmma, OnlyForHopper) {
   };
   const Problem p = cuda_gemm_problem(256, 256, 256, DType::kBF16);
   const std::int64_t configs =
-      static_cast<std::int64_t>(wgmma_template(DType::kBF16)->space().enumerate().size());
+      static_cast<std::int64_t>(all_configs(wgmma_template(DType::kBF16)->space()).size());
   EXPECT_EQ(count_wgmma(cuda_gemm_candidates(DType::kBF16, 1, &p)), 0);
   EXPECT_EQ(count_wgmma(cuda_gemm_candidates(DType::kBF16, 1, &p, false, {}, true)), configs);
   // The tensor cores serve this problem: the SIMT template stays out with the wgmma one in.
@@ -86,7 +91,7 @@ TEST(CudaGemmWgmma, OnlyForHopper) {
 TEST(CudaGemmWgmma, SpaceIsSmallAndWithinTheHardwareLimits) {
   auto t = wgmma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
-  const std::vector<Config> configs = t->space().enumerate();
+  const std::vector<Config> configs = all_configs(t->space());
   EXPECT_GE(configs.size(), 8u);
   EXPECT_LE(configs.size(), 16u);
   for (const Config& c : configs) {
@@ -111,7 +116,7 @@ TEST(CudaGemmWgmma, LaunchCoversTheMatrix) {
                          {1, 8, 8},
                          {0, 64, 64}}) {
     const Problem p = cuda_gemm_problem(m, n, k, DType::kBF16);
-    for (const Config& c : t->space().enumerate()) {
+    for (const Config& c : all_configs(t->space())) {
       Result<LaunchGeometry> g = t->desc().launch(c, p);
       ASSERT_TRUE(g.has_value()) << g.error().message;
       const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
@@ -129,7 +134,7 @@ TEST(CudaGemmWgmma, LaunchCoversTheMatrix) {
 TEST(CudaGemmWgmma, SupportsOnlyAlignedRows) {
   auto t = wgmma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
-  for (const ChoicePtr& c : t->choices()) {
+  for (const ChoicePtr& c : all_choices(t)) {
     EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
     EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 8, DType::kBF16)).has_value());  // any M
     Status k_odd = c->supports(cuda_gemm_problem(64, 64, 1001, DType::kBF16));
@@ -184,12 +189,12 @@ TEST(CudaGemmWgmma, CompilesEveryConfigForSm90a) {
   if (nvrtc_missing()) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
   std::vector<std::pair<ChoicePtr, Problem>> work;
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (ChoicePtr& c : wgmma_template(dtype)->choices()) {
+    for (ChoicePtr& c : all_choices(wgmma_template(dtype))) {
       work.emplace_back(std::move(c), cuda_gemm_problem(1000, 1000, 1000, dtype));
     }
   }
   const Epilogue e = parse("bias,relu");
-  for (ChoicePtr& c : wgmma_template(DType::kBF16, e)->choices()) {
+  for (ChoicePtr& c : all_choices(wgmma_template(DType::kBF16, e))) {
     work.emplace_back(std::move(c), cuda_gemm_problem(200, 264, 136, DType::kBF16, 0, e));
   }
   EXPECT_GE(work.size(), 24u);
@@ -202,7 +207,7 @@ TEST(CudaGemmWgmma, RefusesToCompileForOtherArchitectures) {
   TempDir cache("cuda-wgmma-sm80");
   Result<CudaBackend> backend = CudaBackend::create({.arch = "sm_80"}, cache.path());
   ASSERT_TRUE(backend.has_value()) << backend.error().message;
-  std::vector<ChoicePtr> choices = wgmma_template(DType::kBF16)->choices();
+  std::vector<ChoicePtr> choices = all_choices(wgmma_template(DType::kBF16));
   ASSERT_FALSE(choices.empty());
   Status s = choices.front()->compile(*backend);
   ASSERT_FALSE(s.has_value());

@@ -22,6 +22,11 @@
 #include "worker/worker_protocol.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
+#include "support/all_choices.h"
+
+using ktune::test_support::all_choices;
+using ktune::test_support::all_configs;
+using ktune::test_support::space_stats;
 
 namespace ktune::test {
 namespace {
@@ -102,7 +107,7 @@ class OpenCLEpilogue : public testing::Test {
   // Every fused config of the template passes verification and is measured.
   void expect_fused_pass(const std::string& text, const std::string& tag) {
     const Epilogue e = parse(text);
-    const TuningRecord record = tune(e, opencl_gemm_template(two_configs(), e)->choices());
+    const TuningRecord record = tune(e, all_choices(opencl_gemm_template(two_configs(), e)));
     ASSERT_EQ(record.candidates.size(), 2u);
     EXPECT_EQ(opencl_gemm_problem(kM, kN, kK, 0, e).name, "M=37,N=44,K=19,f32," + e.name());
     for (const CandidateRecord& c : record.candidates) {
@@ -145,8 +150,8 @@ TEST_F(OpenCLEpilogue, ATemplateThatSkipsTheHookIsAWrongResult) {
                       "#define KTUNE_EPILOGUE_BODY { (void)row; (void)col; (void)idx; "
                       "(void)bias; return acc; }");
   std::vector<ChoicePtr> candidates;
-  candidates.push_back(std::move(KernelTemplate::create(desc, two_configs())->choices()[1]));
-  candidates.push_back(std::move(real->choices()[1]));
+  candidates.push_back(std::move(all_choices(KernelTemplate::create(desc, two_configs()))[1]));
+  candidates.push_back(std::move(all_choices(real)[1]));
   const TuningRecord record = tune(e, std::move(candidates));
   ASSERT_EQ(record.candidates.size(), 2u);
   for (const CandidateRecord& c : record.candidates) {

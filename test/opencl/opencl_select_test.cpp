@@ -14,6 +14,11 @@
 #include "ktune/ops/opencl_ops.h"
 #include "ktune/select/selector.h"
 #include "support/temp_dir.h"
+#include "support/all_choices.h"
+
+using ktune::test_support::all_choices;
+using ktune::test_support::all_configs;
+using ktune::test_support::space_stats;
 
 namespace ktune::test {
 namespace {
@@ -78,7 +83,7 @@ TEST(OpenCLSelect, TunesASmallGemmInAWorkerAgainstTheNaiveReference) {
   auto cache = make_memory_cache();
   Selector selector(*backend, *cache, quick_options());
   const Problem problem = opencl_gemm_problem(64, 96, 80);
-  std::vector<ChoicePtr> candidates = opencl_gemm_template(small_gemm_space())->choices();
+  std::vector<ChoicePtr> candidates = all_choices(opencl_gemm_template(small_gemm_space()));
   ASSERT_EQ(candidates.size(), 6u);
   ChoicePtr reference = opencl_gemm_reference();
   Result<Selection> sel = selector.select(problem, candidates, reference.get());
@@ -108,7 +113,7 @@ TEST(OpenCLSelect, TunesTheRowSumInProcessWithoutWorkers) {
                                     {"VW", {std::int64_t{1}, std::int64_t{2}, std::int64_t{4}}}},
                                    {"WGS == 64 || VW == 1"});
   ASSERT_TRUE(space) << space.error().message;
-  std::vector<ChoicePtr> candidates = opencl_row_sum_template(std::move(*space))->choices();
+  std::vector<ChoicePtr> candidates = all_choices(opencl_row_sum_template(std::move(*space)));
   ASSERT_EQ(candidates.size(), 4u);
   ChoicePtr reference = opencl_row_sum_reference();
   Result<Selection> sel = selector.select(problem, candidates, reference.get());

@@ -1,6 +1,8 @@
 // `ktune space SPEC`: the search space of a spec: sizes, what each restriction removes, configs.
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "cli.h"
 #include "ktune/space/search_space.h"
 #include "ktune/spec/spec.h"
@@ -30,13 +32,26 @@ int run_space(const SpaceFlags& f) {
       values += (values.empty() ? "" : ", ") + param_value_str(v);
     fmt::print("param {}: [{}]\n", p.name, values);
   }
-  const SearchSpace::Stats st = space->stats();
-  fmt::print("{} configs in the product\n", st.total);
-  for (const auto& r : st.restrictions)
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<SearchSpace::Stats> st = space->stats();
+  if (!st) {
+    fmt::print(stderr, "error: {}: {}\n", f.spec, st.error().message);
+    return kExitError;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("{} configs in the product\n", st->total);
+  for (const auto& r : st->restrictions)
     fmt::print("  - {:>8} removed by: {}\n", r.removed, r.expression);
-  fmt::print("{} valid configs, plus {} extern choice(s)\n", st.valid, spec->externs.size());
+  fmt::print("{} valid configs, plus {} extern choice(s)\n", st->valid, spec->externs.size());
+  fmt::print("counted in {:.3f} s ({} restriction evaluations)\n", seconds, st->evaluations);
   if (f.list) {
-    for (const Config& c : space->enumerate()) fmt::print("{}\n", c.str());
+    Result<std::vector<Config>> configs = space->enumerate();
+    if (!configs) {
+      fmt::print(stderr, "error: {}: {}\n", f.spec, configs.error().message);
+      return kExitError;
+    }
+    for (const Config& c : *configs) fmt::print("{}\n", c.str());
   }
   return 0;
 }

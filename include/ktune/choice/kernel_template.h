@@ -44,7 +44,9 @@ class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {
   // Fails (kInvalidArgument) when mustache rendering fails.
   [[nodiscard]] Result<KernelSource> render(const Config& config) const;
   // One choice per valid config, in enumeration order.
-  [[nodiscard]] std::vector<ChoicePtr> choices() const;
+  // One choice per valid config of the space; fails when the space cannot be enumerated within
+  // SearchSpace::Limits (a space too large to tune every config of).
+  [[nodiscard]] Result<std::vector<ChoicePtr>> choices() const;
   // One choice for a single config (a reference kernel with no parameters uses Config{}).
   [[nodiscard]] ChoicePtr choice(Config config) const;
 

@@ -36,17 +36,30 @@ struct Config {
   [[nodiscard]] const ParamValue* find(std::string_view name) const;
 };
 
+// Bounds on one walk of a SearchSpace, so that no spec can hang or exhaust memory: past them
+// the walk stops and the call fails with kInvalidArgument saying which bound and how to stay
+// within it.
+struct SpaceLimits {
+  std::uint64_t max_evaluations = 50'000'000;  // a few seconds of muparser bytecode
+  std::uint64_t max_configs = 200'000;         // enumerate() only: configs materialised
+};
+
 class SearchSpace {
  public:
   struct RestrictionCount {
     std::string expression;
-    std::size_t removed = 0;  // configs this restriction removed that earlier ones had kept
+    // Configs this restriction rejected first. The walk binds parameters in their order and
+    // evaluates each restriction as soon as its last parameter is bound (restrictions bound at
+    // the same parameter in list order), so a rejection near the root counts a whole subtree.
+    std::uint64_t removed = 0;
   };
   struct Stats {
-    std::size_t total = 0;  // product of the value-list sizes
+    std::uint64_t total = 0;  // product of the value-list sizes (saturates at 2^64 - 1)
     std::vector<RestrictionCount> restrictions;
-    std::size_t valid = 0;
+    std::uint64_t valid = 0;
+    std::uint64_t evaluations = 0;  // restriction evaluations the walk made
   };
+  using Limits = SpaceLimits;
 
   // Fails (kInvalidArgument) on an empty or duplicate parameter, an empty value list, a name that
   // is not a C identifier, and a restriction that does not parse, names an unknown or string
@@ -61,9 +74,13 @@ class SearchSpace {
 
   [[nodiscard]] const std::vector<Param>& params() const { return params_; }
   [[nodiscard]] const std::vector<std::string>& restrictions() const { return restrictions_; }
-  // Valid configs in lexicographic order of value indices (the last parameter varies fastest).
-  [[nodiscard]] std::vector<Config> enumerate() const;
-  [[nodiscard]] Stats stats() const;
+  // Valid configs in lexicographic order of value indices (the last parameter varies fastest),
+  // by backtracking: a restriction prunes every config below the parameter where it fails, so
+  // the walk visits the valid configs and the rejected prefixes, not the whole product.
+  [[nodiscard]] Result<std::vector<Config>> enumerate(const Limits& limits = {}) const;
+  // Counts without materialising: below the deepest parameter that a restriction names, every
+  // completion is valid and is counted by multiplication, not visited.
+  [[nodiscard]] Result<Stats> stats(const Limits& limits = {}) const;
 
  private:
   struct Impl;

@@ -11,6 +11,11 @@
 
 #include "ktune/backend/cpu_backend.h"
 #include "support/temp_dir.h"
+#include "support/all_choices.h"
+
+using ktune::test_support::all_choices;
+using ktune::test_support::all_configs;
+using ktune::test_support::space_stats;
 
 namespace ktune {
 namespace {
@@ -80,7 +85,7 @@ TEST(KernelTemplate, MustacheRendersWithoutHtmlEscaping) {
   auto t = KernelTemplate::create(d, space({{"SCALE", {std::int64_t{4}}},
                                             {"CMP", {std::string("a<b&&c>\"d\"")}},
                                             {"TYPE", {std::string("float")}}}));
-  auto src = t->render(t->space().enumerate().at(0));
+  auto src = t->render(all_configs(t->space()).at(0));
   ASSERT_TRUE(src.has_value()) << src.error().message;
   EXPECT_EQ(src->code, "// a<b&&c>\"d\" a<b&&c>\"d\" float\nconst int k = 4;");
   EXPECT_EQ(src->name, "axpy_SCALE4_CMPa_b__c__d__TYPEfloat");  // greppable characters only
@@ -90,7 +95,7 @@ TEST(KernelTemplate, MustacheSyntaxErrorIsInvalidArgument) {
   KernelTemplateDesc d = axpy_desc(true);
   d.source = "{{#SCALE}} never closed";
   auto t = KernelTemplate::create(d, axpy_space());
-  auto src = t->render(t->space().enumerate().at(0));
+  auto src = t->render(all_configs(t->space()).at(0));
   ASSERT_FALSE(src.has_value());
   EXPECT_EQ(src.error().code, ErrorCode::kInvalidArgument);
   EXPECT_TRUE(src.error().message.starts_with("axpy_SCALE2_UNROLL1: mustache: "))
@@ -103,7 +108,7 @@ TEST(KernelTemplate, ChoicesFollowTheSpaceWithProceduralNames) {
   auto t = KernelTemplate::create(d, space({{"TILE_M", {std::int64_t{16}, std::int64_t{32}}},
                                             {"TILE_N", {std::int64_t{32}, std::int64_t{64}}}},
                                            {"TILE_M * TILE_N <= 1024"}));
-  std::vector<ChoicePtr> choices = t->choices();
+  std::vector<ChoicePtr> choices = all_choices(t);
   ASSERT_EQ(choices.size(), 3u);
   EXPECT_EQ(choices[0]->name(), "matmul_TILE_M16_TILE_N32");
   EXPECT_EQ(choices[1]->name(), "matmul_TILE_M16_TILE_N64");
@@ -115,24 +120,24 @@ TEST(KernelTemplate, ChoicesFollowTheSpaceWithProceduralNames) {
 
 TEST(KernelTemplate, HashKeyFollowsWhatWouldRun) {
   auto t = KernelTemplate::create(axpy_desc(), axpy_space());
-  auto choices = t->choices();
+  auto choices = all_choices(t);
   ASSERT_EQ(choices.size(), 2u);
   EXPECT_NE(choices[0]->hash_key(), choices[1]->hash_key());
-  EXPECT_EQ(choices[0]->hash_key(), t->choices()[0]->hash_key());  // stable
+  EXPECT_EQ(choices[0]->hash_key(), all_choices(t)[0]->hash_key());  // stable
 
   KernelTemplateDesc flagged = axpy_desc();
   flagged.extra_flags = {"-ffast-math"};
   auto t2 = KernelTemplate::create(flagged, axpy_space());
-  EXPECT_NE(t2->choices()[0]->hash_key(), choices[0]->hash_key());
+  EXPECT_NE(all_choices(t2)[0]->hash_key(), choices[0]->hash_key());
   KernelTemplateDesc edited = axpy_desc();
   edited.source += "// edited\n";
   auto t3 = KernelTemplate::create(edited, axpy_space());
-  EXPECT_NE(t3->choices()[0]->hash_key(), choices[0]->hash_key());
+  EXPECT_NE(all_choices(t3)[0]->hash_key(), choices[0]->hash_key());
 }
 
 TEST(KernelTemplate, SupportsNamesTheFirstMismatch) {
   auto t = KernelTemplate::create(axpy_desc(), axpy_space());
-  ChoicePtr c = std::move(t->choices().at(0));
+  ChoicePtr c = std::move(all_choices(t).at(0));
   EXPECT_TRUE(c->supports(axpy_problem(8)).has_value());
 
   auto wrong_dtype = c->supports(axpy_problem(8, DType::kF64));
@@ -167,7 +172,7 @@ TEST_F(TemplateChoiceRun, CompilesLoadsAndRuns) {
   for (bool mustache : {false, true}) {
     SCOPED_TRACE(mustache ? "mustache" : "defines");
     auto t = KernelTemplate::create(axpy_desc(mustache), axpy_space());
-    ChoicePtr c = std::move(t->choices().at(1));  // SCALE=3
+    ChoicePtr c = std::move(all_choices(t).at(1));  // SCALE=3
     ASSERT_TRUE(c->compile(*backend_).has_value());
     EXPECT_GT(c->compile_s(), 0);
     Problem p = axpy_problem(4);
@@ -180,7 +185,7 @@ TEST_F(TemplateChoiceRun, CompilesLoadsAndRuns) {
     EXPECT_EQ(y, (std::vector<float>{5, 8, 11, 1}));
 
     // The same choice built again comes from the code cache.
-    ChoicePtr again = std::move(t->choices().at(1));
+    ChoicePtr again = std::move(all_choices(t).at(1));
     ASSERT_TRUE(again->compile(*backend_).has_value());
     EXPECT_EQ(again->compile_s(), 0);
   }
@@ -190,14 +195,14 @@ TEST_F(TemplateChoiceRun, CompileErrorAndUnsupportedLoadAreReported) {
   KernelTemplateDesc d = axpy_desc();
   d.source = "void axpy(float* y, const float* x, long n) { undeclared(); }\n";
   auto t = KernelTemplate::create(d, axpy_space());
-  ChoicePtr c = std::move(t->choices().at(0));
+  ChoicePtr c = std::move(all_choices(t).at(0));
   auto s = c->compile(*backend_);
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().code, ErrorCode::kCompile);
   EXPECT_TRUE(s.error().message.starts_with("axpy_SCALE2_UNROLL1: compiler exited with"))
       << s.error().message;
 
-  ChoicePtr good = std::move(KernelTemplate::create(axpy_desc(), axpy_space())->choices().at(0));
+  ChoicePtr good = std::move(all_choices(KernelTemplate::create(axpy_desc(), axpy_space())).at(0));
   auto fn = good->load(*backend_, axpy_problem(4, DType::kF64));
   ASSERT_FALSE(fn.has_value());
   EXPECT_EQ(fn.error().code, ErrorCode::kInvalidArgument);

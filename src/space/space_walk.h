@@ -1,0 +1,62 @@
+// The backtracking walk over a SearchSpace's value indices: parameters are bound in their order,
+// each restriction is evaluated as soon as its last parameter is bound, and a rejection prunes
+// every completion of that prefix. Below the deepest parameter any restriction names, every
+// completion is valid: the walk hands that block to the visitor whole instead of visiting it.
+// Private to the space module.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "ktune/core/status.h"
+#include "ktune/space/search_space.h"
+#include "restriction_set.h"
+
+namespace ktune::space_detail {
+
+// a * b, saturating at the largest uint64.
+[[nodiscard]] std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b);
+
+class SpaceWalk {
+ public:
+  // What the walk reports. `index` holds the bound prefix's value indices (index[0..depth]).
+  struct Visitor {
+    virtual ~Visitor() = default;
+    // Restriction r rejected the prefix: `removed` configs (saturating) are gone.
+    virtual void rejected(std::size_t r, std::uint64_t removed) = 0;
+    // Every completion of index[0..depth] is valid: `count` of them (saturating), the
+    // parameters after `depth` free. depth is -1 when no parameter is bound (the whole space).
+    // Returns false to stop the walk (a limit was reached).
+    virtual bool valid_block(const std::vector<std::size_t>& index, int depth,
+                             std::uint64_t count) = 0;
+  };
+
+  SpaceWalk(const std::vector<Param>& params, RestrictionSet& eval,
+            const std::vector<std::vector<double>>& numeric);
+
+  // kInvalidArgument when the walk needs more than `max_evaluations` restriction evaluations;
+  // also fails when the visitor stops it (the visitor's `stop_reason` says why).
+  [[nodiscard]] Status run(std::uint64_t max_evaluations, Visitor& visitor);
+  [[nodiscard]] std::uint64_t evaluations() const { return evaluations_; }
+  [[nodiscard]] std::uint64_t total() const { return rest_[0]; }
+
+ private:
+  // false: stopped (limit or visitor).
+  bool descend(std::size_t depth, Visitor& visitor);
+
+  const std::vector<Param>& params_;
+  RestrictionSet& eval_;
+  const std::vector<std::vector<double>>& numeric_;
+  std::vector<std::vector<std::size_t>> at_depth_;  // restrictions whose last parameter is d
+  std::vector<std::size_t> constant_;                // restrictions that name no parameter
+  std::vector<std::uint64_t> rest_;                  // rest_[d]: product of sizes d..n-1
+  std::size_t free_from_ = 0;  // parameters from here on appear in no restriction
+  std::vector<std::size_t> index_;
+  std::uint64_t evaluations_ = 0;
+  std::uint64_t max_evaluations_ = 0;
+  bool over_budget_ = false;
+};
+
+}  // namespace ktune::space_detail
