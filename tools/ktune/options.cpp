@@ -32,8 +32,11 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
                  "Candidates within this fraction of the fastest are measured again, "
                  "alternating" +
                      defaults_text(d, [](O o) { return o.close_call_band; }));
+  // Op specs are tuned as `ktune gemm`, which does not take the host flags.
+  const std::string host_only = d.op_defaults ? " (not for op specs)" : "";
   if (d.host_flags) {
-    cmd.add_flag("--no-flush", f.no_flush, "Do not flush the CPU caches between timed runs");
+    cmd.add_flag("--no-flush", f.no_flush,
+                 "Do not flush the CPU caches between timed runs" + host_only);
   }
   cmd.add_flag("--no-cache", f.no_cache, "Neither read nor write the tuning cache");
   cmd.add_flag("--retune", f.retune, "Ignore a cached result; tune again and overwrite it");
@@ -50,8 +53,8 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
   if (d.host_flags) {
     cmd.add_option("--memory-limit-mb", f.memory_limit_mb,
                    "Stop a candidate whose worker's resident memory exceeds this, as "
-                   "resource_exhausted; 0: no limit" +
-                       defaults_text(d, [](O o) { return o.worker.memory_limit_bytes >> 20; }));
+                   "resource_exhausted; 0: no limit" + host_only +
+                       fmt::format(" (default: {})", d.defaults.worker.memory_limit_bytes >> 20));
   }
   cmd.add_option("--json-log", f.json_log, "Append JSON lines (one per candidate) to FILE");
 }
