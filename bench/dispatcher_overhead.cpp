@@ -17,7 +17,8 @@
 #include "ktune/runtime/dispatcher.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
-#include "ktune/cache/tuning_cache.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
+#include "ktune/tuning/spec_dispatcher.h"
 
 namespace {
 
@@ -104,7 +105,7 @@ struct Fixture {
     }
     DispatcherOptions dopts;
     dopts.cache_dir = f.dir;
-    auto d = Dispatcher::open(f.dir / "first.yaml", dopts);
+    auto d = open_dispatcher(f.dir / "first.yaml", dopts);
     if (!d) fail(d.error());
     f.dispatcher = std::move(*d);
   }

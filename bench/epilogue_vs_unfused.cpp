@@ -14,6 +14,7 @@
 
 #include "ktune/bench/bench_env.h"
 #include "ktune/backend/cpu_backend.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
 #include "ktune/choice/epilogue_pass.h"
 #include "core/file_util.h"
 #include "ktune/tensor/problem_buffers.h"

@@ -9,6 +9,7 @@
 
 #include "ktune/bench/bench_env.h"
 #include "ktune/backend/cpu_backend.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
 #include "core/file_util.h"
 #include "ktune/tensor/problem_buffers.h"
 #include "ktune/select/selector.h"

@@ -1,5 +1,6 @@
 # Installs headers, the library, the CLI, the worker (libexec) and a CMake package config so that
-# consumers write find_package(ktune) and link ktune::ktune.
+# consumers write find_package(ktune) and link ktune::ktune, or one module's target such as
+# ktune::runtime (each module is exported under its name, with its dependencies).
 include(CMakePackageConfigHelpers)
 install(DIRECTORY include/ktune DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 get_property(ktune_modules GLOBAL PROPERTY KTUNE_MODULES)

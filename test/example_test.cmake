@@ -1,6 +1,8 @@
 # Installs this build into a scratch prefix, then configures, builds and runs examples/${EXAMPLE}
 # against it with find_package(ktune): the check that the installed package is usable. The
-# example's executable is named like its folder and gets a fresh cache folder as its argument.
+# example's executable is named like its folder and gets a fresh cache folder as its argument;
+# runtime_dispatch, which links only ktune::runtime, gets the dispatch table that the installed
+# CLI writes after tuning its spec instead.
 set(root ${KTUNE_BINARY_DIR}/example-test/${EXAMPLE})
 set(prefix ${root}/prefix)
 set(build ${root}/build)
@@ -17,4 +19,12 @@ run(${CMAKE_COMMAND} -S ${KTUNE_SOURCE_DIR}/examples/${EXAMPLE} -B ${build}
     -DCMAKE_PREFIX_PATH=${prefix}
     "-DCMAKE_CXX_FLAGS=${CONSUMER_CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_LINKER_FLAGS}")
 run(${CMAKE_COMMAND} --build ${build} -j 2)
-run(${build}/${EXAMPLE} ${root}/cache)
+if(EXAMPLE STREQUAL "runtime_dispatch")
+  set(table ${root}/cache/matmul.dispatch.json)
+  run(${prefix}/bin/ktune --cache-dir ${root}/cache tune
+      ${KTUNE_SOURCE_DIR}/examples/${EXAMPLE}/matmul.yaml --budget-ms 5 --quiet
+      --dispatch-table ${table})
+  run(${build}/${EXAMPLE} ${table})
+else()
+  run(${build}/${EXAMPLE} ${root}/cache)
+endif()

@@ -1,6 +1,8 @@
-// TuningKey::digest and the digest-prefix rules shared by every TuningCache implementation.
+// make_tuning_key, TuningKey::digest and the digest-prefix rules shared by every TuningCache
+// implementation.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "cache/key_util.h"
@@ -8,6 +10,26 @@
 #include "ktune/cache/tuning_cache.h"
 
 namespace ktune {
+
+TuningKey make_tuning_key(const KeyInputs& inputs) {
+  // The layout of candidate_set is the one stored caches were written with (Selector::key_for,
+  // MultiKernel's key): sorted identities, then for checked tunings the reference, the tolerance
+  // when given and the seed. Changing it makes every stored record miss once.
+  std::vector<std::string> sorted = inputs.candidates;
+  std::sort(sorted.begin(), sorted.end());
+  Hasher h;
+  for (const std::string& k : sorted) h.add(k);
+  if (const auto& v = inputs.verification) {
+    h.add(v->reference ? "reference:" + *v->reference : std::string("no reference"));
+    if (v->tolerance) {
+      h.add(fmt::format("tolerance {} {} {}", v->tolerance->rtol, v->tolerance->atol,
+                        v->tolerance->max_rel_l2));
+    }
+    h.add(static_cast<std::int64_t>(v->seed));
+  }
+  return TuningKey{inputs.op, inputs.problem, h.hex(), inputs.device, inputs.toolchain,
+                   KTUNE_VERSION};
+}
 
 std::string TuningKey::digest() const {
   // The tag versions the key layout: a change to the fields must not reuse old digests.

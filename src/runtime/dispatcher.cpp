@@ -1,5 +1,5 @@
-// Dispatcher: open (the tuned table from the tuning cache), lookup and call (the served kernel by
-// shape: exact, nearest, default).
+// Dispatcher: create (the tuned table, every pick loaded), lookup and call (the served kernel by
+// shape: exact, nearest, default), add_tuned (a loader's background pick).
 #include "ktune/runtime/dispatcher.h"
 
 #include <fmt/format.h>
@@ -7,8 +7,6 @@
 
 #include <cmath>
 
-#include "core/file_util.h"
-#include "ktune/cache/tuning_cache.h"
 #include "runtime/dispatcher_state.h"
 
 namespace ktune {
@@ -44,81 +42,71 @@ using dispatch::Shape;
 using dispatch::Slot;
 
 Result<std::vector<std::int64_t>> Dispatcher::State::ordered(const Sizes& sizes) const {
-  std::vector<std::int64_t> out(size_names.size());
-  std::vector<bool> seen(size_names.size());
+  const std::vector<std::string>& names = table.size_names;
+  std::vector<std::int64_t> out(names.size());
+  std::vector<bool> seen(names.size());
   for (const auto& [name, value] : sizes) {
-    auto it = std::ranges::find(size_names, name);
-    if (it == size_names.end() || seen[it - size_names.begin()]) {
-      return make_error(
-          ErrorCode::kInvalidArgument,
-          fmt::format("dispatcher {}: size '{}' is {}; expected each of {} once", spec.name, name,
-                      it == size_names.end() ? "unknown" : "repeated",
-                      fmt::join(size_names, ", ")));
+    auto it = std::ranges::find(names, name);
+    if (it == names.end() || seen[it - names.begin()]) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("dispatcher {}: size '{}' is {}; expected each of {} once",
+                                    table.op, name, it == names.end() ? "unknown" : "repeated",
+                                    fmt::join(names, ", ")));
     }
-    seen[it - size_names.begin()] = true;
-    out[it - size_names.begin()] = value;
+    seen[it - names.begin()] = true;
+    out[it - names.begin()] = value;
   }
-  for (std::size_t i = 0; i < size_names.size(); ++i) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
     if (!seen[i]) {
       return make_error(ErrorCode::kInvalidArgument,
                         fmt::format("dispatcher {}: size '{}' is missing; expected each of {} once",
-                                    spec.name, size_names[i], fmt::join(size_names, ", ")));
+                                    table.op, names[i], fmt::join(names, ", ")));
     }
   }
   return out;
 }
 
-Result<Problem> Dispatcher::State::problem_for(Shape sizes) const {
-  if (sizes.size() != size_names.size()) {
+Status Dispatcher::State::check(Shape sizes) const {
+  if (sizes.size() != table.size_names.size()) {
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("dispatcher {}: {} sizes given; expected {} ({})", spec.name,
-                                  sizes.size(), size_names.size(), fmt::join(size_names, ", ")));
+                      fmt::format("dispatcher {}: {} sizes given; expected {} ({})", table.op,
+                                  sizes.size(), table.size_names.size(),
+                                  fmt::join(table.size_names, ", ")));
   }
-  ProblemDecl decl;
-  for (std::size_t i = 0; i < sizes.size(); ++i) decl.sizes.emplace_back(size_names[i], sizes[i]);
-  return make_problem(spec, decl);
-}
-
-Result<KernelFn> Dispatcher::State::load(std::size_t choice, const Problem& problem) {
-  Choice& c = *choices.candidates[choice];
-  // Library calls bind the problem's sizes when loaded; generated code does not.
-  const bool per_problem = c.kind() != Choice::Kind::kTemplate;
-  if (!per_problem && template_fns[choice]) {
-    if (Status s = c.supports(problem); !s) return std::unexpected(s.error());
-    return *template_fns[choice];
-  }
-  if (c.artifact() == nullptr) {
-    if (Status s = c.compile(*backend); !s) return std::unexpected(s.error());
-  }
-  Result<KernelFn> fn = c.load(*backend, problem);
-  if (fn && !per_problem) template_fns[choice] = *fn;
-  return fn;
+  return loader->check(sizes);
 }
 
 Result<const Slot*> Dispatcher::State::serve(Shape sizes, const Slot* current) {
   auto slot = std::make_unique<Slot>();
+  const std::vector<dispatch::TunedShape>& tuned = table.tuned;
   if (auto i = dispatch::nearest_tuned(tuned, sizes)) {
     slot->choice = tuned[*i].choice;
     slot->tuned = tuned[*i].sizes;
     slot->source = std::ranges::equal(tuned[*i].sizes, sizes) ? Source::kExact : Source::kNearest;
   } else {
-    slot->choice = default_choice;
+    slot->choice = table.default_choice;
   }
   if (current != nullptr && current->choice == slot->choice && current->source == slot->source &&
       current->tuned == slot->tuned) {
     return current;
   }
-  Result<Problem> problem = problem_for(sizes);
-  if (!problem) return std::unexpected(problem.error());
-  Result<KernelFn> fn = load(slot->choice, *problem);
+  Result<KernelFn> fn = loader->load(slot->choice, sizes);
   if (!fn) return std::unexpected(fn.error());
   slot->fn = std::move(*fn);
-  slot->name = choices.candidates[slot->choice]->name();
+  slot->name = table.candidates[slot->choice].name;
   slots.push_back(std::move(slot));
   return slots.back().get();
 }
 
-Result<const Entry*> Dispatcher::State::entry_for(Shape sizes) {
+void Dispatcher::State::insert(Shape sizes, const Slot* slot) {
+  // Complete before the lock is released: readers find entries under the shared lock.
+  std::unique_lock lock(mu);
+  auto it = entries.try_emplace(std::vector<std::int64_t>(sizes.begin(), sizes.end())).first;
+  it->second.sizes = it->first;
+  it->second.slot.store(slot, std::memory_order_release);
+}
+
+Result<const Entry*> Dispatcher::State::entry_for(Dispatcher& self, Shape sizes) {
   {
     std::shared_lock lock(mu);
     if (auto it = entries.find(sizes); it != entries.end()) {
@@ -129,20 +117,12 @@ Result<const Entry*> Dispatcher::State::entry_for(Shape sizes) {
   std::lock_guard build(build_mu);
   auto it = entries.find(sizes);  // writers hold build_mu: no shared lock needed to read
   if (it == entries.end()) {
-    Result<Problem> problem = problem_for(sizes);  // rejects bad sizes before anything is kept
-    if (!problem) return std::unexpected(problem.error());
+    if (Status s = check(sizes); !s) return std::unexpected(s.error());  // before anything is kept
     Result<const Slot*> slot = serve(sizes, nullptr);
     if (!slot) return std::unexpected(slot.error());
-    {
-      // Complete before the lock is released: readers find entries under the shared lock.
-      std::unique_lock lock(mu);
-      it = entries.try_emplace(std::vector<std::int64_t>(sizes.begin(), sizes.end())).first;
-      it->second.sizes = it->first;
-      it->second.slot.store(*slot, std::memory_order_release);
-    }
-    if (options.tune_unseen && (*slot)->source != Source::kExact) {
-      start_tuning(it->second, std::move(*problem));
-    }
+    insert(sizes, *slot);
+    it = entries.find(sizes);
+    if ((*slot)->source != Source::kExact) loader->unseen(self, it->second.sizes);
   }
   last.store(&it->second, std::memory_order_release);
   return &it->second;
@@ -151,85 +131,48 @@ Result<const Entry*> Dispatcher::State::entry_for(Shape sizes) {
 Dispatcher::Dispatcher(std::unique_ptr<State> state) : s_(std::move(state)) {}
 
 Dispatcher::~Dispatcher() {
-  if (s_) (void)s_->wait();
+  if (s_) (void)s_->loader->wait();
 }
 
-Result<std::unique_ptr<Dispatcher>> Dispatcher::open(const std::filesystem::path& spec_file,
-                                                     DispatcherOptions options) {
-  auto s = std::make_unique<State>();
-  Result<Spec> spec = load_spec(spec_file);
-  if (!spec) return std::unexpected(spec.error());
-  s->spec = std::move(*spec);
-  for (const auto& [name, value] : s->spec.problems.front().sizes) s->size_names.push_back(name);
-  if (options.cache_dir.empty()) options.cache_dir = default_cache_dir();
-  options.selector.seed = s->spec.seed;
-  options.selector.tolerance = s->spec.tolerance;
-  s->options = std::move(options);
-
-  // The CLI's default compile options, so that the toolchain fingerprint in the keys matches.
-  Result<CpuBackend> backend = CpuBackend::create(CpuCompileOptions{}, s->options.cache_dir);
-  if (!backend) return std::unexpected(backend.error());
-  s->backend = std::make_unique<CpuBackend>(std::move(*backend));
-  Result<SpecChoices> choices = make_spec_choices(s->spec);
-  if (!choices) return std::unexpected(choices.error());
-  s->choices = std::move(*choices);
-  const auto& candidates = s->choices.candidates;
-  if (candidates.empty()) {
+Result<std::unique_ptr<Dispatcher>> Dispatcher::create(DispatchTable table,
+                                                       std::unique_ptr<KernelLoader> loader) {
+  const std::size_t n = table.candidates.size();
+  if (n == 0) {
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("dispatcher {}: the spec has no candidates", s->spec.name));
+                      fmt::format("dispatcher {}: no candidates", table.op));
   }
-  s->template_fns.resize(candidates.size());
-  auto index_of = [&](const std::string& name) -> std::optional<std::size_t> {
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (candidates[i]->name() == name) return i;
-    }
-    return std::nullopt;
-  };
-  if (const auto& name = s->options.default_choice) {
-    auto i = index_of(*name);
-    if (!i) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("dispatcher {}: default_choice '{}' is not a candidate; "
-                                    "expected one of the spec's, e.g. '{}'",
-                                    s->spec.name, *name, candidates.front()->name()));
-    }
-    s->default_choice = *i;
+  bool in_range = table.default_choice < n;
+  for (const DispatchTable::Tuned& t : table.tuned) in_range = in_range && t.choice < n;
+  if (!in_range || loader == nullptr) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("dispatcher {}: {}", table.op,
+                                  loader ? "a candidate index is out of range" : "no loader"));
   }
-  // Compiled now, so that no shape's first call waits for the compiler.
-  if (Status st = candidates[s->default_choice]->compile(*s->backend); !st) {
-    return std::unexpected(st.error());
-  }
-
-  Result<std::unique_ptr<TuningCache>> cache = open_sqlite_cache(s->options.cache_dir);
-  if (!cache) return std::unexpected(cache.error());
-  const Selector keys(*s->backend, **cache, s->options.selector);
-  for (const ProblemDecl& decl : s->spec.problems) {
-    Result<Problem> problem = make_problem(s->spec, decl);
-    if (!problem) return std::unexpected(problem.error());
-    Result<std::optional<TuningRecord>> hit =
-        (*cache)->lookup(keys.key_for(*problem, candidates, s->choices.reference.get()));
-    if (!hit) return std::unexpected(hit.error());
-    if (!*hit) continue;  // untuned
-    auto choice = index_of((*hit)->winner);
-    Result<std::vector<std::int64_t>> sizes = s->ordered(decl.sizes);
-    if (!choice || !sizes) continue;  // a stale record; the key should have prevented it
-    s->tuned.push_back({std::move(*sizes), *choice});
-  }
-  for (const dispatch::TunedShape& t : s->tuned) {
-    if (s->entries.contains(t.sizes)) continue;  // a problem listed twice
+  auto s = std::make_unique<State>();
+  s->table = std::move(table);
+  s->loader = std::move(loader);
+  std::lock_guard build(s->build_mu);
+  for (const dispatch::TunedShape& t : s->table.tuned) {
+    if (s->entries.contains(t.sizes)) continue;  // a shape listed twice
+    if (Status st = s->check(t.sizes); !st) return std::unexpected(st.error());
     Result<const Slot*> slot = s->serve(t.sizes, nullptr);
     if (!slot) return std::unexpected(slot.error());
-    auto it = s->entries.try_emplace(t.sizes).first;
-    it->second.sizes = it->first;
-    it->second.slot.store(*slot, std::memory_order_release);
+    s->insert(t.sizes, *slot);
   }
   return std::unique_ptr<Dispatcher>(new Dispatcher(std::move(s)));
 }
 
-const std::vector<std::string>& Dispatcher::size_names() const { return s_->size_names; }
+Result<std::unique_ptr<Dispatcher>> Dispatcher::open_table(const std::filesystem::path& file) {
+  Result<DispatchTable> table = read_dispatch_table(file);
+  if (!table) return std::unexpected(table.error());
+  std::unique_ptr<KernelLoader> loader = make_shared_object_loader(*table);
+  return create(std::move(*table), std::move(loader));
+}
+
+const std::vector<std::string>& Dispatcher::size_names() const { return s_->table.size_names; }
 
 Result<Dispatcher::Served> Dispatcher::lookup(std::span<const std::int64_t> sizes) {
-  Result<const Entry*> entry = s_->entry_for(sizes);
+  Result<const Entry*> entry = s_->entry_for(*this, sizes);
   if (!entry) return std::unexpected(entry.error());
   const Slot* slot = (*entry)->slot.load(std::memory_order_acquire);
   return Served{&slot->name, slot->source, slot->tuned};
@@ -244,7 +187,7 @@ Result<Dispatcher::Served> Dispatcher::lookup(const Sizes& sizes) {
 Status Dispatcher::call(std::span<const std::int64_t> sizes, void* const* args) {
   const Entry* entry = s_->last.load(std::memory_order_acquire);
   if (entry == nullptr || !std::ranges::equal(entry->sizes, sizes)) [[unlikely]] {
-    Result<const Entry*> found = s_->entry_for(sizes);
+    Result<const Entry*> found = s_->entry_for(*this, sizes);
     if (!found) return std::unexpected(found.error());
     entry = *found;
   }
@@ -257,8 +200,35 @@ Status Dispatcher::call(const Sizes& sizes, void* const* args) {
   return call(*values, args);
 }
 
-Status Dispatcher::wait_for_background() { return s_->wait(); }
+Status Dispatcher::wait_for_background() { return s_->loader->wait(); }
 
-int Dispatcher::background_tunings() const { return s_->background_count.load(); }
+int Dispatcher::background_tunings() const {
+  std::lock_guard build(s_->build_mu);  // the loader's calls are serialised
+  return s_->loader->started();
+}
+
+Status Dispatcher::add_tuned(std::vector<std::int64_t> sizes, const std::string& winner) {
+  std::lock_guard build(s_->build_mu);
+  const auto& candidates = s_->table.candidates;
+  std::size_t choice = 0;
+  while (choice < candidates.size() && candidates[choice].name != winner) ++choice;
+  if (choice == candidates.size()) {
+    return make_error(ErrorCode::kInternal,
+                      fmt::format("the winner '{}' is not among the candidates", winner));
+  }
+  s_->table.tuned.push_back({std::move(sizes), choice});
+  Status first;
+  for (auto& [key, entry] : s_->entries) {
+    const Slot* current = entry.slot.load(std::memory_order_relaxed);
+    if (current->source == Source::kExact) continue;
+    Result<const Slot*> slot = s_->serve(entry.sizes, current);
+    if (!slot) {
+      if (first) first = std::unexpected(slot.error());
+      continue;  // keeps serving what it served
+    }
+    entry.slot.store(*slot, std::memory_order_release);
+  }
+  return first;
+}
 
 }  // namespace ktune

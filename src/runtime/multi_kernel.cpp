@@ -11,7 +11,6 @@
 #include <string_view>
 
 #include "ktune/core/device.h"
-#include "core/hash.h"
 
 namespace ktune {
 namespace {
@@ -132,21 +131,13 @@ MultiKernelCore::MultiKernelCore(MultiKernelOptions options, std::vector<std::st
       names_(std::move(names)),
       forced_(forced),
       use_stored_(use_stored) {
-  // The set, not the order: a stored winner is found again by name.
-  std::vector<std::string> sorted = names_;
-  std::sort(sorted.begin(), sorted.end());
-  Hasher h;
-  for (const std::string& n : sorted) h.add(n);
-  candidate_set_ = h.hex();
 }
 
 TuningKey MultiKernelCore::key(const ShapeKey& bucket) const {
-  return TuningKey{"multi_kernel:" + options_.name,
-                   shape_key_text(bucket),
-                   candidate_set_,
-                   cpu_fingerprint(),
-                   "in-process",
-                   KTUNE_VERSION};
+  // Variants are timed, never checked: no verification in the key. The set, not the order,
+  // counts: a stored winner is found again by name.
+  return make_tuning_key(KeyInputs{"multi_kernel:" + options_.name, shape_key_text(bucket), names_,
+                                   std::nullopt, cpu_fingerprint(), "in-process"});
 }
 
 const MultiKernelCore::Entry* MultiKernelCore::find(const ShapeKey& bucket) const {

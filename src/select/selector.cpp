@@ -83,23 +83,13 @@ int Selector::worker_restarts() const { return pool_ ? pool_->restarts() : 0; }
 
 TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
                             const Choice* reference) const {
-  std::vector<std::string> keys;
-  for (const ChoicePtr& c : candidates) keys.push_back(c->hash_key());
-  std::sort(keys.begin(), keys.end());
-  Hasher h;
-  for (const std::string& k : keys) h.add(k);
-  h.add(reference ? "reference:" + reference->hash_key() : std::string("no reference"));
-  if (options_.tolerance) {
-    h.add(fmt::format("tolerance {} {} {}", options_.tolerance->rtol, options_.tolerance->atol,
-                      options_.tolerance->max_rel_l2));
-  }
-  h.add(static_cast<std::int64_t>(options_.seed));
-  return TuningKey{problem.op,
-                   problem.key(),
-                   h.hex(),
-                   backend_.device_fingerprint(),
-                   backend_.toolchain_fingerprint(),
-                   KTUNE_VERSION};
+  KeyInputs in{problem.op, problem.key(), {}, KeyVerification{}, backend_.device_fingerprint(),
+               backend_.toolchain_fingerprint()};
+  for (const ChoicePtr& c : candidates) in.candidates.push_back(c->hash_key());
+  if (reference) in.verification->reference = reference->hash_key();
+  in.verification->tolerance = options_.tolerance;
+  in.verification->seed = options_.seed;
+  return make_tuning_key(in);
 }
 
 Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr>& candidates,

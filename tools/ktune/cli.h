@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "ktune/cache/tuning_cache.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
 
 namespace ktune::cli {
 

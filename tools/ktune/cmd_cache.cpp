@@ -12,7 +12,7 @@
 
 #include "cli.h"
 #include "core/file_util.h"
-#include "ktune/cache/tuning_cache.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
 
 namespace ktune::cli {
 namespace {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "cli.h"
+#include "options.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/codegen/graph.h"
 #include "ktune/codegen/graph_tuning.h"
@@ -24,17 +25,20 @@ struct CompileFlags {
   std::string gemm_spec;
   std::string force_pick;
   bool no_fuse = false;
-  bool no_cache = false;
-  bool retune = false;
-  double budget_ms = 50;
-  bool in_process = false;
-  bool quiet = false;
+  SelectorFlags selector;  // over compile_defaults(); --quiet also silences the tables
   std::string cxx;
 };
 
 int fail(const Error& e) {
   fmt::print(stderr, "error: {}\n", e.message);
   return kExitError;
+}
+
+// Gemm candidates of a graph are many and small: a shorter budget than the Selector's.
+SelectorOptions compile_defaults() {
+  SelectorOptions o;
+  o.bench.budget_ms = 50;
+  return o;
 }
 
 int run_compile(const CompileFlags& f, const CliContext& ctx) {
@@ -57,32 +61,20 @@ int run_compile(const CompileFlags& f, const CliContext& ctx) {
     }
     auto spec = load_gemm_spec(graph->gemm_spec);
     if (!spec) return fail(spec.error());
-    std::unique_ptr<TuningCache> cache;
-    if (f.no_cache) {
-      cache = make_memory_cache();
-    } else {
-      auto opened = open_sqlite_cache(ctx.cache_dir);
-      if (!opened) return fail(opened.error());
-      cache = std::move(*opened);
-    }
+    std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
+    if (!cache) return kExitError;
     auto backend = CpuBackend::create(CpuCompileOptions{}, ctx.cache_dir);
     if (!backend) return fail(backend.error());
-    SelectorOptions sopts;
-    sopts.bench.budget_ms = f.budget_ms;
-    sopts.read_cache = !f.no_cache && !f.retune;
-    sopts.write_cache = !f.no_cache;
-    sopts.seed = spec->spec.seed;
-    sopts.tolerance = spec->spec.tolerance;
-    sopts.isolate = !f.in_process;
-    if (f.quiet) {
-      sopts.progress = nullptr;
-      sopts.out = nullptr;
-    }
+    SelectorOptions base = compile_defaults();
+    base.seed = spec->spec.seed;
+    base.tolerance = spec->spec.tolerance;
+    SelectorOptions sopts = to_selector_options(f.selector, base);
+    if (f.selector.quiet) sopts.out = nullptr;
     Selector selector(*backend, *cache, sopts);
     PickOptions popts;
     if (!f.force_pick.empty()) popts.force = f.force_pick;
     popts.fuse = !f.no_fuse;
-    popts.progress = f.quiet ? nullptr : stderr;
+    popts.progress = f.selector.quiet ? nullptr : stderr;
     auto picked = pick_gemms(*graph, *spec, &selector, popts);
     if (!picked) return fail(picked.error());
     picks = std::move(*picked);
@@ -152,13 +144,9 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
                 "Keep every gemm apart from the pointwise nodes after it (by default each gemm "
                 "followed by bias_add/relu/gelu/scale/add nodes is also tuned with them fused "
                 "into its store, and fused when a fused config wins)");
-  cmd->add_flag("--no-cache", f->no_cache, "Neither read nor write the tuning cache");
-  cmd->add_flag("--retune", f->retune, "Ignore cached results; tune again and overwrite them");
-  cmd->add_option("--budget-ms", f->budget_ms, "Timed milliseconds per gemm candidate")
-      ->capture_default_str();
-  cmd->add_flag("--in-process", f->in_process,
-                "Run generated gemm candidates in the ktune process instead of a ktune-worker");
-  cmd->add_flag("--quiet,-q", f->quiet, "No AUTOTUNE tables or progress lines");
+  add_selector_flags(*cmd, f->selector,
+                     SelectorFlagDefaults{compile_defaults(), std::nullopt, true,
+                                          "No AUTOTUNE tables or progress lines"});
   cmd->add_option("--cxx", f->cxx, "C++ compiler for the program (default: $CXX, else c++)");
   cmd->callback([f, &ctx] { ctx.exit_code = run_compile(*f, ctx); });
 }

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "gemm_run.h"
+#include "options.h"
 
 namespace ktune::cli {
 namespace {
@@ -64,36 +65,14 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--cublaslt-algos", f->options.cublaslt_algos,
                   "cuBLASLt heuristic results to try, each as a candidate")
       ->capture_default_str();
-  cmd->add_option("--jobs,-j", f->options.jobs, "Parallel compiles (default: all cores)");
-  cmd->add_option("--close-call-band", f->options.close_call_band,
-                  "Candidates within this fraction of the fastest are measured again, "
-                  "alternating")
-      ->capture_default_str();
-  cmd->add_option("--budget-ms", f->options.budget_ms, "Timed milliseconds per candidate")
-      ->capture_default_str();
-  cmd->add_option("--min-runs", f->options.min_runs, "Timed runs at least")->capture_default_str();
-  cmd->add_option("--max-runs", f->options.max_runs, "Timed runs at most")->capture_default_str();
-  cmd->add_option("--warmup-runs", f->options.warmup_runs, "Untimed runs first")
-      ->capture_default_str();
   cmd->add_option("--graph-calls", f->options.graph_calls,
                   "Time a CUDA graph of this many calls per sample (hides launch cost); 0: "
                   "events around each call, L2 flushed before each; -1: 10 under 4 GFLOP "
                   "(2*M*N*K), else 0")
       ->check(CLI::Range(-1, 1000))
       ->capture_default_str();
-  cmd->add_flag("--no-cache", f->options.no_cache, "Neither read nor write the tuning cache");
-  cmd->add_flag("--retune", f->options.retune,
-                "Ignore a cached result; tune again and overwrite it");
-  cmd->add_flag("--in-process", f->options.in_process,
-                "Run candidates in the ktune process instead of a ktune-worker (a faulting "
-                "kernel then ends the run)");
-  cmd->add_option("--run-timeout-ms", f->options.run_timeout_ms,
-                  "Deadline of one candidate in the worker (default: at least 10 s)");
-  cmd->add_option("--seed", f->options.seed, "Seed of the input data")->capture_default_str();
-  cmd->add_option("--top", f->options.top, "Rows of the AUTOTUNE table")->capture_default_str();
-  cmd->add_option("--json-log", f->options.json_log,
-                  "Append JSON lines (one per candidate) to FILE");
-  cmd->add_flag("--quiet,-q", f->options.quiet, "No progress lines on stderr");
+  add_selector_flags(*cmd, f->options.selector,
+                     SelectorFlagDefaults{gemm_selector_defaults(), std::nullopt, false});
   cmd->add_option("--regret-rounds", f->options.regret_rounds,
                   "After tuning, measure the pick and the fastest candidates again side by side "
                   "for this many rounds and print the pick's regret; 0: off")

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli.h"
+#include "options.h"
 #include "ktune/backend/opencl_backend.h"
 #include "ktune/ops/opencl_ops.h"
 #include "ktune/select/selector.h"
@@ -22,18 +23,17 @@ struct OpenCLGemmFlags {
   std::int64_t m = 0, n = 0, k = 0;
   std::string device;
   std::string epilogue = "none";
-  unsigned jobs = 0;
-  double budget_ms = 50;
-  int min_runs = 3;
-  int max_runs = 50;
-  int warmup_runs = 1;
-  bool no_cache = false;
-  bool retune = false;
-  bool quiet = false;
-  int top = 10;
-  long run_timeout_ms = 0;
-  std::uint64_t seed = 0;
+  SelectorFlags selector;  // over opencl_defaults()
 };
+
+SelectorOptions opencl_defaults() {
+  SelectorOptions o;
+  o.bench.budget_ms = 50;
+  o.bench.min_runs = 3;
+  o.bench.max_runs = 50;
+  o.bench.warmup_runs = 1;
+  return o;
+}
 
 int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -53,31 +53,11 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: {}\n", backend.error().message);
     return kExitError;
   }
-  std::unique_ptr<TuningCache> cache;
-  if (f.no_cache) {
-    cache = make_memory_cache();
-  } else {
-    auto opened = open_sqlite_cache(ctx.cache_dir);
-    if (!opened) {
-      fmt::print(stderr, "error: {}\n", opened.error().message);
-      return kExitError;
-    }
-    cache = std::move(*opened);
-  }
-  SelectorOptions sopts;
-  sopts.jobs = f.jobs;
-  sopts.bench.budget_ms = f.budget_ms;
-  sopts.bench.min_runs = f.min_runs;
-  sopts.bench.max_runs = f.max_runs;
-  sopts.bench.warmup_runs = f.warmup_runs;
-  sopts.read_cache = !f.no_cache && !f.retune;
-  sopts.write_cache = !f.no_cache;
-  sopts.table_rows = f.top;
-  sopts.seed = f.seed;
+  std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
+  if (!cache) return kExitError;
+  SelectorOptions sopts = to_selector_options(f.selector, opencl_defaults());
   // Each element of C sums K products: the tiled kernels sum in another order than the naive one.
   sopts.tolerance = reduction_tolerance(DType::kF32, f.k);
-  if (f.quiet) sopts.progress = nullptr;
-  sopts.run_timeout = std::chrono::milliseconds(f.run_timeout_ms);
   // One worker per device: it opens exactly the device the backend compiled for.
   sopts.worker.env.emplace_back("KTUNE_OPENCL_DEVICE", backend->device_selector());
   Selector selector(*backend, *cache, sopts);
@@ -125,20 +105,8 @@ void add_opencl_command(CLI::App& app, CliContext& ctx) {
                   "Fused after the GEMM, in order: bias, rowbias, scale=S, relu, gelu, silu, "
                   "residual (comma-separated; e.g. bias,relu)")
       ->capture_default_str();
-  cmd->add_option("--jobs", f->jobs, "Compile threads; 0: all cores")->capture_default_str();
-  cmd->add_option("--budget-ms", f->budget_ms, "Timed milliseconds per candidate")
-      ->capture_default_str();
-  cmd->add_option("--min-runs", f->min_runs, "Timed runs at least")->capture_default_str();
-  cmd->add_option("--max-runs", f->max_runs, "Timed runs at most")->capture_default_str();
-  cmd->add_option("--warmup-runs", f->warmup_runs, "Untimed runs first")->capture_default_str();
-  cmd->add_flag("--no-cache", f->no_cache, "Neither read nor write the tuning cache");
-  cmd->add_flag("--retune", f->retune, "Tune again even on a tuning-cache hit");
-  cmd->add_flag("-q,--quiet", f->quiet, "No progress lines");
-  cmd->add_option("--top", f->top, "Fastest rows in the AUTOTUNE table")->capture_default_str();
-  cmd->add_option("--run-timeout-ms", f->run_timeout_ms,
-                  "Deadline of one worker request; 0: from the reference's time")
-      ->capture_default_str();
-  cmd->add_option("--seed", f->seed, "Seed of the random inputs")->capture_default_str();
+  add_selector_flags(*cmd, f->selector,
+                     SelectorFlagDefaults{opencl_defaults(), std::nullopt, true});
   cmd->callback([f, &ctx] { ctx.exit_code = run_opencl_gemm(*f, ctx); });
 }
 

@@ -11,9 +11,11 @@
 
 #include "cli.h"
 #include "gemm_run.h"
+#include "options.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
+#include "ktune/tuning/spec_dispatcher.h"
 #include "ktune/cache/tuning_cache.h"
 
 namespace ktune::cli {
@@ -29,30 +31,25 @@ std::size_t half_of_physical_memory_mb() {
 struct TuneFlags {
   std::string spec;
   std::vector<std::string> problems;  // names or 0-based indices; empty: all
-  unsigned jobs = 0;
-  // Unset: BenchOptions' defaults for a kernel spec, `ktune gemm`'s (GemmOptions) for an op spec.
-  std::optional<double> budget_ms;
-  std::optional<int> min_runs;
-  std::optional<int> max_runs;
-  std::optional<int> warmup_runs;
-  bool no_flush = false;
-  bool no_cache = false;
-  bool retune = false;
-  std::string json_log;
+  // Unset: tune_defaults() for a kernel spec, gemm_selector_defaults() for an op spec; the seed
+  // defaults to the spec's.
+  SelectorFlags selector;
   std::string cxx;
   std::string cxxflags;
   std::optional<int> compile_timeout_s;  // unset: 120
-  std::optional<std::uint64_t> seed;
-  int top = 10;
-  bool quiet = false;
-  bool in_process = false;
-  long run_timeout_ms = 0;
-  // Unset: half of physical memory, so that a candidate allocating without bound is stopped
-  // as resource_exhausted before the kernel's OOM killer picks a process. 0: no limit.
-  std::optional<std::size_t> memory_limit_mb;
+  std::string dispatch_table;            // written after tuning when set (kernel specs)
   // Op specs (cuda.gemm): `ktune gemm`'s defaults; --device, --arch and --compile-only set here.
   GemmOptions gemm;
 };
+
+// A kernel spec's defaults: the Selector's, and a memory limit of half of physical memory, so
+// that a candidate allocating without bound is stopped as resource_exhausted before the kernel's
+// OOM killer picks a process.
+SelectorOptions tune_defaults() {
+  SelectorOptions o;
+  o.worker.memory_limit_bytes = half_of_physical_memory_mb() << 20;
+  return o;
+}
 
 // The flags given that the spec's form does not use: a usage error rather than silently ignored.
 std::vector<std::string> unused_flags(const TuneFlags& f, bool op_spec) {
@@ -61,11 +58,12 @@ std::vector<std::string> unused_flags(const TuneFlags& f, bool op_spec) {
     if (set) out.emplace_back(flag);
   };
   if (op_spec) {
-    given(f.no_flush, "--no-flush");
+    given(f.selector.no_flush, "--no-flush");
     given(!f.cxx.empty(), "--cxx");
     given(!f.cxxflags.empty(), "--cxxflags");
     given(f.compile_timeout_s.has_value(), "--compile-timeout-s");
-    given(f.memory_limit_mb.has_value(), "--memory-limit-mb");
+    given(f.selector.memory_limit_mb.has_value(), "--memory-limit-mb");
+    given(!f.dispatch_table.empty(), "--dispatch-table");
   } else {
     given(f.gemm.device != 0, "--device");
     given(!f.gemm.arch.empty(), "--arch");
@@ -106,7 +104,7 @@ int report(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   } else {
     fmt::print("Tuned {} problem(s) in {:.3f} s ({} from the tuning cache{}); cache: {}\n", tuned,
                total_s, hits, failures ? fmt::format(", {} failed", failures) : "",
-               f.no_cache ? "off" : ctx.cache_dir.string());
+               f.selector.no_cache ? "off" : ctx.cache_dir.string());
   }
   return failures ? kExitError : 0;
 }
@@ -116,19 +114,8 @@ int report(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                   std::chrono::steady_clock::time_point t0) {
   GemmOptions o = f.gemm;
-  o.jobs = f.jobs;
-  o.budget_ms = f.budget_ms.value_or(o.budget_ms);
-  o.min_runs = f.min_runs.value_or(o.min_runs);
-  o.max_runs = f.max_runs.value_or(o.max_runs);
-  o.warmup_runs = f.warmup_runs.value_or(o.warmup_runs);
-  o.no_cache = f.no_cache;
-  o.retune = f.retune;
-  o.in_process = f.in_process;
-  o.quiet = f.quiet;
-  o.top = f.top;
-  o.json_log = f.json_log;
-  o.run_timeout_ms = f.run_timeout_ms;
-  o.seed = f.seed.value_or(spec.seed);
+  o.selector = f.selector;
+  o.selector.seed = f.selector.seed.value_or(spec.seed);
   auto backend = open_gemm_backend(o, ctx);
   if (!backend) return kExitError;
 
@@ -151,6 +138,26 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     std::fflush(stdout);
   }
   return report(f, ctx, spec, t0, matched, tuned, hits, failures);
+}
+
+// --dispatch-table: the picks of every problem of the spec that the tuning cache holds, for a
+// program that links only ktune::runtime (Dispatcher::open_table).
+bool write_table(const TuneFlags& f, const Spec& spec, SpecChoices& choices,
+                 const CpuBackend& backend, TuningCache& cache, const SelectorOptions& sopts) {
+  auto built = make_dispatch_table(spec, choices, backend, cache, sopts, std::nullopt,
+                                   /*generated_only=*/true);
+  Status written = built ? write_dispatch_table(f.dispatch_table, built->table)
+                         : Status(std::unexpected(built.error()));
+  if (!written) {
+    fmt::print(stderr, "error: --dispatch-table: {}\n", written.error().message);
+    return false;
+  }
+  for (const std::string& note : built->notes) {
+    fmt::print(stderr, "note: --dispatch-table: {}\n", note);
+  }
+  fmt::print("Wrote the dispatch table {} ({} tuned shape(s) of {})\n", f.dispatch_table,
+             built->table.tuned.size(), spec.problems.size());
+  return true;
 }
 
 int run_tune(const TuneFlags& f, const CliContext& ctx) {
@@ -178,7 +185,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: {}\n", backend.error().message);
     return kExitError;
   }
-  std::unique_ptr<TuningCache> cache = open_tuning_cache(f.no_cache, ctx);
+  std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
   auto choices = make_spec_choices(*spec);
   if (!choices) {
@@ -186,23 +193,10 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     return kExitError;
   }
 
-  SelectorOptions sopts;
-  sopts.jobs = f.jobs;
-  sopts.bench.budget_ms = f.budget_ms.value_or(sopts.bench.budget_ms);
-  sopts.bench.min_runs = f.min_runs.value_or(sopts.bench.min_runs);
-  sopts.bench.max_runs = f.max_runs.value_or(sopts.bench.max_runs);
-  sopts.bench.warmup_runs = f.warmup_runs.value_or(sopts.bench.warmup_runs);
-  sopts.bench.flush_cache = !f.no_flush;
-  sopts.read_cache = !f.no_cache && !f.retune;
-  sopts.write_cache = !f.no_cache;
-  sopts.table_rows = f.top;
-  sopts.seed = f.seed.value_or(spec->seed);
-  sopts.tolerance = spec->tolerance;
-  sopts.json_log = f.json_log;
-  if (f.quiet) sopts.progress = nullptr;
-  sopts.isolate = !f.in_process;
-  sopts.run_timeout = std::chrono::milliseconds(f.run_timeout_ms);
-  sopts.worker.memory_limit_bytes = f.memory_limit_mb.value_or(half_of_physical_memory_mb()) << 20;
+  SelectorOptions base = tune_defaults();
+  base.seed = spec->seed;
+  base.tolerance = spec->tolerance;
+  const SelectorOptions sopts = to_selector_options(f.selector, base);
   Selector selector(*backend, *cache, sopts);
 
   int failures = 0, tuned = 0, hits = 0;
@@ -226,6 +220,9 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     hits += sel->from_cache;
     std::fflush(stdout);
   }
+  if (!f.dispatch_table.empty() && !write_table(f, *spec, *choices, *backend, *cache, sopts)) {
+    ++failures;
+  }
   return report(f, ctx, *spec, t0, matched, tuned, hits, failures);
 }
 
@@ -240,45 +237,20 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("spec", f->spec, "Spec file (YAML or JSON; docs/spec.md)")->required();
   cmd->add_option("--problem", f->problems,
                   "Tune only these problems (name or 0-based index; repeatable)");
-  cmd->add_option("--jobs,-j", f->jobs, "Parallel compiles (default: all cores)");
   // Defaults said in words: an op spec takes `ktune gemm`'s, a kernel spec the CPU's.
-  const BenchOptions cpu;
-  const GemmOptions gpu;
-  auto defaults = [](auto cpu_value, auto gpu_value) {
-    return fmt::format(" (default: {}; op specs: {}, as ktune gemm)", cpu_value, gpu_value);
-  };
-  cmd->add_option("--budget-ms", f->budget_ms,
-                  "Timed milliseconds per candidate" + defaults(cpu.budget_ms, gpu.budget_ms));
-  cmd->add_option("--min-runs", f->min_runs,
-                  "Timed runs at least" + defaults(cpu.min_runs, gpu.min_runs));
-  cmd->add_option("--max-runs", f->max_runs,
-                  "Timed runs at most" + defaults(cpu.max_runs, gpu.max_runs));
-  cmd->add_option("--warmup-runs", f->warmup_runs,
-                  "Untimed runs first" + defaults(cpu.warmup_runs, gpu.warmup_runs));
-  cmd->add_flag("--no-flush", f->no_flush, "Do not flush the CPU caches between timed runs");
-  cmd->add_flag("--no-cache", f->no_cache, "Neither read nor write the tuning cache");
-  cmd->add_flag("--retune", f->retune, "Ignore a cached result; tune again and overwrite it");
-  cmd->add_option("--json-log", f->json_log, "Append JSON lines (one per candidate) to FILE");
+  add_selector_flags(*cmd, f->selector,
+                     SelectorFlagDefaults{tune_defaults(), gemm_selector_defaults(), true});
   cmd->add_option("--cxx", f->cxx, "C++ compiler (default: $CXX, else c++)");
   cmd->add_option("--cxxflags", f->cxxflags,
                   "Compiler flags, replacing the defaults (-O3 -march=native -shared -fPIC "
                   "-std=c++17)");
   cmd->add_option("--compile-timeout-s", f->compile_timeout_s,
                   "Deadline of one compile (default: 120)");
-  cmd->add_option("--seed", f->seed, "Seed of the input data (default: the spec's seed)");
-  cmd->add_option("--top", f->top, "Rows of the AUTOTUNE table")->capture_default_str();
-  cmd->add_flag("--quiet,-q", f->quiet, "No progress lines on stderr");
-  cmd->add_flag("--in-process", f->in_process,
-                "Run generated code in the ktune process instead of a ktune-worker (faster to "
-                "start; a crashing candidate then ends the run)");
-  cmd->add_option("--run-timeout-ms", f->run_timeout_ms,
-                  "Deadline of one candidate in a worker (default: from the reference's time, at "
-                  "least 10 s)");
-  cmd->add_option("--memory-limit-mb", f->memory_limit_mb,
-                  fmt::format("Stop a candidate whose worker's resident memory exceeds this, as "
-                              "resource_exhausted; 0: no limit (default: half of physical "
-                              "memory, {})",
-                              half_of_physical_memory_mb()));
+  cmd->add_option("--dispatch-table", f->dispatch_table,
+                  "After tuning, write FILE: every problem's pick from the tuning cache (generated "
+                  "code only; a library pick is left to its nearest tuned shape) with the shared "
+                  "objects to load, for a program linking only ktune::runtime "
+                  "(Dispatcher::open_table)");
   add_gemm_target_flags(*cmd, f->gemm, "op specs: ");
   cmd->callback([f, &ctx] { ctx.exit_code = run_tune(*f, ctx); });
 }

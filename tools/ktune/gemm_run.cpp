@@ -85,6 +85,16 @@ void add_gemm_target_flags(CLI::App& cmd, GemmOptions& o, std::string_view appli
                            applies_to));
 }
 
+SelectorOptions gemm_selector_defaults() {
+  SelectorOptions o;
+  o.bench.budget_ms = 20;
+  o.bench.min_runs = 5;
+  o.bench.max_runs = 100;
+  o.bench.warmup_runs = 2;
+  o.close_call_band = 0.10;
+  return o;
+}
+
 int gemm_graph_calls(const GemmShape& shape, int requested) {
   if (requested >= 0) return requested;
   const double flop = 2.0 * double(shape.m) * double(shape.n) * double(shape.k);
@@ -99,26 +109,12 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& s, const GemmOpti
                                                 s.epilogue, backend.arch() == "sm_90a");
   if (f.compile_only) return {compile_only(backend, set.candidates)};
 
-  std::unique_ptr<TuningCache> cache = open_tuning_cache(f.no_cache, ctx);
+  std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return {kExitError};
-  SelectorOptions sopts;
-  sopts.jobs = f.jobs;
-  sopts.bench.budget_ms = f.budget_ms;
-  sopts.bench.min_runs = f.min_runs;
-  sopts.bench.max_runs = f.max_runs;
-  sopts.bench.warmup_runs = f.warmup_runs;
+  SelectorOptions sopts = to_selector_options(f.selector, gemm_selector_defaults());
   sopts.bench.graph_calls = gemm_graph_calls(s, f.graph_calls);
-  sopts.close_call_band = f.close_call_band;
-  sopts.read_cache = !f.no_cache && !f.retune;
-  sopts.write_cache = !f.no_cache;
-  sopts.table_rows = f.top;
-  sopts.seed = f.seed;
   // Each element of C sums K products, in another order in each algorithm than in cuBLAS.
   sopts.tolerance = reduction_tolerance(s.dtype, s.k);
-  sopts.json_log = f.json_log;
-  if (f.quiet) sopts.progress = nullptr;
-  sopts.isolate = !f.in_process;
-  sopts.run_timeout = std::chrono::milliseconds(f.run_timeout_ms);
   // One worker per GPU: it sees only this one, as its device 0.
   sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(f.device));
   Selector selector(backend, *cache, sopts);
@@ -183,7 +179,7 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& s, const GemmOpti
   fmt::print("Tuned gemm {}x{}x{} {} in {:.3f} s (select {:.4f} s{}); cache: {}\n", s.m, s.n, s.k,
              dtype_name(s.dtype), total_s, sel->select_s,
              sel->from_cache ? ", from the tuning cache" : "",
-             f.no_cache ? "off" : ctx.cache_dir.string());
+             f.selector.no_cache ? "off" : ctx.cache_dir.string());
   return {0, sel->from_cache};
 }
 

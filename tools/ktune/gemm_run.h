@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "cli.h"
+#include "options.h"
 #include "ktune/backend/cuda_backend.h"
 #include "ktune/core/dtype.h"
 #include "ktune/core/epilogue.h"
@@ -22,34 +23,24 @@ struct GemmShape {
   Epilogue epilogue;
 };
 
-// `ktune gemm`'s options and their defaults; `ktune tune` overrides those its flags give.
+// `ktune gemm`'s options; `ktune tune` on an op spec passes its own flags in `selector`.
 struct GemmOptions {
   int device = 0;
   std::string arch;  // empty: the GPU's
   bool compile_only = false;
   int cublaslt_algos = 8;
-  unsigned jobs = 0;
-  // GPU kernels take micro- to milliseconds: a smaller budget than the CPU's still gives
-  // dozens of samples, and the close calls are measured again anyway.
-  double budget_ms = 20;
-  // Wider than the Selector's 5%: a GPU's clocks under its power cap move more than a CPU's.
-  double close_call_band = 0.10;
-  int min_runs = 5;
-  int max_runs = 100;
-  int warmup_runs = 2;
   // Calls per timed CUDA graph; -1: auto (gemm_graph_calls), 0: events around each call.
   int graph_calls = -1;
-  bool no_cache = false;
-  bool retune = false;
-  bool in_process = false;
-  bool quiet = false;
-  int top = 10;
-  std::string json_log;
-  long run_timeout_ms = 0;
-  std::uint64_t seed = 0;
   int regret_rounds = 0;
   bool simt = false;
+  SelectorFlags selector;  // over gemm_selector_defaults()
 };
+
+// `ktune gemm`'s defaults of the shared flags (both commands show them in --help).
+// GPU kernels take micro- to milliseconds: a smaller budget than the CPU's still gives dozens of
+// samples, and the close calls are measured again anyway; the close-call band is wider than the
+// Selector's 5%: a GPU's clocks under its power cap move more than a CPU's.
+[[nodiscard]] SelectorOptions gemm_selector_defaults();
 
 // The CUDA backend for options.arch and options.device; on failure (no GPU and no --arch) prints
 // the error and returns nullopt.

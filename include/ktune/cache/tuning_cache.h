@@ -1,6 +1,7 @@
 // TuningCache: what tuning found, keyed so that anything that could change the answer misses.
 // Every candidate's outcome and statistics are kept, not only the winner (Inductor's
-// PersistentCache keeps timings only). The default store is SQLite (WAL) in the cache folder.
+// PersistentCache keeps timings only). The default store is SQLite (WAL) in the cache folder
+// (ktune/cache_sqlite/sqlite_cache.h, its own module so that this interface needs no SQLite).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "ktune/bench/bench_stats.h"
 #include "ktune/core/outcome.h"
 #include "ktune/core/status.h"
+#include "ktune/tensor/compare.h"
 
 namespace ktune {
 
@@ -29,6 +31,31 @@ struct TuningKey {
   // Hash of all fields: the primary key.
   [[nodiscard]] std::string digest() const;
 };
+
+// How the candidates of a tuning were checked; part of the key because a looser check can pick
+// another winner.
+struct KeyVerification {
+  std::optional<std::string> reference;  // the reference's Choice::hash_key(); unset: none
+  std::optional<Tolerance> tolerance;     // unset: by dtype
+  std::uint64_t seed = 0;                // of the generated inputs
+};
+
+// Everything that could change a tuning's answer, as make_tuning_key takes it.
+struct KeyInputs {
+  std::string op;       // Problem::op
+  std::string problem;  // Problem::key()
+  // Each candidate's identity (Choice::hash_key(), or a variant name); the order does not
+  // matter, so that a stored winner is found again by name whatever order the caller lists.
+  std::vector<std::string> candidates;
+  // Unset: candidates are timed only, never checked (MultiKernel).
+  std::optional<KeyVerification> verification;
+  std::string device;     // Backend::device_fingerprint()
+  std::string toolchain;  // Backend::toolchain_fingerprint()
+};
+
+// The one derivation of a tuning-cache key (Selector, MultiKernel, Dispatcher); adds ktune's
+// version. Digests stay those of the layouts each caller used before this function existed.
+[[nodiscard]] TuningKey make_tuning_key(const KeyInputs& inputs);
 
 struct CandidateRecord {
   std::string choice_key;  // Choice::hash_key()
@@ -63,9 +90,6 @@ class TuningCache {
   [[nodiscard]] virtual Result<std::size_t> clear() = 0;
 };
 
-// <dir>/tuning.sqlite3, created with the folder when missing.
-[[nodiscard]] Result<std::unique_ptr<TuningCache>> open_sqlite_cache(
-    const std::filesystem::path& dir);
 // For tests and --no-cache: lives as long as the object.
 [[nodiscard]] std::unique_ptr<TuningCache> make_memory_cache();
 

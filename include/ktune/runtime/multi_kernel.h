@@ -113,7 +113,6 @@ class MultiKernelCore {
   std::vector<std::string> names_;
   std::optional<std::size_t> forced_;
   bool use_stored_ = true;
-  std::string candidate_set_;
   std::atomic<const Entry*> last_{nullptr};
   mutable std::shared_mutex entries_mutex_;
   std::map<ShapeKey, Entry> entries_;  // node-based: an Entry never moves or dies before *this

@@ -1,7 +1,7 @@
-// Dispatcher: picks tuned ahead by the real CLI served by exact shape, the nearest tuned shape by
-// the documented metric, the default; correct results; background tuning of an unseen shape, once
-// under concurrent calls, and its pick read back after a restart.
-#include "ktune/runtime/dispatcher.h"
+// open_dispatcher: picks tuned ahead by the real CLI served by exact shape, the nearest tuned
+// shape by the documented metric, the default; correct results; background tuning of an unseen
+// shape, once under concurrent calls, and its pick read back after a restart.
+#include "ktune/tuning/spec_dispatcher.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/spec/spec.h"
-#include "ktune/cache/tuning_cache.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
 #include "support/cli_run.h"
 
 namespace ktune::test {
@@ -111,7 +111,7 @@ problems:
   std::unique_ptr<Dispatcher> open(const std::filesystem::path& spec, DispatcherOptions o = {}) {
     o.cache_dir = cache_dir();
     o.selector.bench.budget_ms = 1;
-    auto d = Dispatcher::open(spec, std::move(o));
+    auto d = open_dispatcher(spec, std::move(o));
     EXPECT_TRUE(d) << d.error().message;
     return d ? std::move(*d) : nullptr;
   }
@@ -223,7 +223,7 @@ TEST_F(DispatcherTest, ServesTheDefaultWhenNothingIsTuned) {
   DispatcherOptions bad;
   bad.cache_dir = cache_dir();
   bad.default_choice = "mm_BLOCK5";
-  auto failed = Dispatcher::open(spec, bad);
+  auto failed = open_dispatcher(spec, bad);
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(failed.error().message.find("default_choice 'mm_BLOCK5' is not a candidate"),

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "cache_fixtures.h"
-#include "ktune/cache/tuning_cache.h"
+#include "unit/cache/cache_fixtures.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
 
 namespace ktune {
 namespace {

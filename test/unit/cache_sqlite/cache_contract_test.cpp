@@ -5,8 +5,8 @@
 #include <cctype>
 #include <memory>
 
-#include "cache_fixtures.h"
-#include "ktune/cache/tuning_cache.h"
+#include "unit/cache/cache_fixtures.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
 
 namespace ktune {
 namespace {

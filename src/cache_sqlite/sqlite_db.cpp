@@ -1,6 +1,6 @@
 // SqliteDb, SqliteStmt, SqliteTransaction: thin RAII over the SQLite C API. Errors carry the
 // database path and sqlite3_errmsg() so that a user can tell which file is locked or corrupt.
-#include "cache/sqlite_db.h"
+#include "cache_sqlite/sqlite_db.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>

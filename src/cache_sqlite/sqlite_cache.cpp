@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "cache/key_util.h"
-#include "cache/sqlite_db.h"
-#include "ktune/cache/tuning_cache.h"
+#include "cache_sqlite/sqlite_db.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
 
 namespace ktune {
 namespace {

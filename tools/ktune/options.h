@@ -1,0 +1,59 @@
+// The flags that every tuning command (tune, gemm, opencl-gemm, compile) shares, registered by one
+// function and mapped to SelectorOptions by one other, so that a flag is spelled, described and
+// applied the same way everywhere. Each command passes its own defaults.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ktune/select/selector.h"
+
+namespace ktune::cli {
+
+// As typed; unset optionals take the command's defaults in to_selector_options.
+struct SelectorFlags {
+  unsigned jobs = 0;  // 0: the defaults' (all cores)
+  std::optional<double> budget_ms;
+  std::optional<int> min_runs;
+  std::optional<int> max_runs;
+  std::optional<int> warmup_runs;
+  std::optional<double> close_call_band;
+  bool no_flush = false;
+  bool no_cache = false;
+  bool retune = false;
+  std::optional<std::uint64_t> seed;
+  std::optional<int> top;
+  bool quiet = false;
+  bool in_process = false;
+  std::optional<long> run_timeout_ms;
+  std::optional<std::size_t> memory_limit_mb;  // 0: no limit
+  std::string json_log;
+};
+
+struct SelectorFlagDefaults {
+  // What an unset flag means for this command, as shown in --help.
+  SelectorOptions defaults;
+  // `ktune tune`: the defaults of op specs (`ktune gemm`'s), shown next to the others.
+  std::optional<SelectorOptions> op_defaults;
+  // --no-flush and --memory-limit-mb bound CPU candidates (the flush of the CPU caches, a worker's
+  // resident memory); `ktune gemm` does not take them.
+  bool host_flags = true;
+  // What --quiet silences for this command.
+  std::string quiet_help = "No progress lines on stderr";
+};
+
+// Registers --jobs/-j, --budget-ms, --min-runs, --max-runs, --warmup-runs, --close-call-band,
+// --no-flush, --no-cache, --retune, --seed, --top, --quiet/-q, --in-process, --run-timeout-ms,
+// --memory-limit-mb and --json-log on `cmd`, bound to `flags`.
+void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagDefaults& d);
+
+// `base` (the command's defaults) with every flag given applied over it. --quiet silences the
+// progress lines only; --no-cache and --retune set read_cache and write_cache (the cache itself
+// is open_tuning_cache's).
+[[nodiscard]] SelectorOptions to_selector_options(const SelectorFlags& flags,
+                                                  SelectorOptions base);
+
+}  // namespace ktune::cli
