@@ -133,7 +133,7 @@ TEST(CudaHandler, TheWorkerAnswersAMissingCubinAndStaysAlive) {
     BenchmarkResponse r = worker->run(request_for(missing_cubin()), kDeadline);
     EXPECT_EQ(r.outcome, gpu ? Outcome::kLoadError : Outcome::kUnsupported) << r.message << "\n"
                                                                             << r.output_tail;
-    EXPECT_THAT(r.message, HasSubstr(gpu ? "cannot open the cubin" : "cannot run on the GPU"));
+    EXPECT_THAT(r.message, HasSubstr(gpu ? "cannot open the cubin" : "cannot run on the CUDA device"));
     EXPECT_FALSE(r.restart);
     EXPECT_TRUE(worker->alive());
   }

@@ -11,6 +11,7 @@
 
 #include "bench/cpu_samples.h"
 #include "choice/openblas_gemm.h"
+#include "device/host_problem.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/bench/cpu_benchmarker.h"
 #include "ktune/tensor/problem_buffers.h"
@@ -42,30 +43,17 @@ class CpuTimer final : public SampleSource {
   CpuSamples samples_;
 };
 
-class CpuProblem final : public DeviceProblem {
+class CpuProblem final : public HostProblem {
  public:
-  explicit CpuProblem(ProblemBuffers buffers) : buffers_(std::move(buffers)), host_(buffers_) {}
-  const Problem& problem() const override { return buffers_.problem(); }
-  Status reset() override { return host_.reset(); }
-  Status finish() override { return {}; }
-  Result<std::vector<std::string>> redzone_violations() override {
-    return host_.redzone_violations();
-  }
-  Result<std::optional<std::string>> modified_input() override { return host_.modified_input(); }
-  Status read_outputs() override { return {}; }
-  const std::byte* output(std::size_t arg) const override { return host_.output(arg); }
-
+  using HostProblem::HostProblem;
   Status enqueue(const DeviceLaunch& launch) override {
-    return static_cast<const CpuLaunch&>(launch).fn(buffers_.args());
+    return static_cast<const CpuLaunch&>(launch).fn(buffers().args());
   }
   Result<std::unique_ptr<SampleSource>> timer(const DeviceLaunch& launch,
                                               const BenchOptions& options) override {
-    return std::make_unique<CpuTimer>(options, buffers_, static_cast<const CpuLaunch&>(launch).fn);
+    return std::make_unique<CpuTimer>(options, buffers(),
+                                      static_cast<const CpuLaunch&>(launch).fn);
   }
-
- private:
-  ProblemBuffers buffers_;
-  HostCheckedBuffers host_;  // refers to buffers_
 };
 
 class CpuDevice final : public DeviceAdapter {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/measure_loop.h"
+#include "device/host_problem.h"
 #include "device/serve.h"
 #include "ktune/tensor/problem_buffers.h"
 
@@ -61,23 +62,14 @@ class FakeTimer final : public SampleSource {
 };
 
 // Host buffers checked as the CPU checks them; enqueue writes what the behaviour says.
-class FakeProblem final : public DeviceProblem {
+class FakeProblem final : public HostProblem {
  public:
   FakeProblem(ProblemBuffers buffers, Counts& counts)
-      : buffers_(std::move(buffers)), host_(buffers_), counts_(counts) {}
-  const Problem& problem() const override { return buffers_.problem(); }
-  Status reset() override { return host_.reset(); }
-  Status finish() override { return {}; }
-  Result<std::vector<std::string>> redzone_violations() override {
-    return host_.redzone_violations();
-  }
-  Result<std::optional<std::string>> modified_input() override { return host_.modified_input(); }
-  Status read_outputs() override { return {}; }
-  const std::byte* output(std::size_t arg) const override { return host_.output(arg); }
+      : HostProblem(std::move(buffers)), counts_(counts) {}
 
   Status enqueue(const DeviceLaunch& launch) override {
-    auto* c = static_cast<float*>(buffers_.args()[0]);
-    auto* a = static_cast<float*>(buffers_.args()[1]);
+    auto* c = static_cast<float*>(buffers().args()[0]);
+    auto* a = static_cast<float*>(buffers().args()[1]);
     const Behaviour b = static_cast<const FakeLaunch&>(launch).behaviour;
     if (b == Behaviour::kFails) return make_error(ErrorCode::kIo, "fake: launch failed");
     if (b == Behaviour::kSticky) return make_error(ErrorCode::kIo, "fake: FAKE_STICKY");
@@ -93,8 +85,6 @@ class FakeProblem final : public DeviceProblem {
   }
 
  private:
-  ProblemBuffers buffers_;
-  HostCheckedBuffers host_;
   Counts& counts_;
 };
 
