@@ -37,8 +37,8 @@ class DeviceProblem : public CheckedBuffers {
   [[nodiscard]] virtual Status enqueue(const DeviceLaunch& launch) = 0;
   // The samples of `launch` on these buffers for measure_samples(): the device's clock and
   // flush. The source lives no longer than this problem.
-  [[nodiscard]] virtual Result<std::unique_ptr<SampleSource>> timer(const DeviceLaunch& launch,
-                                                                   const BenchOptions& options) = 0;
+  [[nodiscard]] virtual Result<std::unique_ptr<SampleSource>> timer(
+      const DeviceLaunch& launch, const BenchOptions& options) = 0;
 };
 
 class DeviceAdapter {
@@ -51,7 +51,7 @@ class DeviceAdapter {
   // The problem's buffers, inputs from `seed`. kResourceExhausted when they do not fit;
   // kInvalidArgument for a problem this device cannot hold (tensor offsets on OpenCL).
   [[nodiscard]] virtual Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem,
-                                                                       std::uint64_t seed) = 0;
+                                                                        std::uint64_t seed) = 0;
   // Loads `spec` for `problem` (cached where loading costs). kUnavailable when this machine
   // lacks what it needs (a library), kInvalidArgument when a library cannot run the problem.
   [[nodiscard]] virtual Result<std::shared_ptr<const DeviceLaunch>> load(

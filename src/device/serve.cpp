@@ -74,9 +74,9 @@ RequestFlow::Verdict RequestFlow::start(const BenchmarkRequest& request) {
             true};
   }
   if (Status s = device_->open(); !s) {
-    return {Outcome::kUnsupported, fmt::format("{}: cannot run on the {} device: {}",
-                                               request.candidate, device_->name(),
-                                               s.error().message)};
+    return {Outcome::kUnsupported,
+            fmt::format("{}: cannot run on the {} device: {}", request.candidate, device_->name(),
+                        s.error().message)};
   }
   return {};
 }
@@ -134,18 +134,17 @@ RequestFlow::Verdict RequestFlow::prepare(const BenchmarkRequest& request) {
 
   auto p = std::make_unique<Prepared>();
   p->key = key;
-  Result<std::unique_ptr<DeviceProblem>> buffers =
-      device_->allocate(request.problem, request.seed);
+  Result<std::unique_ptr<DeviceProblem>> buffers = device_->allocate(request.problem, request.seed);
   if (!buffers) {
     const ErrorCode code = buffers.error().code;
     if (code != ErrorCode::kInvalidArgument) {
       Verdict v = failure(buffers.error());
       if (v.restart) return v;
     }
-    return {code == ErrorCode::kResourceExhausted ? Outcome::kResourceExhausted
-                                                  : Outcome::kUnsupported,
-            fmt::format("{}: cannot put the problem on the {} device: {}", request.candidate,
-                        device_->name(), buffers.error().message)};
+    return {
+        code == ErrorCode::kResourceExhausted ? Outcome::kResourceExhausted : Outcome::kUnsupported,
+        fmt::format("{}: cannot put the problem on the {} device: {}", request.candidate,
+                    device_->name(), buffers.error().message)};
   }
   p->buffers = std::move(*buffers);
 
@@ -173,8 +172,7 @@ RequestFlow::Verdict RequestFlow::reference_run(const BenchmarkRequest& request,
                                                 const DeviceLaunch& reference) {
   DeviceProblem& b = *p.buffers;
   ReferenceOutputs out;
-  CheckResult c =
-      run_reference([&] { return b.enqueue(reference); }, b, request.tolerance, &out);
+  CheckResult c = run_reference([&] { return b.enqueue(reference); }, b, request.tolerance, &out);
   if (c.outcome != Outcome::kOk) {
     Verdict v{c.outcome, std::move(c.message)};
     if (c.outcome == Outcome::kLaunchError) v = failure(std::move(v.message));

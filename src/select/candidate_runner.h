@@ -75,10 +75,10 @@ class CandidateRunner {
   const SelectorOptions& options_;
   WorkerPool* pool_;
   DeviceKind device_ = DeviceKind::kCpu;
-  std::unique_ptr<RequestFlow> local_;  // this process's flow on the problem's device
+  std::unique_ptr<RequestFlow> local_;          // this process's flow on the problem's device
   std::optional<LaunchSpec> reference_launch_;  // device problems with a reference
   std::filesystem::path reference_file_;        // CPU problems with a reference and a pool
-  double reference_ns_ = 0;  // one run of the reference, for deadlines
+  double reference_ns_ = 0;                     // one run of the reference, for deadlines
   // CPU choices run in this process, loaded once.
   std::map<const Choice*, std::shared_ptr<const DeviceLaunch>> loaded_;
   std::uint64_t next_id_ = 1;

@@ -28,15 +28,12 @@ struct CpuLaunch final : DeviceLaunch {
 class CpuTimer final : public SampleSource {
  public:
   CpuTimer(const BenchOptions& options, const ProblemBuffers& buffers, KernelFn fn)
-      : bench_(options), samples_(bench_, [&buffers, fn = std::move(fn)] {
-          return fn(buffers.args());
-        }) {
+      : bench_(options),
+        samples_(bench_, [&buffers, fn = std::move(fn)] { return fn(buffers.args()); }) {
     bench_.set_flush_ranges(buffers.data_ranges());
   }
   Status warm_up(int count) override { return samples_.warm_up(count); }
-  Status sample(int count, std::vector<double>* ns) override {
-    return samples_.sample(count, ns);
-  }
+  Status sample(int count, std::vector<double>* ns) override { return samples_.sample(count, ns); }
 
  private:
   CpuBenchmarker bench_;
@@ -51,8 +48,7 @@ class CpuProblem final : public HostProblem {
   }
   Result<std::unique_ptr<SampleSource>> timer(const DeviceLaunch& launch,
                                               const BenchOptions& options) override {
-    return std::make_unique<CpuTimer>(options, buffers(),
-                                      static_cast<const CpuLaunch&>(launch).fn);
+    return std::make_unique<CpuTimer>(options, buffers(), static_cast<const CpuLaunch&>(launch).fn);
   }
 };
 
@@ -103,9 +99,9 @@ class CpuDevice final : public DeviceAdapter {
       case LaunchKind::kOpenCLProgram:
         break;
     }
-    return make_error(ErrorCode::kUnavailable,
-                      fmt::format("the CPU device cannot run launch kind {}",
-                                  launch_kind_name(spec.kind)));
+    return make_error(
+        ErrorCode::kUnavailable,
+        fmt::format("the CPU device cannot run launch kind {}", launch_kind_name(spec.kind)));
   }
 
   Result<Module*> module(const std::filesystem::path& artifact) {

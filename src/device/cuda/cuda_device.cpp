@@ -61,10 +61,9 @@ class CudaProblem final : public DeviceProblem {
 
   Status enqueue(const DeviceLaunch& launch) override {
     const auto& l = static_cast<const Launcher&>(launch);
-    Status s = l.kernel
-                   ? cuda_status(cu_, l.kernel->launch(l.geometry, stream_, b_->params()),
-                                 "LaunchKernel")
-                   : l.runner->run(b_->device_args());
+    Status s = l.kernel ? cuda_status(cu_, l.kernel->launch(l.geometry, stream_, b_->params()),
+                                      "LaunchKernel")
+                        : l.runner->run(b_->device_args());
     for (const Launcher& t : l.then) {
       if (!s) break;
       s = enqueue(t);
@@ -73,8 +72,8 @@ class CudaProblem final : public DeviceProblem {
   }
   Result<std::unique_ptr<SampleSource>> timer(const DeviceLaunch& launch,
                                               const BenchOptions& options) override {
-    Result<std::unique_ptr<CudaTimer>> t =
-        CudaTimer::create(cu_, stream_, flush_, options, [this, &launch] { return enqueue(launch); });
+    Result<std::unique_ptr<CudaTimer>> t = CudaTimer::create(
+        cu_, stream_, flush_, options, [this, &launch] { return enqueue(launch); });
     if (!t) return std::unexpected(t.error());
     return std::unique_ptr<SampleSource>(std::move(*t));
   }
@@ -84,7 +83,7 @@ class CudaProblem final : public DeviceProblem {
   CUstream stream_;
   CudaFlush& flush_;
   std::unique_ptr<CudaProblemBuffers> b_;
-  CudaChecker* checker_;           // set when inputs and outputs are checked on the GPU
+  CudaChecker* checker_;            // set when inputs and outputs are checked on the GPU
   std::vector<HostBuffer> actual_;  // the last run's outputs read back, by argument index
 };
 
@@ -93,8 +92,8 @@ Result<std::optional<std::string>> CudaProblem::modified_input() {
   const Problem& problem = b_->problem();
   for (std::size_t i = 0; i < problem.args.size(); ++i) {
     if (problem.args[i].param.role != ArgRole::kIn || b_->storage_bytes(i) == 0) continue;
-    Result<bool> same = checker_->equal(b_->storage(i), b_->pristine(i), b_->storage_bytes(i),
-                                        stream_);
+    Result<bool> same =
+        checker_->equal(b_->storage(i), b_->pristine(i), b_->storage_bytes(i), stream_);
     if (!same) return std::unexpected(same.error());
     if (!*same) return problem.args[i].param.name;
   }
@@ -110,13 +109,13 @@ Result<bool> CudaProblem::outputs_pass(const ReferenceOutputs& reference) {
     if (!is_output(arg.param.role)) continue;
     const TensorSpec& t = arg.tensor;
     // Dense views only: the screen walks the storage, which must be exactly the view.
-    if (b_->reference_output(i) == 0 || !CudaChecker::screens(arg.param.dtype) ||
-        t.offset != 0 || t.storage_elements() != t.numel()) {
+    if (b_->reference_output(i) == 0 || !CudaChecker::screens(arg.param.dtype) || t.offset != 0 ||
+        t.storage_elements() != t.numel()) {
       return false;
     }
-    Result<bool> ok = checker_->outputs_pass(arg.param.dtype, b_->storage(i),
-                                             b_->reference_output(i), t.numel(),
-                                             reference.tolerances[i], stream_);
+    Result<bool> ok =
+        checker_->outputs_pass(arg.param.dtype, b_->storage(i), b_->reference_output(i), t.numel(),
+                               reference.tolerances[i], stream_);
     if (!ok || !*ok) return ok;
   }
   return true;

@@ -78,7 +78,10 @@ Status CudaFlush::enqueue() {
 
 CudaTimer::CudaTimer(const CudaDriver& cu, CUstream stream, CudaFlush& flush, bool flush_cache,
                      std::function<Status()> enqueue)
-    : cu_(cu), stream_(stream), flush_(flush), flush_cache_(flush_cache),
+    : cu_(cu),
+      stream_(stream),
+      flush_(flush),
+      flush_cache_(flush_cache),
       enqueue_(std::move(enqueue)) {}
 
 CudaTimer::~CudaTimer() {
@@ -87,8 +90,7 @@ CudaTimer::~CudaTimer() {
 }
 
 Result<std::unique_ptr<CudaTimer>> CudaTimer::create(const CudaDriver& cu, CUstream stream,
-                                                     CudaFlush& flush,
-                                                     const BenchOptions& options,
+                                                     CudaFlush& flush, const BenchOptions& options,
                                                      std::function<Status()> enqueue) {
   std::unique_ptr<CudaTimer> t(
       new CudaTimer(cu, stream, flush, options.flush_cache, std::move(enqueue)));

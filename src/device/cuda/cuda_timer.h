@@ -51,9 +51,10 @@ class CudaTimer final : public SampleSource {
   // `enqueue` launches the candidate once, asynchronously, on it. With options.graph_calls,
   // captures that many calls in a graph (falling back to plain launches, with a note, when the
   // capture fails). Stream, flush and enqueue outlive the timer.
-  [[nodiscard]] static Result<std::unique_ptr<CudaTimer>> create(
-      const CudaDriver& cu, CUstream stream, CudaFlush& flush, const BenchOptions& options,
-      std::function<Status()> enqueue);
+  [[nodiscard]] static Result<std::unique_ptr<CudaTimer>> create(const CudaDriver& cu,
+                                                                 CUstream stream, CudaFlush& flush,
+                                                                 const BenchOptions& options,
+                                                                 std::function<Status()> enqueue);
   ~CudaTimer() override;
   CudaTimer(const CudaTimer&) = delete;
   CudaTimer& operator=(const CudaTimer&) = delete;

@@ -68,8 +68,8 @@ class Flush {
       bytes_ = bytes;
     }
     const cl_uint pattern = ++count_;
-    if (Status s = cl_status(cl.EnqueueFillBuffer(ctx_.queue(), buffer_, &pattern,
-                                                  sizeof(pattern), 0, bytes, 0, nullptr, nullptr),
+    if (Status s = cl_status(cl.EnqueueFillBuffer(ctx_.queue(), buffer_, &pattern, sizeof(pattern),
+                                                  0, bytes, 0, nullptr, nullptr),
                              "clEnqueueFillBuffer (flush)");
         !s) {
       return s;
@@ -284,9 +284,9 @@ class OpenCLDevice final : public DeviceAdapter {
  private:
   Result<cl_kernel> kernel(const LaunchSpec& spec) {
     if (spec.kind != LaunchKind::kOpenCLProgram) {
-      return make_error(ErrorCode::kUnavailable,
-                        fmt::format("the OpenCL device cannot run launch kind {}",
-                                    launch_kind_name(spec.kind)));
+      return make_error(
+          ErrorCode::kUnavailable,
+          fmt::format("the OpenCL device cannot run launch kind {}", launch_kind_name(spec.kind)));
     }
     const std::string key = spec.artifact.string() + "#" + spec.entry;
     if (auto it = kernels_.find(key); it != kernels_.end()) return it->second->kernel;

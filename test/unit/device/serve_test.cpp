@@ -2,6 +2,8 @@
 // outcome the flow must tell apart (right, wrong, a write past the end, an output left unwritten,
 // an input modified, a failing and a sticky launch), the prepared problem kept across requests,
 // the three reference routes, and the measurement loop's count from the budget.
+#include "device/serve.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,7 +16,6 @@
 
 #include "bench/measure_loop.h"
 #include "device/host_problem.h"
-#include "device/serve.h"
 #include "ktune/tensor/problem_buffers.h"
 
 namespace ktune {
@@ -28,11 +29,13 @@ constexpr double kSampleNs = 1000;  // what every fake sample takes
 // c = 2 * a, done right or wrong in one of the ways a candidate can be wrong.
 enum class Behaviour { kRight, kWrong, kPastEnd, kHalfWritten, kWritesInput, kFails, kSticky };
 
-const std::map<std::string, Behaviour> kBehaviours = {
-    {"right", Behaviour::kRight},           {"wrong", Behaviour::kWrong},
-    {"past_end", Behaviour::kPastEnd},      {"half_written", Behaviour::kHalfWritten},
-    {"writes_input", Behaviour::kWritesInput}, {"fails", Behaviour::kFails},
-    {"sticky", Behaviour::kSticky}};
+const std::map<std::string, Behaviour> kBehaviours = {{"right", Behaviour::kRight},
+                                                      {"wrong", Behaviour::kWrong},
+                                                      {"past_end", Behaviour::kPastEnd},
+                                                      {"half_written", Behaviour::kHalfWritten},
+                                                      {"writes_input", Behaviour::kWritesInput},
+                                                      {"fails", Behaviour::kFails},
+                                                      {"sticky", Behaviour::kSticky}};
 
 struct FakeLaunch final : DeviceLaunch {
   explicit FakeLaunch(Behaviour b) : behaviour(b) {}
@@ -309,8 +312,8 @@ TEST(RunsForBudget, FillsTheBudgetWithinTheBounds) {
   o.min_runs = 3;
   o.max_runs = 200;
   EXPECT_EQ(runs_for_budget(o, 10'000), 100);
-  EXPECT_EQ(runs_for_budget(o, 1'000'000), 3);   // slower than the budget: the minimum
-  EXPECT_EQ(runs_for_budget(o, 1), 200);         // faster: the maximum
+  EXPECT_EQ(runs_for_budget(o, 1'000'000), 3);  // slower than the budget: the minimum
+  EXPECT_EQ(runs_for_budget(o, 1), 200);        // faster: the maximum
   o.max_runs = 2;
   EXPECT_EQ(runs_for_budget(o, 1), 3);  // a maximum below the minimum gives way
 }
