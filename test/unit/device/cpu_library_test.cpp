@@ -20,21 +20,18 @@ namespace {
 using ::testing::HasSubstr;
 using Bind = std::vector<std::pair<std::string, std::string>>;
 
-// C[m,n] = alpha A[m,k] op(B), B stored [n,k] when transposed.
+// C[m,n] = alpha A[m,k] op(B), B stored [n,k] when transposed; m, n, k = 5, 7, 3.
 Problem gemm_problem(bool tb) {
-  const std::int64_t m = 5, n = 7, k = 3;
-  const DType dt = DType::kF32;
-  Problem p;
-  p.op = "gemm";
-  p.name = tb ? "nt" : "nn";
-  p.args.push_back({{"C", ArgRole::kOut, dt}, TensorSpec::contiguous(dt, {m, n}), {}});
-  p.args.push_back({{"A", ArgRole::kIn, dt}, TensorSpec::contiguous(dt, {m, k}), {}});
-  p.args.push_back({{"B", ArgRole::kIn, dt},
-                    tb ? TensorSpec::contiguous(dt, {n, k}) : TensorSpec::contiguous(dt, {k, n}),
-                    {}});
-  p.args.push_back({{"M", ArgRole::kScalar, DType::kI64}, {}, ScalarValue{m}});
-  p.args.push_back({{"N", ArgRole::kScalar, DType::kI32}, {}, ScalarValue{n}});
-  p.args.push_back({{"K", ArgRole::kScalar, DType::kI64}, {}, ScalarValue{k}});
+  const DType f32 = DType::kF32;
+  const std::vector<std::int64_t> b_sizes =
+      tb ? std::vector<std::int64_t>{7, 3} : std::vector<std::int64_t>{3, 7};
+  Problem p{"gemm", tb ? "nt" : "nn", {}};
+  p.args = {{{"C", ArgRole::kOut, f32}, TensorSpec::contiguous(f32, {5, 7}), {}},
+            {{"A", ArgRole::kIn, f32}, TensorSpec::contiguous(f32, {5, 3}), {}},
+            {{"B", ArgRole::kIn, f32}, TensorSpec::contiguous(f32, b_sizes), {}}};
+  for (auto [name, value] : {std::pair{"M", 5}, {"N", 7}, {"K", 3}}) {
+    p.args.push_back({{name, ArgRole::kScalar, DType::kI64}, {}, ScalarValue{std::int64_t{value}}});
+  }
   return p;
 }
 
