@@ -1,27 +1,35 @@
-// Verification of one run of a candidate (or the reference) on a problem's buffers.
+// Verification of one run of a candidate (or the reference) on a problem's buffers, wherever
+// they are (candidate_check.h).
 #include "bench/candidate_check.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <cstring>
+#include <utility>
 
 namespace ktune {
 namespace {
 
 bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::kInOut; }
 
+CheckResult device_error(const Error& e) { return {Outcome::kLaunchError, e.message}; }
+
 // Runs once and checks what does not need a reference. kOk when the run is sound.
-CheckResult run_and_check_integrity(const KernelFn& fn, ProblemBuffers& buffers) {
-  buffers.reset();
-  if (Status s = fn(buffers.args()); !s) return {Outcome::kLaunchError, s.error().message};
-  if (auto bad = buffers.redzone_violations(); !bad.empty()) {
+CheckResult run_and_check_integrity(const Enqueue& enqueue, CheckedBuffers& b) {
+  if (Status s = b.reset(); !s) return device_error(s.error());
+  if (Status s = enqueue(); !s) return device_error(s.error());
+  if (Status s = b.finish(); !s) return device_error(s.error());
+  Result<std::vector<std::string>> bad = b.redzone_violations();
+  if (!bad) return device_error(bad.error());
+  if (!bad->empty()) {
     return {Outcome::kRedzoneViolation,
-            fmt::format("wrote outside the buffer of {}", fmt::join(bad, ", "))};
+            fmt::format("wrote outside the buffer of {}", fmt::join(*bad, ", "))};
   }
-  if (auto name = buffers.modified_input()) {
-    return {Outcome::kInputModified, fmt::format("wrote into input {}", *name)};
-  }
+  Result<std::optional<std::string>> input = b.modified_input();
+  if (!input) return device_error(input.error());
+  if (*input) return {Outcome::kInputModified, fmt::format("wrote into input {}", **input)};
   return {};
 }
 
@@ -46,41 +54,48 @@ CheckResult check_output_alone(const ProblemArg& arg, const std::byte* data) {
 
 }  // namespace
 
-Result<ReferenceOutputs> run_reference(const KernelFn& reference, ProblemBuffers& buffers,
-                                       const Tolerance* tolerance) {
+CheckResult run_reference(const Enqueue& reference, CheckedBuffers& buffers,
+                          const std::optional<Tolerance>& tolerance, ReferenceOutputs* out) {
   CheckResult r = run_and_check_integrity(reference, buffers);
+  if (r.outcome != Outcome::kOk) return r;
+  if (Status s = buffers.read_outputs(); !s) return device_error(s.error());
   const Problem& p = buffers.problem();
-  if (r.outcome == Outcome::kOk) {
-    // The reference must write every output and produce no NaN itself.
-    for (std::size_t i = 0; i < p.args.size(); ++i) {
-      if (!is_output(p.args[i].param.role)) continue;
-      r = check_output_alone(p.args[i], buffers.buffer(i).data());
-      if (r.outcome != Outcome::kOk) break;
-    }
+  // The reference must write every output and produce no NaN itself.
+  for (std::size_t i = 0; i < p.args.size(); ++i) {
+    if (!is_output(p.args[i].param.role)) continue;
+    if (r = check_output_alone(p.args[i], buffers.output(i)); r.outcome != Outcome::kOk) return r;
   }
-  if (r.outcome != Outcome::kOk) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("reference: {}: {}", outcome_name(r.outcome), r.message));
-  }
+  if (Status s = buffers.keep_outputs_as_reference(); !s) return device_error(s.error());
   ReferenceOutputs ref;
   ref.outputs.resize(p.args.size());
   ref.tolerances.resize(p.args.size());
   for (std::size_t i = 0; i < p.args.size(); ++i) {
-    if (!is_output(p.args[i].param.role)) continue;
-    ref.outputs[i] = buffers.buffer(i).clone();
+    const ArgRole role = p.args[i].param.role;
+    if (!is_output(role)) continue;
+    const std::size_t bytes = p.args[i].tensor.storage_bytes();
+    ref.outputs[i] = HostBuffer::allocate(bytes);
+    if (bytes > 0) std::memcpy(ref.outputs[i].data(), buffers.output(i), bytes);
     ref.tolerances[i] = tolerance ? *tolerance : default_tolerance(p.args[i].param.dtype);
   }
-  return ref;
+  *out = std::move(ref);
+  return {};
 }
 
-CheckResult check_candidate(const KernelFn& fn, ProblemBuffers& buffers,
+CheckResult check_candidate(const Enqueue& candidate, CheckedBuffers& buffers,
                             const ReferenceOutputs* reference) {
-  CheckResult r = run_and_check_integrity(fn, buffers);
+  CheckResult r = run_and_check_integrity(candidate, buffers);
   if (r.outcome != Outcome::kOk) return r;
+  if (reference) {
+    Result<bool> passed = buffers.outputs_pass(*reference);
+    if (!passed) return device_error(passed.error());
+    if (*passed) return {};
+  }
+  // Nothing screened, or something differs: the host comparison says what.
+  if (Status s = buffers.read_outputs(); !s) return device_error(s.error());
   const Problem& p = buffers.problem();
   for (std::size_t i = 0; i < p.args.size(); ++i) {
     if (!is_output(p.args[i].param.role)) continue;
-    const std::byte* actual = buffers.buffer(i).data();
+    const std::byte* actual = buffers.output(i);
     if (!reference) {
       if (CheckResult c = check_output_alone(p.args[i], actual); c.outcome != Outcome::kOk)
         return c;
@@ -93,6 +108,39 @@ CheckResult check_candidate(const KernelFn& fn, ProblemBuffers& buffers,
     }
   }
   return {};
+}
+
+Status HostCheckedBuffers::reset() {
+  buffers_.reset();
+  return {};
+}
+
+Result<std::vector<std::string>> HostCheckedBuffers::redzone_violations() {
+  return buffers_.redzone_violations();
+}
+
+Result<std::optional<std::string>> HostCheckedBuffers::modified_input() {
+  return buffers_.modified_input();
+}
+
+Result<ReferenceOutputs> run_reference(const KernelFn& reference, ProblemBuffers& buffers,
+                                       const Tolerance* tolerance) {
+  HostCheckedBuffers host(buffers);
+  ReferenceOutputs out;
+  const std::optional<Tolerance> tol =
+      tolerance ? std::optional<Tolerance>(*tolerance) : std::nullopt;
+  CheckResult r = run_reference([&] { return reference(buffers.args()); }, host, tol, &out);
+  if (r.outcome != Outcome::kOk) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("reference: {}: {}", outcome_name(r.outcome), r.message));
+  }
+  return out;
+}
+
+CheckResult check_candidate(const KernelFn& fn, ProblemBuffers& buffers,
+                            const ReferenceOutputs* reference) {
+  HostCheckedBuffers host(buffers);
+  return check_candidate([&] { return fn(buffers.args()); }, host, reference);
 }
 
 }  // namespace ktune

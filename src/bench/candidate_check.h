@@ -1,15 +1,20 @@
 // check_candidate: runs a candidate once on reset buffers and checks everything ktune promises
 // about a result: no write outside its buffers, inputs unchanged, every output element written,
-// no NaN, and agreement with the reference within tolerance.
+// no NaN, and agreement with the reference within tolerance. The one verification of every
+// device: a device supplies its buffers as CheckedBuffers (host memory, or a device's with
+// redzones and pristine copies; src/device/), and may screen outputs where they are.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ktune/choice/choice.h"
+#include "ktune/core/outcome.h"
 #include "ktune/tensor/compare.h"
 #include "ktune/tensor/host_buffer.h"
-#include "ktune/core/outcome.h"
 #include "ktune/tensor/problem_buffers.h"
 
 namespace ktune {
@@ -25,12 +30,70 @@ struct ReferenceOutputs {
   std::vector<Tolerance> tolerances;  // by argument index
 };
 
-// Runs the reference on reset buffers; its outputs must pass the same integrity checks.
+// One problem's buffers wherever they live. A failing call is the device's error (the run's
+// outcome becomes kLaunchError with its message).
+class CheckedBuffers {
+ public:
+  virtual ~CheckedBuffers() = default;
+  [[nodiscard]] virtual const Problem& problem() const = 0;
+  // Inputs seeded, outputs poisoned, redzones refilled: ready for one run.
+  [[nodiscard]] virtual Status reset() = 0;
+  // Waits for what was enqueued since reset() (and brings back what the checks below read).
+  [[nodiscard]] virtual Status finish() = 0;
+  // "C (after the end)": each damaged redzone.
+  [[nodiscard]] virtual Result<std::vector<std::string>> redzone_violations() = 0;
+  // The first kIn argument whose bytes differ from its seeded contents.
+  [[nodiscard]] virtual Result<std::optional<std::string>> modified_input() = 0;
+  // An optional screen of every output against `reference` where the outputs are (CUDA: on the
+  // GPU): true when all pass. False sends check_candidate to the host comparison, which finds
+  // the first bad element for the message.
+  [[nodiscard]] virtual Result<bool> outputs_pass(const ReferenceOutputs& reference) {
+    (void)reference;
+    return false;
+  }
+  // After a sound reference run: keeps what outputs_pass() compares with.
+  [[nodiscard]] virtual Status keep_outputs_as_reference() { return {}; }
+  // Makes output(arg) hold the last run's outputs on the host.
+  [[nodiscard]] virtual Status read_outputs() = 0;
+  // Argument `arg`'s storage start on the host (as compare() takes it), after read_outputs().
+  [[nodiscard]] virtual const std::byte* output(std::size_t arg) const = 0;
+};
+
+// Enqueues one run of a candidate on the buffers (the device's own launch; the buffers are the
+// arguments).
+using Enqueue = std::function<Status()>;
+
+// Runs the reference on reset buffers; its outputs must pass the same integrity checks and be
+// written and finite. Tolerances from `tolerance`, else default_tolerance() per dtype. On
+// failure the result's outcome says what went wrong (kLaunchError: the device's error).
+[[nodiscard]] CheckResult run_reference(const Enqueue& reference, CheckedBuffers& buffers,
+                                        const std::optional<Tolerance>& tolerance,
+                                        ReferenceOutputs* out);
+// `reference` null: outputs are checked only for poison, NaN, redzones and modified inputs.
+[[nodiscard]] CheckResult check_candidate(const Enqueue& candidate, CheckedBuffers& buffers,
+                                          const ReferenceOutputs* reference);
+
+// Host memory as CheckedBuffers: a ProblemBuffers, which the CPU device runs on directly.
+class HostCheckedBuffers final : public CheckedBuffers {
+ public:
+  explicit HostCheckedBuffers(ProblemBuffers& buffers) : buffers_(buffers) {}
+  const Problem& problem() const override { return buffers_.problem(); }
+  Status reset() override;
+  Status finish() override { return {}; }
+  Result<std::vector<std::string>> redzone_violations() override;
+  Result<std::optional<std::string>> modified_input() override;
+  Status read_outputs() override { return {}; }
+  const std::byte* output(std::size_t arg) const override { return buffers_.buffer(arg).data(); }
+
+ private:
+  ProblemBuffers& buffers_;
+};
+
+// The host forms: a function called on the buffers' arguments. run_reference fails with
+// kInvalidArgument ("reference: <outcome>: ...").
 [[nodiscard]] Result<ReferenceOutputs> run_reference(const KernelFn& reference,
                                                      ProblemBuffers& buffers,
                                                      const Tolerance* tolerance);
-
-// `reference` null: outputs are checked only for poison, NaN, redzones and modified inputs.
 [[nodiscard]] CheckResult check_candidate(const KernelFn& fn, ProblemBuffers& buffers,
                                           const ReferenceOutputs* reference);
 

@@ -1,12 +1,16 @@
-// CpuBenchmarker: warm-up, flushing, adaptive repetition and interleaved re-measurement.
+// CpuBenchmarker: the host's samples for the measurement loop (bench/measure_loop.h), the cache
+// flush, and interleaved re-measurement.
 #include "ktune/bench/cpu_benchmarker.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+
+#include "bench/cpu_samples.h"
+#include "bench/measure_loop.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -111,25 +115,28 @@ void CpuBenchmarker::flush() {
 }
 
 Result<BenchStats> CpuBenchmarker::measure(const std::function<Status()>& run) {
-  for (int i = 0; i < options_.warmup_runs; ++i) {
-    if (Status s = run(); !s) return std::unexpected(s.error());
+  CpuSamples source(*this, run);
+  return measure_samples(options_, source);
+}
+
+CpuSamples::CpuSamples(CpuBenchmarker& bench, std::function<Status()> run)
+    : bench_(bench), run_(std::move(run)) {}
+
+Status CpuSamples::warm_up(int count) {
+  for (int i = 0; i < count; ++i) {
+    if (Status s = run_(); !s) return s;
   }
-  std::vector<double> samples;
-  flush();
-  auto first = time_once(run);
-  if (!first) return std::unexpected(first.error());
-  samples.push_back(*first);
-  const double budget_ns = options_.budget_ms * 1e6;
-  const int wanted = static_cast<int>(std::clamp(
-      std::floor(budget_ns / std::max(*first, 1.0)), static_cast<double>(options_.min_runs),
-      static_cast<double>(std::max(options_.max_runs, options_.min_runs))));
-  while (static_cast<int>(samples.size()) < wanted) {
-    flush();
-    auto t = time_once(run);
+  return {};
+}
+
+Status CpuSamples::sample(int count, std::vector<double>* ns) {
+  for (int i = 0; i < count; ++i) {
+    bench_.flush();  // outside the timed span
+    Result<double> t = time_once(run_);
     if (!t) return std::unexpected(t.error());
-    samples.push_back(*t);
+    ns->push_back(*t);
   }
-  return compute_stats(std::move(samples));
+  return {};
 }
 
 Result<std::vector<BenchStats>> CpuBenchmarker::measure_interleaved(

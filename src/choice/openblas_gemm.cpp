@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <iterator>
 #include <climits>
 #include <cstdint>
 #include <map>
@@ -80,7 +82,10 @@ class OpenBlasGemmChoice final : public Choice {
     return {};
   }
   Status compile(const Backend&) override { return {}; }
-  Result<KernelFn> load(const Backend& backend, const Problem& problem) override;
+  Result<KernelFn> load(const Backend&, const Problem& problem) override { return kernel(problem); }
+  Result<LaunchSpec> launch_spec(const Problem& problem) const override;
+  // The call on `problem`'s arguments, what load() and a worker's launch both run.
+  Result<KernelFn> kernel(const Problem& problem) const;
 
  private:
   Result<GemmPlan> make_plan(const Problem& problem) const;
@@ -93,7 +98,9 @@ class OpenBlasGemmChoice final : public Choice {
 
   std::string name_;
   GemmBinding bind_;
-  std::optional<DType> loaded_dtype_;  // for info(), once a problem has been seen
+  // For info(), once a problem has been seen (by the parent, which may never load the choice
+  // itself when a worker runs it): a display cache, hence mutable.
+  mutable std::optional<DType> loaded_dtype_;
 };
 
 std::string OpenBlasGemmChoice::hash_key() const {
@@ -222,7 +229,23 @@ Result<GemmPlan> OpenBlasGemmChoice::make_plan(const Problem& problem) const {
   return plan;
 }
 
-Result<KernelFn> OpenBlasGemmChoice::load(const Backend&, const Problem& problem) {
+Result<LaunchSpec> OpenBlasGemmChoice::launch_spec(const Problem& problem) const {
+  Result<GemmPlan> plan = make_plan(problem);
+  if (!plan) return std::unexpected(plan.error());
+  loaded_dtype_ = plan->dtype;
+  LaunchSpec spec;
+  spec.kind = LaunchKind::kCpuLibrary;
+  spec.library = "openblas";
+  // fmt's shortest round-trip form: the worker parses back the same doubles.
+  spec.entry = fmt::format("gemm {}{} alpha={} beta={}", bind_.trans_a ? 'T' : 'N',
+                           bind_.trans_b ? 'T' : 'N', bind_.alpha, bind_.beta);
+  for (std::size_t i : {plan->c, plan->a, plan->b, plan->m, plan->n, plan->k}) {
+    spec.bind.push_back(static_cast<int>(i));
+  }
+  return spec;
+}
+
+Result<KernelFn> OpenBlasGemmChoice::kernel(const Problem& problem) const {
   Result<GemmPlan> plan = make_plan(problem);
   if (!plan) return std::unexpected(plan.error());
   auto lib = openblas_library();
@@ -302,6 +325,45 @@ Result<GemmBinding> parse_binding(const ExternDesc& desc, const std::string& nam
 }
 
 }  // namespace
+
+Result<KernelFn> load_openblas_launch(const LaunchSpec& spec, const Problem& problem) {
+  auto fail = [&](std::string what) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("openblas launch '{}': {}", spec.entry, what));
+  };
+  if (spec.library != "openblas") {
+    return make_error(ErrorCode::kUnavailable,
+                      fmt::format("CPU library '{}': unknown; known: openblas", spec.library));
+  }
+  // "gemm NT alpha=1 beta=0", as launch_spec() writes it.
+  char ta = 0, tb = 0;
+  char alpha[64] = {}, beta[64] = {};
+  if (std::sscanf(spec.entry.c_str(), "gemm %c%c alpha=%63s beta=%63s", &ta, &tb, alpha, beta) !=
+          4 ||
+      (ta != 'N' && ta != 'T') || (tb != 'N' && tb != 'T')) {
+    return fail("expected \"gemm <N|T><N|T> alpha=<x> beta=<y>\"");
+  }
+  GemmBinding b;
+  b.trans_a = ta == 'T';
+  b.trans_b = tb == 'T';
+  std::optional<double> a = parse_double(alpha), c = parse_double(beta);
+  if (!a || !c) return fail("alpha and beta must be numbers");
+  b.alpha = *a;
+  b.beta = *c;
+  if (spec.bind.size() != std::size(kRequiredRoles)) {
+    return fail(fmt::format("bind has {} arguments; expected {} (c, a, b, m, n, k)",
+                            spec.bind.size(), std::size(kRequiredRoles)));
+  }
+  for (std::size_t i = 0; i < spec.bind.size(); ++i) {
+    const int arg = spec.bind[i];
+    if (arg < 0 || static_cast<std::size_t>(arg) >= problem.args.size()) {
+      return fail(fmt::format("bind[{}] = {} is not an argument of problem '{}'", i, arg,
+                              problem.name));
+    }
+    b.names[kRequiredRoles[i]] = problem.args[static_cast<std::size_t>(arg)].param.name;
+  }
+  return OpenBlasGemmChoice("openblas", std::move(b)).kernel(problem);
+}
 
 Result<ChoicePtr> make_openblas_gemm(const ExternDesc& desc) {
   std::string name = desc.name;

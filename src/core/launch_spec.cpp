@@ -1,11 +1,15 @@
-// LaunchSpec kind names, as they appear in the worker protocol.
+// LaunchSpec kind names, as they appear in the worker protocol, and a spec's identity as text.
 #include "ktune/core/launch_spec.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ktune {
 namespace {
 
 constexpr std::pair<LaunchKind, std::string_view> kNames[] = {
     {LaunchKind::kCpuSharedObject, "cpu_so"},
+    {LaunchKind::kCpuLibrary, "cpu_library"},
     {LaunchKind::kCudaCubin, "cuda_cubin"},
     {LaunchKind::kCudaLibrary, "cuda_library"},
     {LaunchKind::kOpenCLProgram, "opencl_program"},
@@ -28,6 +32,20 @@ bool parse_launch_kind(std::string_view name, LaunchKind* out) {
     }
   }
   return false;
+}
+
+bool is_library_launch(LaunchKind kind) {
+  return kind == LaunchKind::kCudaLibrary || kind == LaunchKind::kCpuLibrary;
+}
+
+std::string launch_key(const LaunchSpec& s) {
+  std::string key =
+      fmt::format("{} {} {} grid={} block={} shared={} {} algo={} bind={} epilogue={}",
+                  launch_kind_name(s.kind), s.artifact.string(), s.entry, fmt::join(s.grid, ","),
+                  fmt::join(s.block, ","), s.shared_bytes, s.library, s.algo,
+                  fmt::join(s.bind, ","), s.library_epilogue);
+  for (const LaunchSpec& t : s.then) key += " then " + launch_key(t);
+  return key;
 }
 
 }  // namespace ktune

@@ -1,16 +1,19 @@
-// CandidateRunner: in-process and isolated verification and measurement of candidates.
+// CandidateRunner: requests for the candidates of one problem, answered in a worker or by this
+// process's request flow.
 #include "select/candidate_runner.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
+#include <utility>
+
+#include "device/cpu/cpu_device.h"
+#include "worker/device_handler.h"
+#include "worker/worker_protocol.h"
 
 namespace ktune {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::filesystem::path reference_file_path() {
   static std::atomic<unsigned> counter{0};
@@ -26,11 +29,6 @@ DeviceKind problem_device(const Problem& problem) {
   return DeviceKind::kCpu;
 }
 
-// The in-process handler of device problems run without a worker pool.
-std::unique_ptr<DeviceHandler> make_device_handler(DeviceKind kind) {
-  return kind == DeviceKind::kOpenCL ? make_opencl_handler() : make_cuda_handler();
-}
-
 }  // namespace
 
 CandidateRunner::CandidateRunner(const Backend& backend, const Problem& problem,
@@ -40,14 +38,7 @@ CandidateRunner::CandidateRunner(const Backend& backend, const Problem& problem,
       options_(options),
       pool_(pool),
       device_(problem_device(problem)),
-      bench_(options.bench) {
-  if (!on_device()) {
-    buffers_.emplace(ProblemBuffers::create(problem, options.seed));
-    bench_.set_flush_ranges(buffers_->data_ranges());
-  } else if (!pool_) {
-    local_handler_ = make_device_handler(device_);
-  }
-}
+      local_(make_request_flow(device_)) {}
 
 CandidateRunner::~CandidateRunner() {
   if (!reference_file_.empty()) {
@@ -74,21 +65,21 @@ Status CandidateRunner::prepare(Choice* reference) {
         ErrorCode::kInvalidArgument,
         fmt::format("reference {} does not load: {}", reference->name(), fn.error().message));
   }
-  const Tolerance* tol = options_.tolerance ? &*options_.tolerance : nullptr;
-  const auto t0 = Clock::now();
-  auto out = run_reference(*fn, *buffers_, tol);
-  reference_ns_ = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-  if (!out) return std::unexpected(out.error());
-  reference_ = std::move(*out);
+  BenchmarkRequest request = request_for(*reference, false, options_.bench);
+  Result<double> ns = local_->prepare_reference(request, *make_cpu_launch(std::move(*fn)));
+  if (!ns) return make_error(ErrorCode::kInvalidArgument, ns.error().message);
+  reference_ns_ = *ns;
   if (pool_) {
     reference_file_ = reference_file_path();
-    if (Status s = write_reference_file(reference_file_, problem_, *reference_); !s) return s;
+    if (Status s = write_reference_file(reference_file_, problem_, *local_->reference()); !s) {
+      return s;
+    }
   }
   return {};
 }
 
 bool CandidateRunner::isolated(const Choice& choice) const {
-  if (on_device()) return true;  // through the pool or the local handler
+  if (on_device()) return pool_ != nullptr;
   return pool_ != nullptr && choice.launch_spec(problem_).has_value();
 }
 
@@ -102,17 +93,14 @@ std::chrono::milliseconds CandidateRunner::deadline(const BenchOptions& bench) c
   return options_.run_timeout_floor + std::chrono::milliseconds(static_cast<long>(ms));
 }
 
-Result<BenchmarkRequest> CandidateRunner::request_for(const Choice& choice, bool measure,
-                                                      const BenchOptions& bench) {
-  auto launch = choice.launch_spec(problem_);
-  if (!launch) return std::unexpected(launch.error());
+BenchmarkRequest CandidateRunner::request_for(const Choice& choice, bool measure,
+                                              const BenchOptions& bench) {
   BenchmarkRequest r;
   r.id = next_id_++;
   r.candidate = choice.name();
-  r.launch = std::move(*launch);
+  if (auto launch = choice.launch_spec(problem_)) r.launch = std::move(*launch);
   r.problem = problem_;
   r.seed = options_.seed;
-  r.expected = reference_file_;
   r.reference = reference_launch_;
   r.tolerance = options_.tolerance;
   r.bench = bench;
@@ -120,55 +108,57 @@ Result<BenchmarkRequest> CandidateRunner::request_for(const Choice& choice, bool
   return r;
 }
 
-RunResult CandidateRunner::send(const BenchmarkRequest& request, const BenchOptions& bench) {
-  if (!pool_) {
-    BenchmarkResponse response = local_handler_->handle(request);
-    if (response.restart) local_handler_ = make_device_handler(device_);  // a fresh context
-    return {response.outcome, response.message, response.stats};
-  }
-  auto response = pool_->run(request, deadline(bench));
+RunResult CandidateRunner::in_worker(const BenchmarkRequest& request, const BenchOptions& bench) {
+  BenchmarkRequest r = request;
+  r.expected = reference_file_;
+  auto response = pool_->run(r, deadline(bench));
   if (!response) return {Outcome::kLaunchError, response.error().message, std::nullopt};
-  RunResult r{response->outcome, response->message, response->stats};
-  if (r.outcome == Outcome::kCrashed || r.outcome == Outcome::kTimedOut ||
-      r.outcome == Outcome::kResourceExhausted) {
+  RunResult result{response->outcome, response->message, response->stats};
+  if (result.outcome == Outcome::kCrashed || result.outcome == Outcome::kTimedOut ||
+      result.outcome == Outcome::kResourceExhausted) {
     // The last line the worker printed often says why (an assert, a sanitizer, an exception).
     std::string tail = response->output_tail;
     while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
     if (const auto nl = tail.rfind('\n'); nl != std::string::npos) tail = tail.substr(nl + 1);
-    if (!tail.empty()) r.message += fmt::format("; last output: {}", tail.substr(0, 200));
+    if (!tail.empty()) result.message += fmt::format("; last output: {}", tail.substr(0, 200));
   }
-  return r;
+  return result;
 }
 
-RunResult CandidateRunner::remeasure_in_worker(Choice& choice, const BenchOptions& bench) {
-  auto request = request_for(choice, true, bench);
-  if (!request) return {Outcome::kLoadError, request.error().message, std::nullopt};
-  request->verify = false;  // it passed on this problem already
-  return send(*request, bench);
+RunResult CandidateRunner::in_process(Choice& choice, BenchmarkRequest request) {
+  BenchmarkResponse response;
+  if (on_device()) {
+    if (!choice.launch_spec(problem_)) {
+      return {Outcome::kLoadError, choice.launch_spec(problem_).error().message, std::nullopt};
+    }
+    response = local_->serve(request);
+  } else {
+    // The choice's own function, verified against the reference prepare() ran here.
+    auto it = loaded_.find(&choice);
+    if (it == loaded_.end()) {
+      auto fn = choice.load(backend_, problem_);
+      if (!fn) return {Outcome::kLoadError, fn.error().message, std::nullopt};
+      it = loaded_.emplace(&choice, make_cpu_launch(std::move(*fn))).first;
+    }
+    response = local_->serve(request, *it->second);
+  }
+  if (response.restart) local_ = make_request_flow(device_);  // a fresh context
+  return {response.outcome, response.message, response.stats};
+}
+
+RunResult CandidateRunner::run_request(Choice& choice, BenchmarkRequest request,
+                                       const BenchOptions& bench) {
+  if (isolated(choice)) {
+    if (on_device() && !choice.launch_spec(problem_)) {
+      return {Outcome::kLoadError, choice.launch_spec(problem_).error().message, std::nullopt};
+    }
+    return in_worker(request, bench);
+  }
+  return in_process(choice, std::move(request));
 }
 
 RunResult CandidateRunner::run(Choice& choice, bool measure) {
-  return isolated(choice) ? run_in_worker(choice, measure, options_.bench)
-                          : run_in_process(choice, measure);
-}
-
-RunResult CandidateRunner::run_in_worker(Choice& choice, bool measure, const BenchOptions& bench) {
-  auto request = request_for(choice, measure, bench);
-  if (!request) return {Outcome::kLoadError, request.error().message, std::nullopt};
-  return send(*request, bench);
-}
-
-RunResult CandidateRunner::run_in_process(Choice& choice, bool measure) {
-  auto fn = choice.load(backend_, problem_);
-  if (!fn) return {Outcome::kLoadError, fn.error().message, std::nullopt};
-  CheckResult c = check_candidate(*fn, *buffers_, reference_ ? &*reference_ : nullptr);
-  if (c.outcome != Outcome::kOk) return {c.outcome, c.message, std::nullopt};
-  if (!measure) return {};
-  buffers_->reset();
-  auto stats = bench_.measure([&] { return (*fn)(buffers_->args()); });
-  if (!stats) return {Outcome::kLaunchError, stats.error().message, std::nullopt};
-  loaded_.emplace_back(&choice, *fn);
-  return {Outcome::kOk, "", *stats};
+  return run_request(choice, request_for(choice, measure, options_.bench), options_.bench);
 }
 
 Result<std::vector<BenchStats>> CandidateRunner::remeasure(
@@ -182,32 +172,18 @@ Result<std::vector<BenchStats>> CandidateRunner::remeasure(
   round_bench.max_runs = 3;
   if (round_options) round_bench = *round_options;
   std::vector<std::vector<double>> samples(choices.size());
-  if (buffers_) buffers_->reset();
   for (int r = 0; r < rounds; ++r) {
     for (std::size_t i = 0; i < choices.size(); ++i) {
       Choice& c = *choices[i];
-      if (isolated(c)) {
-        RunResult run = remeasure_in_worker(c, round_bench);
-        if (run.outcome != Outcome::kOk || !run.stats) {
-          return make_error(ErrorCode::kInternal,
-                            fmt::format("{}: re-measuring failed: {}: {}", c.name(),
-                                        outcome_name(run.outcome), run.message));
-        }
-        samples[i].push_back(run.stats->median_ns);
-        continue;
+      BenchmarkRequest request = request_for(c, true, round_bench);
+      request.verify = false;  // it passed on this problem already
+      RunResult run = run_request(c, std::move(request), round_bench);
+      if (run.outcome != Outcome::kOk || !run.stats) {
+        return make_error(ErrorCode::kInternal,
+                          fmt::format("{}: re-measuring failed: {}: {}", c.name(),
+                                      outcome_name(run.outcome), run.message));
       }
-      auto it = std::find_if(loaded_.begin(), loaded_.end(),
-                             [&](const auto& p) { return p.first == &c; });
-      if (it == loaded_.end()) {  // passed in an earlier runner (Selector::measure_again)
-        auto fn = c.load(backend_, problem_);
-        if (!fn) return std::unexpected(fn.error());
-        it = loaded_.emplace(loaded_.end(), &c, *fn);
-      }
-      const KernelFn& fn = it->second;
-      auto stats =
-          bench_.measure_interleaved({[&] { return fn(buffers_->args()); }}, round_bench.max_runs);
-      if (!stats) return std::unexpected(stats.error());
-      samples[i].push_back((*stats)[0].median_ns);
+      samples[i].push_back(run.stats->median_ns);
     }
   }
   std::vector<BenchStats> out;

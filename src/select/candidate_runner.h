@@ -1,26 +1,29 @@
 // CandidateRunner: verifies and measures the candidates of one problem, one at a time.
 //
-// CPU problems: generated code (a choice with a LaunchSpec) runs in a ktune-worker through a
-// WorkerPool when one is given; library calls, and everything when no pool is given, run in this
-// process. The reference runs in this process: it is trusted, and its outputs go to the workers
-// through a file.
+// Every run is a BenchmarkRequest answered by the one request flow (device/serve.h): in a
+// ktune-worker through a WorkerPool, or by this process's own RequestFlow on the problem's
+// device, so that both are the same code.
 //
-// Device problems (CUDA): every candidate and the reference run where the device's buffers are,
-// described by LaunchSpecs: in a worker when a pool is given, else in a DeviceHandler of this
-// process. The handler runs the reference itself before the problem's first candidate.
+// CPU problems: a choice with a LaunchSpec (a template's shared object, an OpenBLAS call) runs in
+// a worker when a pool is given; choices without one (a library call followed by a host pass),
+// and everything when no pool is given, run in this process. The reference runs in this process:
+// it is trusted, and its outputs go to the workers through a file.
+//
+// Device problems (CUDA, OpenCL): every candidate and the reference run where the device's
+// buffers are, described by LaunchSpecs: in a worker when a pool is given, else in this
+// process. The flow runs the reference itself before the problem's first candidate.
 #pragma once
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "bench/candidate_check.h"
+#include "device/serve.h"
 #include "ktune/choice/choice.h"
-#include "ktune/bench/cpu_benchmarker.h"
-#include "worker/device_handler.h"
-#include "ktune/tensor/problem_buffers.h"
 #include "ktune/select/selector.h"
 #include "worker/worker.h"
 
@@ -56,28 +59,28 @@ class CandidateRunner {
  private:
   [[nodiscard]] bool isolated(const Choice& choice) const;
   [[nodiscard]] bool on_device() const { return device_ != DeviceKind::kCpu; }
-  [[nodiscard]] Result<BenchmarkRequest> request_for(const Choice& choice, bool measure,
-                                                     const BenchOptions& bench);
-  // Sends a request to the pool, or to this process's handler for device problems.
-  [[nodiscard]] RunResult send(const BenchmarkRequest& request, const BenchOptions& bench);
+  // The request for `choice`; `launch` from its LaunchSpec when it has one.
+  [[nodiscard]] BenchmarkRequest request_for(const Choice& choice, bool measure,
+                                             const BenchOptions& bench);
+  // In a worker (the choice's LaunchSpec, the reference file or launch).
+  [[nodiscard]] RunResult in_worker(const BenchmarkRequest& request, const BenchOptions& bench);
+  // In this process's flow: a device problem's LaunchSpec, or a CPU choice's own function.
+  [[nodiscard]] RunResult in_process(Choice& choice, BenchmarkRequest request);
+  [[nodiscard]] RunResult run_request(Choice& choice, BenchmarkRequest request,
+                                      const BenchOptions& bench);
   [[nodiscard]] std::chrono::milliseconds deadline(const BenchOptions& bench) const;
-  [[nodiscard]] RunResult run_in_process(Choice& choice, bool measure);
-  [[nodiscard]] RunResult run_in_worker(Choice& choice, bool measure, const BenchOptions& bench);
-  [[nodiscard]] RunResult remeasure_in_worker(Choice& choice, const BenchOptions& bench);
 
   const Backend& backend_;
   const Problem& problem_;
   const SelectorOptions& options_;
   WorkerPool* pool_;
   DeviceKind device_ = DeviceKind::kCpu;
-  std::optional<ProblemBuffers> buffers_;         // CPU problems only
-  std::optional<LaunchSpec> reference_launch_;    // device problems with a reference
-  std::unique_ptr<DeviceHandler> local_handler_;  // device problems without a pool
-  CpuBenchmarker bench_;
-  std::optional<ReferenceOutputs> reference_;
-  std::filesystem::path reference_file_;
-  double reference_ns_ = 0;  // one run of the reference, for deadlines
-  std::vector<std::pair<const Choice*, KernelFn>> loaded_;  // in-process candidates that passed
+  std::unique_ptr<RequestFlow> local_;          // this process's flow on the problem's device
+  std::optional<LaunchSpec> reference_launch_;  // device problems with a reference
+  std::filesystem::path reference_file_;        // CPU problems with a reference and a pool
+  double reference_ns_ = 0;                     // one run of the reference, for deadlines
+  // CPU choices run in this process, loaded once.
+  std::map<const Choice*, std::shared_ptr<const DeviceLaunch>> loaded_;
   std::uint64_t next_id_ = 1;
 };
 

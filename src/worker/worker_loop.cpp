@@ -1,11 +1,12 @@
 // run_worker_loop: the body of ktune-worker. One request at a time, each answered by the
-// DeviceHandler of its launch kind (created on first use).
+// request flow of its launch kind's device (created on first use).
 #include "worker/worker_loop.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -18,33 +19,17 @@ namespace {
 constexpr int kExitProtocol = 3;
 constexpr int kExitDeviceLost = 4;
 
+// One request flow per device kind, each created on its first request.
 class Handlers {
  public:
   BenchmarkResponse handle(const BenchmarkRequest& request) {
-    switch (request.launch.kind) {
-      case LaunchKind::kCpuSharedObject:
-        if (!cpu_) cpu_ = make_cpu_handler();
-        return cpu_->handle(request);
-      case LaunchKind::kCudaCubin:
-      case LaunchKind::kCudaLibrary:
-        if (!cuda_) cuda_ = make_cuda_handler();
-        return cuda_->handle(request);
-      case LaunchKind::kOpenCLProgram:
-        if (!opencl_) opencl_ = make_opencl_handler();
-        return opencl_->handle(request);
-    }
-    BenchmarkResponse response;
-    response.id = request.id;
-    response.outcome = Outcome::kUnsupported;
-    response.message = fmt::format("{}: this worker cannot run launch kind {}", request.candidate,
-                                   launch_kind_name(request.launch.kind));
-    return response;
+    std::unique_ptr<RequestFlow>& flow = flows_[launch_device(request.launch.kind)];
+    if (!flow) flow = make_request_flow(launch_device(request.launch.kind));
+    return flow->serve(request);
   }
 
  private:
-  std::unique_ptr<DeviceHandler> cpu_;
-  std::unique_ptr<DeviceHandler> cuda_;
-  std::unique_ptr<DeviceHandler> opencl_;
+  std::map<DeviceKind, std::unique_ptr<RequestFlow>> flows_;
 };
 
 }  // namespace

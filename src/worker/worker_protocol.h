@@ -13,50 +13,15 @@
 #include <string>
 #include <string_view>
 
-#include "ktune/bench/bench_options.h"
-#include "ktune/bench/bench_stats.h"
 #include "bench/candidate_check.h"
-#include "ktune/tensor/compare.h"
-#include "ktune/core/launch_spec.h"
-#include "ktune/core/outcome.h"
+#include "device/request.h"
 #include "ktune/core/problem.h"
+#include "ktune/tensor/compare.h"
 
 namespace ktune {
 
 // Largest frame either side accepts; a longer length prefix is a protocol error.
 inline constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
-
-struct BenchmarkRequest {
-  std::uint64_t id = 0;
-  std::string candidate;  // the choice's name, for messages
-  LaunchSpec launch;      // what to run
-  Problem problem;
-  std::uint64_t seed = 0;
-  // The reference's outputs, by one of two routes: a file written by the parent
-  // (write_reference_file; the CPU, where the parent runs the reference), or a launch the
-  // worker runs itself before the first candidate of a problem (devices: cuBLAS on the GPU,
-  // where the inputs live and copying them through the parent would cost more than the run).
-  // Neither: outputs are checked only for poison, NaN, redzones and modified inputs.
-  std::filesystem::path expected;
-  std::optional<LaunchSpec> reference;
-  std::optional<Tolerance> tolerance;  // empty: default_tolerance() per output dtype
-  BenchOptions bench;
-  bool measure = true;  // false: verify only
-  // false: measure without verifying first, for a candidate that already passed on this
-  // problem (re-measuring close calls); a failing run is still a launch_error.
-  bool verify = true;
-};
-
-struct BenchmarkResponse {
-  std::uint64_t id = 0;
-  Outcome outcome = Outcome::kOk;
-  std::string message;
-  std::optional<BenchStats> stats;  // when measured and ok
-  std::string output_tail;          // the worker's stdout/stderr tail (filled in by the parent)
-  // The worker cannot serve another request (a sticky device error such as a CUDA illegal
-  // address poisons its context): it exits after this response and the pool starts a fresh one.
-  bool restart = false;
-};
 
 [[nodiscard]] std::string encode_ping();
 [[nodiscard]] std::string encode_pong(int pid);

@@ -1,4 +1,4 @@
-// The worker's CUDA handler: without a GPU, a clear kUnsupported answer and a worker that keeps
+// The request flow on the CUDA device: without a GPU, a clear kUnsupported answer and a worker that keeps
 // serving; with one, planted kernels (test/data/cuda/) for each outcome the handler must tell
 // apart: a correct kernel timed (with and without a CUDA graph), a write past the end of C, a
 // write into an input, half of C unwritten, a bad launch configuration, an illegal address
@@ -21,7 +21,7 @@
 #include "worker/worker.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
-#include "worker/cuda_check.h"
+#include "device/cuda/cuda_check.h"
 
 namespace ktune::test {
 namespace {
@@ -86,12 +86,12 @@ WorkerOptions worker_options() {
 TEST(CudaHandler, WithoutAGpuEveryRequestIsUnsupportedAndSaysWhy) {
   Result<const CudaDriver*> driver = cuda_driver();
   if (driver) GTEST_SKIP() << "[SKIP] a GPU is present: the no-GPU answer cannot be seen here";
-  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
+  std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
 
-  BenchmarkResponse r = handler->handle(request_for(missing_cubin()));
+  BenchmarkResponse r = handler->serve(request_for(missing_cubin()));
   EXPECT_EQ(r.id, 7u);
   EXPECT_EQ(r.outcome, Outcome::kUnsupported) << r.message;
-  EXPECT_THAT(r.message, HasSubstr("add: cannot run on the GPU: "));
+  EXPECT_THAT(r.message, HasSubstr("add: cannot run on the CUDA device: "));
   EXPECT_THAT(r.message, HasSubstr(driver.error().message));
   EXPECT_FALSE(r.restart);
   EXPECT_FALSE(r.stats);
@@ -101,7 +101,7 @@ TEST(CudaHandler, WithoutAGpuEveryRequestIsUnsupportedAndSaysWhy) {
   cublas.kind = LaunchKind::kCudaLibrary;
   cublas.library = "cublas";
   cublas.bind = {0, 1, 2, 3, 3, 3};
-  r = handler->handle(request_for(cublas, missing_cubin()));
+  r = handler->serve(request_for(cublas, missing_cubin()));
   EXPECT_EQ(r.outcome, Outcome::kUnsupported) << r.message;
   EXPECT_THAT(r.message, HasSubstr(driver.error().message));
   EXPECT_FALSE(r.restart);
@@ -118,7 +118,7 @@ TEST(CudaHandler, CheckingKernelsCompileForSm80AndSm90a) {
 
 TEST(CudaHandler, CreatedAndDestroyedUnusedTouchesNothing) {
   // The handler opens the driver on its first request only; unused, it has nothing to release.
-  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
+  std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
   handler.reset();
   SUCCEED();
 }
@@ -133,7 +133,7 @@ TEST(CudaHandler, TheWorkerAnswersAMissingCubinAndStaysAlive) {
     BenchmarkResponse r = worker->run(request_for(missing_cubin()), kDeadline);
     EXPECT_EQ(r.outcome, gpu ? Outcome::kLoadError : Outcome::kUnsupported) << r.message << "\n"
                                                                             << r.output_tail;
-    EXPECT_THAT(r.message, HasSubstr(gpu ? "cannot open the cubin" : "cannot run on the GPU"));
+    EXPECT_THAT(r.message, HasSubstr(gpu ? "cannot open the cubin" : "cannot run on the CUDA device"));
     EXPECT_FALSE(r.restart);
     EXPECT_TRUE(worker->alive());
   }
@@ -178,9 +178,9 @@ class CudaHandlerGpu : public ::testing::Test {
 };
 
 TEST_F(CudaHandlerGpu, CorrectKernelPassesAgainstACubinReferenceAndIsTimed) {
-  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
+  std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
   const LaunchSpec add = kernel("add");
-  BenchmarkResponse r = handler->handle(request_for(add, add));
+  BenchmarkResponse r = handler->serve(request_for(add, add));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
   EXPECT_FALSE(r.restart);
   ASSERT_TRUE(r.stats);
@@ -194,7 +194,7 @@ TEST_F(CudaHandlerGpu, CorrectKernelPassesAgainstACubinReferenceAndIsTimed) {
   // A graph of 8 calls per sample: captured (no fallback note), timed per call.
   BenchmarkRequest graphed = request_for(add, add);
   graphed.bench.graph_calls = 8;
-  r = handler->handle(graphed);
+  r = handler->serve(graphed);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
   EXPECT_EQ(r.message, "");
   ASSERT_TRUE(r.stats);
@@ -205,82 +205,82 @@ TEST_F(CudaHandlerGpu, CorrectKernelPassesAgainstACubinReferenceAndIsTimed) {
   // Verify only, and with no reference at all (poison and NaN checks alone).
   BenchmarkRequest verify_only = request_for(add);
   verify_only.measure = false;
-  r = handler->handle(verify_only);
+  r = handler->serve(verify_only);
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
   EXPECT_FALSE(r.stats);
 }
 
 TEST_F(CudaHandlerGpu, WritePastTheEndIsARedzoneViolationAndTheContextSurvives) {
-  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
+  std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
   const LaunchSpec add = kernel("add");
-  BenchmarkResponse r = handler->handle(request_for(kernel("add_past_end"), add));
+  BenchmarkResponse r = handler->serve(request_for(kernel("add_past_end"), add));
   EXPECT_EQ(r.outcome, Outcome::kRedzoneViolation) << r.message;
   EXPECT_EQ(r.message, "wrote outside the buffer of C (after the end)");
   EXPECT_FALSE(r.restart);
   EXPECT_FALSE(r.stats);
 
-  r = handler->handle(request_for(add, add));
+  r = handler->serve(request_for(add, add));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
 }
 
 TEST_F(CudaHandlerGpu, WriteIntoAnInputIsInputModified) {
-  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
-  BenchmarkResponse r = handler->handle(request_for(kernel("add_writes_input"), kernel("add")));
+  std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
+  BenchmarkResponse r = handler->serve(request_for(kernel("add_writes_input"), kernel("add")));
   EXPECT_EQ(r.outcome, Outcome::kInputModified) << r.message;
   EXPECT_EQ(r.message, "wrote into input A");
 }
 
 TEST_F(CudaHandlerGpu, HalfWrittenOutputIsUnwritten) {
-  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
+  std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
   // Against the reference: compare() sees the poison first.
-  BenchmarkResponse r = handler->handle(request_for(kernel("add_half_written"), kernel("add")));
+  BenchmarkResponse r = handler->serve(request_for(kernel("add_half_written"), kernel("add")));
   EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
   EXPECT_THAT(r.message, HasSubstr("output C: "));
   // Without one: the poison check alone, with candidate_check's message.
-  r = handler->handle(request_for(kernel("add_half_written")));
+  r = handler->serve(request_for(kernel("add_half_written")));
   EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
   EXPECT_EQ(r.message, "output C: element 500 was never written");
 }
 
-// Past 4 MiB of buffers the handler checks inputs and outputs on the GPU (worker/cuda_check.h)
+// Past 4 MiB of buffers the handler checks inputs and outputs on the GPU (device/cuda/cuda_check.h)
 // and reads back only to explain a failure: the verdicts and messages are those of the host.
 TEST_F(CudaHandlerGpu, LargeProblemsAreCheckedOnTheGpuWithTheHostsVerdicts) {
   constexpr std::int64_t n = (std::int64_t{1} << 20) + 3;  // 4 MiB a buffer, and a ragged end
-  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
+  std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
   const LaunchSpec add = kernel("add", n);
-  BenchmarkResponse r = handler->handle(request_for(add, add, n));
+  BenchmarkResponse r = handler->serve(request_for(add, add, n));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
-  r = handler->handle(request_for(kernel("add_wrong_last", n), add, n));
+  r = handler->serve(request_for(kernel("add_wrong_last", n), add, n));
   EXPECT_EQ(r.outcome, Outcome::kWrongResult) << r.message;
   EXPECT_THAT(r.message, HasSubstr("output C: 1 of 1048579 elements differ"));
   EXPECT_THAT(r.message, HasSubstr("first at [1048578]"));
-  r = handler->handle(request_for(kernel("add_half_written", n), add, n));
+  r = handler->serve(request_for(kernel("add_half_written", n), add, n));
   EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
-  r = handler->handle(request_for(kernel("add_writes_input", n), add, n));
+  r = handler->serve(request_for(kernel("add_writes_input", n), add, n));
   EXPECT_EQ(r.outcome, Outcome::kInputModified) << r.message;
   EXPECT_EQ(r.message, "wrote into input A");
-  r = handler->handle(request_for(kernel("add_past_end", n), add, n));
+  r = handler->serve(request_for(kernel("add_past_end", n), add, n));
   EXPECT_EQ(r.outcome, Outcome::kRedzoneViolation) << r.message;
-  r = handler->handle(request_for(add, add, n));  // and the right one still passes after them
+  r = handler->serve(request_for(add, add, n));  // and the right one still passes after them
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
 }
 
 TEST_F(CudaHandlerGpu, BadLaunchConfigurationIsALaunchErrorWithoutRestart) {
-  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
+  std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
   LaunchSpec add = kernel("add");
   LaunchSpec too_wide = add;
   too_wide.block = {4096, 1, 1};  // more threads than a block may have
-  BenchmarkResponse r = handler->handle(request_for(too_wide, add));
+  BenchmarkResponse r = handler->serve(request_for(too_wide, add));
   EXPECT_EQ(r.outcome, Outcome::kLaunchError) << r.message;
   EXPECT_THAT(r.message, HasSubstr("cuLaunchKernel: CUDA_ERROR_INVALID_VALUE"));
   EXPECT_FALSE(r.restart);
-  r = handler->handle(request_for(add, add));
+  r = handler->serve(request_for(add, add));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
 }
 
 TEST_F(CudaHandlerGpu, MissingCubinIsALoadError) {
-  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
-  BenchmarkResponse r = handler->handle(request_for(missing_cubin(), kernel("add")));
+  std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
+  BenchmarkResponse r = handler->serve(request_for(missing_cubin(), kernel("add")));
   EXPECT_EQ(r.outcome, Outcome::kLoadError) << r.message;
   EXPECT_THAT(r.message, HasSubstr("cannot open the cubin"));
 }
@@ -346,7 +346,7 @@ TEST_F(CudaHandlerGpu, CublasReferenceChecksCublasLtCandidates) {
   lt.library = "cublaslt";
   lt.algo = 0;
 
-  std::unique_ptr<DeviceHandler> handler = make_cuda_handler();
+  std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
   struct Shape {
     std::int64_t m, n, k;
     DType dtype;
@@ -357,7 +357,7 @@ TEST_F(CudaHandlerGpu, CublasReferenceChecksCublasLtCandidates) {
       request.problem = gemm_problem(s.m, s.n, s.k, s.dtype);
       request.bench.graph_calls = graph_calls;
       request.bench.budget_ms = 20;
-      BenchmarkResponse r = handler->handle(request);
+      BenchmarkResponse r = handler->serve(request);
       if (r.outcome == Outcome::kUnsupported &&
           r.message.find("no reference") == std::string::npos) {
         GTEST_SKIP() << "[SKIP] cuBLASLt unavailable: " << r.message;

@@ -208,7 +208,7 @@ TEST_F(OpenCLEpilogue, TheFusedReferenceMatchesTheHostEpilogue) {
   request.seed = kSeed;
   request.expected = file;
   request.measure = false;
-  const BenchmarkResponse response = make_opencl_handler()->handle(request);
+  const BenchmarkResponse response = make_request_flow(DeviceKind::kOpenCL)->serve(request);
   EXPECT_EQ(response.outcome, Outcome::kOk)
       << outcome_name(response.outcome) << ": " << response.message;
   EXPECT_EQ(reference->name(),

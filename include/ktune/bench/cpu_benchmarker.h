@@ -30,6 +30,7 @@ class CpuBenchmarker {
       const std::vector<std::function<Status()>>& runs, int rounds);
 
  private:
+  friend class CpuSamples;  // the CPU device's samples (src/bench/cpu_samples.h) flush alike
   void flush();
   BenchOptions options_;
   std::vector<std::pair<const void*, std::size_t>> ranges_;

@@ -13,6 +13,7 @@ namespace ktune {
 
 enum class LaunchKind {
   kCpuSharedObject,  // artifact: a shared object exporting ktune_entry (CpuBackend)
+  kCpuLibrary,       // library + entry + bind: a CPU library call (OpenBLAS)
   kCudaCubin,        // artifact: a cubin; entry: the __global__ function (extern "C")
   kCudaLibrary,      // library + algo: a vendor library call (cuBLAS, cuBLASLt)
   kOpenCLProgram,    // artifact: program binary or source; entry: the kernel
@@ -20,6 +21,8 @@ enum class LaunchKind {
 
 [[nodiscard]] std::string_view launch_kind_name(LaunchKind kind);  // "cpu_so", "cuda_cubin", ...
 [[nodiscard]] bool parse_launch_kind(std::string_view name, LaunchKind* out);
+// kCudaLibrary and kCpuLibrary.
+[[nodiscard]] bool is_library_launch(LaunchKind kind);
 
 // Where and how wide a device kernel runs; computed per problem by a template's launch hook.
 struct LaunchGeometry {
@@ -37,9 +40,11 @@ struct LaunchSpec {
   std::array<std::uint64_t, 3> block{1, 1, 1};
   std::uint32_t shared_bytes = 0;  // dynamic shared memory (CUDA)
   // kCudaLibrary: "cublas" (cublasGemmEx) or "cublaslt" (the algo-th result of the heuristic).
+  // kCpuLibrary: "openblas", with `entry` the call and its literal arguments, e.g.
+  // "gemm NT alpha=1 beta=0" (op(A) op(B) and the scalars of C = alpha op(A) op(B) + beta C).
   std::string library;
   int algo = -1;
-  // kCudaLibrary: which problem arguments play which role, by argument index, e.g. for a GEMM
+  // Library calls: which problem arguments play which role, by argument index, e.g. for a GEMM
   // {c, a, b, m, n, k} (and a bias with library_epilogue); fixed per library.
   std::vector<int> bind;
   // kCudaLibrary "cublaslt": the library's own fused epilogue (a cublasLtEpilogue_t value,
@@ -51,5 +56,9 @@ struct LaunchSpec {
 
   friend bool operator==(const LaunchSpec&, const LaunchSpec&) = default;
 };
+
+// Every field of `spec` (and of its `then` launches) as one line of text: its identity, e.g. in
+// the key of a prepared problem whose reference it is.
+[[nodiscard]] std::string launch_key(const LaunchSpec& spec);
 
 }  // namespace ktune

@@ -1,5 +1,5 @@
 // CudaChecker: the screening kernels (compiled by NVRTC in the worker) and their launches.
-#include "worker/cuda_check.h"
+#include "device/cuda/cuda_check.h"
 
 #include <fmt/format.h>
 

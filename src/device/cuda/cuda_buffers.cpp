@@ -1,6 +1,6 @@
 // CudaProblemBuffers: allocation, upload, reset by device-to-device copies, and the read-backs
 // that verification needs. Every driver call is checked.
-#include "tensor/cuda_buffers.h"
+#include "device/cuda/cuda_buffers.h"
 
 #include <fmt/format.h>
 

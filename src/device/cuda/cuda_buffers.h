@@ -66,7 +66,7 @@ class CudaProblemBuffers {
   // compare() and the reference's ReferenceOutputs take.
   [[nodiscard]] Status copy_outputs_to_host(std::vector<HostBuffer>* outputs) const;
 
-  // For checks on the device (worker/cuda_check.h): argument `arg`'s data start (its storage,
+  // For checks on the device (device/cuda/cuda_check.h): argument `arg`'s data start (its storage,
   // before the view's offset), its pristine copy and its storage bytes; 0 for scalars.
   [[nodiscard]] CUdeviceptr storage(std::size_t arg) const;
   [[nodiscard]] CUdeviceptr pristine(std::size_t arg) const { return args_[arg].pristine; }

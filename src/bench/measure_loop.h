@@ -1,0 +1,36 @@
+// The measurement loop of every device: warm-up, a first timed sample, a sample count from the
+// first sample and the budget (runs_for_budget, the one formula), the other samples, robust
+// statistics. The device supplies the samples through a SampleSource: each one after a cache
+// flush when BenchOptions::flush_cache asks for it, timed by whatever clock the device has (the
+// host's steady clock, CUDA events, OpenCL profiling events). A source may enqueue a whole batch
+// before it waits (CUDA does), so samples come in counts, not one call per run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ktune/bench/bench_options.h"
+#include "ktune/bench/bench_stats.h"
+#include "ktune/core/status.h"
+
+namespace ktune {
+
+class SampleSource {
+ public:
+  virtual ~SampleSource() = default;
+  // `count` untimed runs, finished before it returns.
+  [[nodiscard]] virtual Status warm_up(int count) = 0;
+  // `count` timed runs (each after a flush when asked for), each's time in ns appended to `ns`.
+  [[nodiscard]] virtual Status sample(int count, std::vector<double>* ns) = 0;
+  // What the reader of the result should know (a CUDA graph that could not be captured, say).
+  [[nodiscard]] virtual std::string note() const { return {}; }
+};
+
+// Timed runs wanted for a kernel whose first sample took `first_ns`: as many as fit in the
+// budget, within [min_runs, max(max_runs, min_runs)].
+[[nodiscard]] int runs_for_budget(const BenchOptions& options, double first_ns);
+
+// warm_up(options.warmup_runs), one sample, then runs_for_budget - 1 more; the first error.
+[[nodiscard]] Result<BenchStats> measure_samples(const BenchOptions& options, SampleSource& source);
+
+}  // namespace ktune

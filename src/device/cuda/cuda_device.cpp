@@ -1,0 +1,300 @@
+// The CUDA adapter (cuda_device.h).
+#include "device/cuda/cuda_device.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/cuda_module.h"
+#include "choice/cublas_gemm.h"
+#include "core/cuda_driver.h"
+#include "device/cuda/cuda_buffers.h"
+#include "device/cuda/cuda_check.h"
+#include "device/cuda/cuda_timer.h"
+#include "ktune/tensor/problem_buffers.h"
+
+namespace ktune {
+namespace {
+
+// Loaded modules kept at most; past it the cache starts again (modules hold device memory).
+constexpr std::size_t kMaxCachedKernels = 256;
+// Problems whose buffers hold at least this many bytes are checked on the GPU.
+constexpr std::size_t kDeviceCheckBytes = std::size_t{4} << 20;
+
+bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::kInOut; }
+
+// A candidate or reference ready to enqueue on the stream. Shares the cached kernels and
+// runners, so that evicting them never frees what a request still uses.
+struct Launcher final : DeviceLaunch {
+  std::shared_ptr<CudaKernel> kernel;
+  std::shared_ptr<CublasGemmRunner> runner;
+  LaunchGeometry geometry;
+  std::vector<Launcher> then;  // enqueued after this one (LaunchSpec::then)
+};
+
+class CudaProblem final : public DeviceProblem {
+ public:
+  CudaProblem(const CudaDriver& cu, CUstream stream, CudaFlush& flush,
+              std::unique_ptr<CudaProblemBuffers> buffers, CudaChecker* checker)
+      : cu_(cu), stream_(stream), flush_(flush), b_(std::move(buffers)), checker_(checker) {}
+
+  const Problem& problem() const override { return b_->problem(); }
+  Status reset() override { return b_->reset(); }
+  Status finish() override {
+    return cuda_status(cu_, cu_.StreamSynchronize(stream_), "StreamSynchronize");
+  }
+  Result<std::vector<std::string>> redzone_violations() override {
+    return b_->redzone_violations();
+  }
+  Result<std::optional<std::string>> modified_input() override;
+  Result<bool> outputs_pass(const ReferenceOutputs& reference) override;
+  Status keep_outputs_as_reference() override {
+    return checker_ ? b_->keep_outputs_as_reference() : Status{};
+  }
+  Status read_outputs() override { return b_->copy_outputs_to_host(&actual_); }
+  const std::byte* output(std::size_t arg) const override { return actual_[arg].data(); }
+
+  Status enqueue(const DeviceLaunch& launch) override {
+    const auto& l = static_cast<const Launcher&>(launch);
+    Status s = l.kernel ? cuda_status(cu_, l.kernel->launch(l.geometry, stream_, b_->params()),
+                                      "LaunchKernel")
+                        : l.runner->run(b_->device_args());
+    for (const Launcher& t : l.then) {
+      if (!s) break;
+      s = enqueue(t);
+    }
+    return s;
+  }
+  Result<std::unique_ptr<SampleSource>> timer(const DeviceLaunch& launch,
+                                              const BenchOptions& options) override {
+    Result<std::unique_ptr<CudaTimer>> t = CudaTimer::create(
+        cu_, stream_, flush_, options, [this, &launch] { return enqueue(launch); });
+    if (!t) return std::unexpected(t.error());
+    return std::unique_ptr<SampleSource>(std::move(*t));
+  }
+
+ private:
+  const CudaDriver& cu_;
+  CUstream stream_;
+  CudaFlush& flush_;
+  std::unique_ptr<CudaProblemBuffers> b_;
+  CudaChecker* checker_;            // set when inputs and outputs are checked on the GPU
+  std::vector<HostBuffer> actual_;  // the last run's outputs read back, by argument index
+};
+
+Result<std::optional<std::string>> CudaProblem::modified_input() {
+  if (!checker_) return b_->modified_input();
+  const Problem& problem = b_->problem();
+  for (std::size_t i = 0; i < problem.args.size(); ++i) {
+    if (problem.args[i].param.role != ArgRole::kIn || b_->storage_bytes(i) == 0) continue;
+    Result<bool> same =
+        checker_->equal(b_->storage(i), b_->pristine(i), b_->storage_bytes(i), stream_);
+    if (!same) return std::unexpected(same.error());
+    if (!*same) return problem.args[i].param.name;
+  }
+  return std::nullopt;
+}
+
+// Every output screened on the GPU against the reference's device copy.
+Result<bool> CudaProblem::outputs_pass(const ReferenceOutputs& reference) {
+  if (!checker_) return false;
+  const Problem& problem = b_->problem();
+  for (std::size_t i = 0; i < problem.args.size(); ++i) {
+    const ProblemArg& arg = problem.args[i];
+    if (!is_output(arg.param.role)) continue;
+    const TensorSpec& t = arg.tensor;
+    // Dense views only: the screen walks the storage, which must be exactly the view.
+    if (b_->reference_output(i) == 0 || !CudaChecker::screens(arg.param.dtype) || t.offset != 0 ||
+        t.storage_elements() != t.numel()) {
+      return false;
+    }
+    Result<bool> ok =
+        checker_->outputs_pass(arg.param.dtype, b_->storage(i), b_->reference_output(i), t.numel(),
+                               reference.tolerances[i], stream_);
+    if (!ok || !*ok) return ok;
+  }
+  return true;
+}
+
+class CudaDevice final : public DeviceAdapter {
+ public:
+  ~CudaDevice() override;
+  std::string_view name() const override { return "CUDA"; }
+  Status open() override {
+    if (!opened_) opened_ = open_device();
+    if (*opened_) {
+      if (CUresult r = cu_->CtxSetCurrent(context_); r != CUDA_SUCCESS) {
+        return cuda_status(*cu_, r, "CtxSetCurrent");
+      }
+    }
+    return *opened_;
+  }
+  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem,
+                                                  std::uint64_t seed) override;
+  Result<std::shared_ptr<const DeviceLaunch>> load(const LaunchSpec& spec,
+                                                   const Problem& problem) override {
+    Result<Launcher> l = launcher(spec, problem);
+    if (!l) return std::unexpected(l.error());
+    return std::make_shared<const Launcher>(std::move(*l));
+  }
+  Fault fault(std::string message) override;
+  bool lost() const override { return lost_; }
+
+ private:
+  Status open_device();
+  Result<Launcher> launcher(const LaunchSpec& spec, const Problem& problem);
+  Result<Launcher> launcher_alone(const LaunchSpec& spec, const Problem& problem);
+  // The checker, created on first use; null where it cannot be (the host checks stand in).
+  CudaChecker* checker();
+
+  std::optional<Status> opened_;  // the first open()'s result, kept
+  const CudaDriver* cu_ = nullptr;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;  // the primary context, retained
+  CUstream stream_ = nullptr;
+  std::string arch_;  // "sm_90a", for the checker's kernels
+  int sm_count_ = 0;
+  bool lost_ = false;  // a sticky error happened: the context is unusable
+
+  std::unique_ptr<CudaFlush> flush_;
+  std::map<std::string, std::shared_ptr<CudaKernel>> kernels_;
+  std::string runners_problem_;  // the problem key the runners were created for
+  std::map<std::string, std::shared_ptr<CublasGemmRunner>> runners_;
+  std::optional<std::unique_ptr<CudaChecker>> checker_;  // set by the first checker() call
+};
+
+CudaDevice::~CudaDevice() {
+  if (cu_ == nullptr || context_ == nullptr) return;
+  // Everything below frees device memory or library handles in this context. The request
+  // flow has dropped its problem (and with it every launch) before the device goes.
+  (void)cu_->CtxSetCurrent(context_);
+  if (!lost_ && stream_ != nullptr) (void)cu_->StreamSynchronize(stream_);
+  flush_.reset();
+  checker_.reset();
+  runners_.clear();
+  kernels_.clear();
+  if (stream_ != nullptr) (void)cu_->StreamDestroy(stream_);
+  (void)cu_->DevicePrimaryCtxRelease(device_);
+}
+
+Status CudaDevice::open_device() {
+  Result<const CudaDriver*> driver = cuda_driver();
+  if (!driver) return std::unexpected(driver.error());
+  cu_ = *driver;
+  const CudaDriver& cu = *cu_;
+  KTUNE_CU(DeviceGet(&device_, 0));
+  KTUNE_CU(DevicePrimaryCtxRetain(&context_, device_));
+  KTUNE_CU(CtxSetCurrent(context_));
+  // Non-blocking: graph capture refuses the legacy stream, and nothing else in the process
+  // (cuBLAS's own work on the legacy stream) serialises with ours.
+  KTUNE_CU(StreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+  Result<CudaDeviceInfo> info = cuda_device_info(0);
+  if (!info) return std::unexpected(info.error());
+  const std::size_t l2 = info->l2_bytes > 0 ? static_cast<std::size_t>(info->l2_bytes) : 0;
+  flush_ = std::make_unique<CudaFlush>(cu, stream_, l2);
+  arch_ = info->arch();
+  sm_count_ = info->sm_count;
+  return {};
+}
+
+CudaChecker* CudaDevice::checker() {
+  if (!checker_) {
+    Result<std::unique_ptr<CudaChecker>> c = CudaChecker::create(*cu_, arch_, sm_count_);
+    checker_ = c ? std::move(*c) : nullptr;
+  }
+  return checker_->get();
+}
+
+Result<std::unique_ptr<DeviceProblem>> CudaDevice::allocate(const Problem& problem,
+                                                            std::uint64_t seed) {
+  // The host copy is needed only to seed the device: it goes when this returns.
+  const ProblemBuffers host = ProblemBuffers::create(problem, seed);
+  Result<std::unique_ptr<CudaProblemBuffers>> buffers = CudaProblemBuffers::create(*cu_, host);
+  if (!buffers) return std::unexpected(buffers.error());
+  CudaChecker* check = (*buffers)->device_bytes() >= kDeviceCheckBytes ? checker() : nullptr;
+  return std::make_unique<CudaProblem>(*cu_, stream_, *flush_, std::move(*buffers), check);
+}
+
+DeviceAdapter::Fault CudaDevice::fault(std::string message) {
+  // A kernel's fault is sticky: every later call returns it, so one probe tells whether the
+  // context is lost, whichever call reported the failure first (a library's own status, say).
+  const CUresult probe = cu_->CtxSynchronize();
+  if (!cuda_error_is_sticky(probe)) return {std::move(message), false};
+  lost_ = true;
+  const char* name = nullptr;
+  (void)cu_->GetErrorName(probe, &name);
+  const std::string error = name ? name : fmt::format("CUresult {}", static_cast<int>(probe));
+  if (message.find(error) != std::string::npos) {
+    return {fmt::format("{}; the worker restarts", message), true};
+  }
+  return {fmt::format("{}; then the context was lost: {}; the worker restarts", message, error),
+          true};
+}
+
+Result<Launcher> CudaDevice::launcher(const LaunchSpec& spec, const Problem& problem) {
+  Result<Launcher> first = launcher_alone(spec, problem);
+  if (!first) return first;
+  for (const LaunchSpec& t : spec.then) {
+    Result<Launcher> next = launcher(t, problem);
+    if (!next) return next;
+    first->then.push_back(std::move(*next));
+  }
+  return first;
+}
+
+Result<Launcher> CudaDevice::launcher_alone(const LaunchSpec& spec, const Problem& problem) {
+  Launcher l;
+  switch (spec.kind) {
+    case LaunchKind::kCudaCubin: {
+      const std::string key =
+          fmt::format("{} {} {}", spec.artifact.string(), spec.entry, spec.shared_bytes);
+      auto it = kernels_.find(key);
+      if (it == kernels_.end()) {
+        Result<std::unique_ptr<CudaKernel>> k =
+            CudaKernel::load(*cu_, spec.artifact, spec.entry, spec.shared_bytes);
+        if (!k) return std::unexpected(k.error());
+        if (kernels_.size() >= kMaxCachedKernels) kernels_.clear();
+        it = kernels_.emplace(key, std::move(*k)).first;
+      }
+      l.kernel = it->second;
+      l.geometry = LaunchGeometry{spec.grid, spec.block, spec.shared_bytes};
+      return l;
+    }
+    case LaunchKind::kCudaLibrary: {
+      // A runner holds descriptors of one problem: the runners of the last problem go.
+      const std::string problem_key = problem.key();
+      if (runners_problem_ != problem_key) {
+        runners_.clear();
+        runners_problem_ = problem_key;
+      }
+      const std::string key = launch_key(spec);
+      auto it = runners_.find(key);
+      if (it == runners_.end()) {
+        Result<std::unique_ptr<CublasGemmRunner>> r =
+            CublasGemmRunner::create(spec, problem, stream_);
+        if (!r) return std::unexpected(r.error());
+        it = runners_.emplace(key, std::move(*r)).first;
+      }
+      l.runner = it->second;
+      return l;
+    }
+    case LaunchKind::kCpuSharedObject:
+    case LaunchKind::kCpuLibrary:
+    case LaunchKind::kOpenCLProgram:
+      break;
+  }
+  return make_error(
+      ErrorCode::kUnavailable,
+      fmt::format("the CUDA device cannot run launch kind {}", launch_kind_name(spec.kind)));
+}
+
+}  // namespace
+
+std::unique_ptr<DeviceAdapter> make_cuda_device() { return std::make_unique<CudaDevice>(); }
+
+}  // namespace ktune

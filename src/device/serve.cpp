@@ -1,0 +1,221 @@
+// RequestFlow: open, load, prepare, verify, measure (serve.h).
+#include "device/serve.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <utility>
+
+namespace ktune {
+namespace {
+
+bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::kInOut; }
+
+// The prepared problem's identity: the problem, the seed and where its reference comes from.
+std::string prepared_key(const BenchmarkRequest& request) {
+  return fmt::format("{} seed={} expected={} reference={}", request.problem.key(), request.seed,
+                     request.expected.string(),
+                     request.reference ? launch_key(*request.reference) : "none");
+}
+
+}  // namespace
+
+struct RequestFlow::Prepared {
+  std::string key;
+  std::unique_ptr<DeviceProblem> buffers;
+  std::optional<ReferenceOutputs> reference;
+};
+
+RequestFlow::RequestFlow(std::unique_ptr<DeviceAdapter> device, ReferenceReader read_reference)
+    : device_(std::move(device)), read_reference_(std::move(read_reference)) {}
+
+RequestFlow::~RequestFlow() = default;
+
+const ReferenceOutputs* RequestFlow::reference() const {
+  return prepared_ && prepared_->reference ? &*prepared_->reference : nullptr;
+}
+
+BenchmarkResponse RequestFlow::serve(const BenchmarkRequest& request) {
+  return answer(request, nullptr);
+}
+
+BenchmarkResponse RequestFlow::serve(const BenchmarkRequest& request,
+                                     const DeviceLaunch& candidate) {
+  return answer(request, &candidate);
+}
+
+BenchmarkResponse RequestFlow::answer(const BenchmarkRequest& request,
+                                      const DeviceLaunch* candidate) {
+  BenchmarkResponse response;
+  response.id = request.id;
+  Verdict v = run(request, candidate, &response);
+  response.outcome = v.outcome;
+  response.restart = v.restart;
+  if (!v.ok()) {
+    response.message = std::move(v.message);
+    response.stats.reset();
+  }
+  return response;
+}
+
+RequestFlow::Verdict RequestFlow::failure(std::string message) {
+  DeviceAdapter::Fault f = device_->fault(std::move(message));
+  return {Outcome::kLaunchError, std::move(f.message), f.restart};
+}
+
+RequestFlow::Verdict RequestFlow::failure(const Error& error) { return failure(error.message); }
+
+RequestFlow::Verdict RequestFlow::start(const BenchmarkRequest& request) {
+  if (device_->lost()) {
+    return {Outcome::kLaunchError,
+            fmt::format("the {} context was lost to an earlier candidate's fault; the worker "
+                        "restarts",
+                        device_->name()),
+            true};
+  }
+  if (Status s = device_->open(); !s) {
+    return {Outcome::kUnsupported,
+            fmt::format("{}: cannot run on the {} device: {}", request.candidate, device_->name(),
+                        s.error().message)};
+  }
+  return {};
+}
+
+RequestFlow::Verdict RequestFlow::run(const BenchmarkRequest& request,
+                                      const DeviceLaunch* candidate, BenchmarkResponse* response) {
+  if (Verdict v = start(request); !v.ok()) return v;
+  std::shared_ptr<const DeviceLaunch> loaded;
+  if (!candidate) {
+    Result<std::shared_ptr<const DeviceLaunch>> l = device_->load(request.launch, request.problem);
+    if (!l) {
+      // A missing library is this machine's lack, and a library that cannot run the problem
+      // (or has fewer heuristic algorithms than the choice's index) does not support it:
+      // neither is a broken candidate.
+      const ErrorCode code = l.error().code;
+      const bool unsupported =
+          code == ErrorCode::kUnavailable ||
+          (is_library_launch(request.launch.kind) && code == ErrorCode::kInvalidArgument);
+      return {unsupported ? Outcome::kUnsupported : Outcome::kLoadError, l.error().message};
+    }
+    loaded = std::move(*l);
+    candidate = loaded.get();
+  }
+  if (Verdict v = prepare(request); !v.ok()) return v;
+
+  Prepared& p = *prepared_;
+  if (request.verify) {
+    if (p.reference) {
+      // Per request: the tolerance may change while the prepared problem stays.
+      const Problem& problem = request.problem;
+      for (std::size_t i = 0; i < problem.args.size(); ++i) {
+        if (!is_output(problem.args[i].param.role)) continue;
+        p.reference->tolerances[i] =
+            request.tolerance ? *request.tolerance : default_tolerance(problem.args[i].param.dtype);
+      }
+    }
+    DeviceProblem& b = *p.buffers;
+    CheckResult c = check_candidate([&] { return b.enqueue(*candidate); }, b,
+                                    p.reference ? &*p.reference : nullptr);
+    if (c.outcome == Outcome::kLaunchError) return failure(std::move(c.message));
+    if (c.outcome != Outcome::kOk) return {c.outcome, std::move(c.message)};
+  }
+  if (!request.measure) return {};
+  return measure(request, *candidate, response);
+}
+
+RequestFlow::Verdict RequestFlow::prepare(const BenchmarkRequest& request) {
+  const std::string key = prepared_key(request);
+  if (prepared_ && prepared_->key == key) return {};
+  prepared_.reset();  // free the last problem's memory first
+  auto no_reference = [&](const std::string& why) {
+    return Verdict{Outcome::kUnsupported,
+                   fmt::format("{}: no reference to verify against: {}", request.candidate, why)};
+  };
+
+  auto p = std::make_unique<Prepared>();
+  p->key = key;
+  Result<std::unique_ptr<DeviceProblem>> buffers = device_->allocate(request.problem, request.seed);
+  if (!buffers) {
+    const ErrorCode code = buffers.error().code;
+    if (code != ErrorCode::kInvalidArgument) {
+      Verdict v = failure(buffers.error());
+      if (v.restart) return v;
+    }
+    return {
+        code == ErrorCode::kResourceExhausted ? Outcome::kResourceExhausted : Outcome::kUnsupported,
+        fmt::format("{}: cannot put the problem on the {} device: {}", request.candidate,
+                    device_->name(), buffers.error().message)};
+  }
+  p->buffers = std::move(*buffers);
+
+  if (!request.expected.empty()) {
+    Result<ReferenceOutputs> ref =
+        read_reference_(request.expected, request.problem, request.tolerance);
+    if (!ref) return no_reference(ref.error().message);
+    p->reference = std::move(*ref);
+  } else if (request.reference) {
+    Result<std::shared_ptr<const DeviceLaunch>> ref =
+        device_->load(*request.reference, request.problem);
+    if (!ref) return no_reference(fmt::format("reference does not load: {}", ref.error().message));
+    if (Verdict v = reference_run(request, *p, **ref); !v.ok()) {
+      Verdict r = no_reference(v.message);
+      r.restart = v.restart;
+      return r;
+    }
+  }
+  prepared_ = std::move(p);
+  return {};
+}
+
+// Runs `reference` on p's buffers into p.reference; the verdict's message says what failed.
+RequestFlow::Verdict RequestFlow::reference_run(const BenchmarkRequest& request, Prepared& p,
+                                                const DeviceLaunch& reference) {
+  DeviceProblem& b = *p.buffers;
+  ReferenceOutputs out;
+  CheckResult c = run_reference([&] { return b.enqueue(reference); }, b, request.tolerance, &out);
+  if (c.outcome != Outcome::kOk) {
+    Verdict v{c.outcome, std::move(c.message)};
+    if (c.outcome == Outcome::kLaunchError) v = failure(std::move(v.message));
+    v.message = fmt::format("reference: {}: {}", outcome_name(c.outcome), v.message);
+    return v;
+  }
+  p.reference = std::move(out);
+  return {};
+}
+
+Result<double> RequestFlow::prepare_reference(const BenchmarkRequest& request,
+                                              const DeviceLaunch& reference) {
+  if (Verdict v = start(request); !v.ok()) return make_error(ErrorCode::kUnavailable, v.message);
+  BenchmarkRequest plain = request;  // the key of requests that name no reference
+  plain.expected.clear();
+  plain.reference.reset();
+  prepared_.reset();
+  if (Verdict v = prepare(plain); !v.ok()) return make_error(ErrorCode::kUnavailable, v.message);
+  const auto t0 = std::chrono::steady_clock::now();
+  Verdict v = reference_run(plain, *prepared_, reference);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (!v.ok()) {
+    prepared_.reset();
+    return make_error(ErrorCode::kInvalidArgument, std::move(v.message));
+  }
+  return std::chrono::duration<double, std::nano>(t1 - t0).count();
+}
+
+RequestFlow::Verdict RequestFlow::measure(const BenchmarkRequest& request,
+                                          const DeviceLaunch& candidate,
+                                          BenchmarkResponse* response) {
+  DeviceProblem& b = *prepared_->buffers;
+  if (Status s = b.reset(); !s) return failure(s.error());
+  Result<std::unique_ptr<SampleSource>> source = b.timer(candidate, request.bench);
+  if (!source) return failure(source.error());
+  Result<BenchStats> stats = measure_samples(request.bench, **source);
+  if (!stats) return failure(stats.error());
+  // A fault of the last sample shows here at the latest, and no response is ok while one is
+  // pending.
+  if (Status s = b.finish(); !s) return failure(s.error());
+  response->stats = *stats;
+  response->message = (*source)->note();
+  return {};
+}
+
+}  // namespace ktune

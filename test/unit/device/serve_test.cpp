@@ -1,0 +1,322 @@
+// The request flow (device/serve.h) on a fake device whose launches write fixed outputs: one per
+// outcome the flow must tell apart (right, wrong, a write past the end, an output left unwritten,
+// an input modified, a failing and a sticky launch), the prepared problem kept across requests,
+// the three reference routes, and the measurement loop's count from the budget.
+#include "device/serve.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/measure_loop.h"
+#include "device/host_problem.h"
+#include "ktune/tensor/problem_buffers.h"
+
+namespace ktune {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::int64_t kN = 64;
+constexpr double kSampleNs = 1000;  // what every fake sample takes
+
+// c = 2 * a, done right or wrong in one of the ways a candidate can be wrong.
+enum class Behaviour { kRight, kWrong, kPastEnd, kHalfWritten, kWritesInput, kFails, kSticky };
+
+const std::map<std::string, Behaviour> kBehaviours = {{"right", Behaviour::kRight},
+                                                      {"wrong", Behaviour::kWrong},
+                                                      {"past_end", Behaviour::kPastEnd},
+                                                      {"half_written", Behaviour::kHalfWritten},
+                                                      {"writes_input", Behaviour::kWritesInput},
+                                                      {"fails", Behaviour::kFails},
+                                                      {"sticky", Behaviour::kSticky}};
+
+struct FakeLaunch final : DeviceLaunch {
+  explicit FakeLaunch(Behaviour b) : behaviour(b) {}
+  Behaviour behaviour;
+};
+
+// What the fake device saw, shared with the test.
+struct Counts {
+  int allocations = 0;
+  int loads = 0;
+  int faults = 0;
+  std::vector<int> sample_counts;  // each SampleSource::sample call's count
+};
+
+class FakeTimer final : public SampleSource {
+ public:
+  explicit FakeTimer(Counts& counts) : counts_(counts) {}
+  Status warm_up(int) override { return {}; }
+  Status sample(int count, std::vector<double>* ns) override {
+    counts_.sample_counts.push_back(count);
+    ns->insert(ns->end(), static_cast<std::size_t>(count), kSampleNs);
+    return {};
+  }
+
+ private:
+  Counts& counts_;
+};
+
+// Host buffers checked as the CPU checks them; enqueue writes what the behaviour says.
+class FakeProblem final : public HostProblem {
+ public:
+  FakeProblem(ProblemBuffers buffers, Counts& counts)
+      : HostProblem(std::move(buffers)), counts_(counts) {}
+
+  Status enqueue(const DeviceLaunch& launch) override {
+    auto* c = static_cast<float*>(buffers().args()[0]);
+    auto* a = static_cast<float*>(buffers().args()[1]);
+    const Behaviour b = static_cast<const FakeLaunch&>(launch).behaviour;
+    if (b == Behaviour::kFails) return make_error(ErrorCode::kIo, "fake: launch failed");
+    if (b == Behaviour::kSticky) return make_error(ErrorCode::kIo, "fake: FAKE_STICKY");
+    const std::int64_t n = b == Behaviour::kHalfWritten ? kN / 2 : kN;
+    for (std::int64_t i = 0; i < n; ++i) c[i] = 2 * a[i];
+    if (b == Behaviour::kWrong) c[kN - 1] += 1;
+    if (b == Behaviour::kPastEnd) c[kN] = 0;
+    if (b == Behaviour::kWritesInput) a[0] += 1;
+    return {};
+  }
+  Result<std::unique_ptr<SampleSource>> timer(const DeviceLaunch&, const BenchOptions&) override {
+    return std::make_unique<FakeTimer>(counts_);
+  }
+
+ private:
+  Counts& counts_;
+};
+
+// Launches by entry name (kBehaviours); "missing" fails to load, "no_library" is unavailable.
+class FakeDevice final : public DeviceAdapter {
+ public:
+  explicit FakeDevice(Counts& counts) : counts_(counts) {}
+  std::string_view name() const override { return "fake"; }
+  Status open() override { return {}; }
+  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem,
+                                                  std::uint64_t seed) override {
+    ++counts_.allocations;
+    return std::make_unique<FakeProblem>(ProblemBuffers::create(problem, seed), counts_);
+  }
+  Result<std::shared_ptr<const DeviceLaunch>> load(const LaunchSpec& spec,
+                                                   const Problem&) override {
+    ++counts_.loads;
+    if (spec.entry == "no_library") return make_error(ErrorCode::kUnavailable, "no library here");
+    auto it = kBehaviours.find(spec.entry);
+    if (it == kBehaviours.end()) return make_error(ErrorCode::kIo, "cannot open " + spec.entry);
+    return std::make_shared<const FakeLaunch>(it->second);
+  }
+  Fault fault(std::string message) override {
+    ++counts_.faults;
+    if (message.find("FAKE_STICKY") == std::string::npos) return {std::move(message), false};
+    lost_ = true;
+    return {message + "; the worker restarts", true};
+  }
+  bool lost() const override { return lost_; }
+
+ private:
+  Counts& counts_;
+  bool lost_ = false;
+};
+
+Problem twice_problem() {
+  Problem p;
+  p.op = "twice";
+  p.name = "n=64";
+  const auto spec = TensorSpec::contiguous(DType::kF32, {kN});
+  p.args.push_back(ProblemArg{{"c", ArgRole::kOut, DType::kF32}, spec, {}});
+  p.args.push_back(ProblemArg{{"a", ArgRole::kIn, DType::kF32}, spec, {}});
+  return p;
+}
+
+LaunchSpec launch(const std::string& entry) {
+  LaunchSpec l;
+  l.entry = entry;
+  return l;
+}
+
+class RequestFlowTest : public ::testing::Test {
+ protected:
+  RequestFlowTest()
+      : flow_(std::make_unique<FakeDevice>(counts_),
+              [this](const std::filesystem::path& path, const Problem& problem,
+                     const std::optional<Tolerance>&) -> Result<ReferenceOutputs> {
+                ++files_read_;
+                if (path != "reference.bin") return make_error(ErrorCode::kIo, "no such file");
+                // The right answer, as the parent would have written it.
+                ProblemBuffers b = ProblemBuffers::create(problem, 3);
+                ReferenceOutputs ref;
+                ref.outputs.resize(2);
+                ref.tolerances.resize(2);
+                ref.outputs[0] = HostBuffer::allocate(kN * sizeof(float));
+                auto* c = reinterpret_cast<float*>(ref.outputs[0].data());
+                const auto* a = static_cast<const float*>(b.args()[1]);
+                for (std::int64_t i = 0; i < kN; ++i) c[i] = 2 * a[i];
+                return ref;
+              }) {}
+
+  // Verified against the reference launch "right", then measured.
+  BenchmarkRequest request(const std::string& entry) {
+    BenchmarkRequest r;
+    r.id = next_id_++;
+    r.candidate = entry;
+    r.launch = launch(entry);
+    r.problem = twice_problem();
+    r.seed = 3;
+    r.reference = launch("right");
+    r.bench.budget_ms = 0.01;  // 10 us: ten samples of 1 us
+    r.bench.min_runs = 3;
+    r.bench.max_runs = 50;
+    return r;
+  }
+
+  Counts counts_;
+  int files_read_ = 0;
+  std::uint64_t next_id_ = 1;
+  RequestFlow flow_;
+};
+
+TEST_F(RequestFlowTest, ARightCandidateIsVerifiedAndMeasuredWithTheBudgetsCount) {
+  BenchmarkResponse r = flow_.serve(request("right"));
+  EXPECT_EQ(r.id, 1u);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
+  ASSERT_TRUE(r.stats);
+  // One first sample, then runs_for_budget(10 us / 1 us) - 1 more.
+  EXPECT_EQ(r.stats->runs, 10);
+  EXPECT_DOUBLE_EQ(r.stats->median_ns, kSampleNs);
+  EXPECT_EQ(counts_.sample_counts, (std::vector<int>{1, 9}));
+  EXPECT_FALSE(r.restart);
+}
+
+TEST_F(RequestFlowTest, EachWayOfBeingWrongHasItsOutcome) {
+  const std::pair<const char*, Outcome> cases[] = {
+      {"wrong", Outcome::kWrongResult},
+      {"past_end", Outcome::kRedzoneViolation},
+      {"half_written", Outcome::kUnwrittenOutput},
+      {"writes_input", Outcome::kInputModified},
+      {"fails", Outcome::kLaunchError},
+  };
+  for (const auto& [entry, outcome] : cases) {
+    BenchmarkResponse r = flow_.serve(request(entry));
+    EXPECT_EQ(r.outcome, outcome) << entry << ": " << r.message;
+    EXPECT_FALSE(r.stats) << entry;
+    EXPECT_FALSE(r.restart) << entry;
+  }
+  EXPECT_EQ(counts_.allocations, 1);  // one problem, prepared once for all of them
+  EXPECT_TRUE(counts_.sample_counts.empty());
+  EXPECT_EQ(counts_.faults, 1);  // only the failed launch asks the device
+  // And a right one still passes after them.
+  EXPECT_EQ(flow_.serve(request("right")).outcome, Outcome::kOk);
+}
+
+TEST_F(RequestFlowTest, AnUnwrittenOutputIsCaughtWithoutAReferenceToo) {
+  BenchmarkRequest q = request("half_written");
+  q.reference.reset();
+  BenchmarkResponse r = flow_.serve(q);
+  EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("output c: element 32 was never written"));
+  q = request("wrong");
+  q.reference.reset();
+  EXPECT_EQ(flow_.serve(q).outcome, Outcome::kOk);  // nothing to tell it from the right answer
+}
+
+TEST_F(RequestFlowTest, TheReferenceFileRouteVerifiesLikeTheLaunch) {
+  BenchmarkRequest q = request("wrong");
+  q.reference.reset();
+  q.expected = "reference.bin";
+  q.measure = false;
+  EXPECT_EQ(flow_.serve(q).outcome, Outcome::kWrongResult);
+  q = request("right");
+  q.reference.reset();
+  q.expected = "reference.bin";
+  q.measure = false;
+  EXPECT_EQ(flow_.serve(q).outcome, Outcome::kOk);
+  EXPECT_EQ(files_read_, 1);  // read once for the prepared problem
+
+  q.expected = "elsewhere.bin";
+  BenchmarkResponse r = flow_.serve(q);
+  EXPECT_EQ(r.outcome, Outcome::kUnsupported) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("right: no reference to verify against: no such file"));
+}
+
+TEST_F(RequestFlowTest, ABrokenReferenceLeavesNothingToVerifyAgainst) {
+  BenchmarkRequest q = request("right");
+  q.reference = launch("half_written");
+  BenchmarkResponse r = flow_.serve(q);
+  EXPECT_EQ(r.outcome, Outcome::kUnsupported) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("no reference to verify against: reference: unwritten_output"));
+  q.reference = launch("missing");
+  r = flow_.serve(q);
+  EXPECT_EQ(r.outcome, Outcome::kUnsupported) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("reference does not load: cannot open missing"));
+}
+
+TEST_F(RequestFlowTest, TheProblemIsPreparedAgainOnlyWhenProblemSeedOrReferenceChange) {
+  ASSERT_EQ(flow_.serve(request("right")).outcome, Outcome::kOk);
+  ASSERT_EQ(flow_.serve(request("right")).outcome, Outcome::kOk);
+  EXPECT_EQ(counts_.allocations, 1);
+  BenchmarkRequest q = request("right");
+  q.seed = 4;
+  ASSERT_EQ(flow_.serve(q).outcome, Outcome::kOk);
+  EXPECT_EQ(counts_.allocations, 2);
+  q.reference.reset();
+  ASSERT_EQ(flow_.serve(q).outcome, Outcome::kOk);
+  EXPECT_EQ(counts_.allocations, 3);
+}
+
+TEST_F(RequestFlowTest, LoadFailuresAreLoadErrorsAndAMissingLibraryIsUnsupported) {
+  BenchmarkResponse r = flow_.serve(request("missing"));
+  EXPECT_EQ(r.outcome, Outcome::kLoadError) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("cannot open missing"));
+  r = flow_.serve(request("no_library"));
+  EXPECT_EQ(r.outcome, Outcome::kUnsupported) << r.message;
+  EXPECT_EQ(counts_.allocations, 0);  // nothing prepared for a candidate that did not load
+}
+
+TEST_F(RequestFlowTest, AStickyFaultRestartsAndRefusesWhatFollows) {
+  BenchmarkResponse r = flow_.serve(request("sticky"));
+  EXPECT_EQ(r.outcome, Outcome::kLaunchError) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("FAKE_STICKY; the worker restarts"));
+  EXPECT_TRUE(r.restart);
+  r = flow_.serve(request("right"));
+  EXPECT_EQ(r.outcome, Outcome::kLaunchError) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("the fake context was lost"));
+  EXPECT_TRUE(r.restart);
+}
+
+TEST_F(RequestFlowTest, AReferenceRunInProcessServesRequestsThatNameNone) {
+  BenchmarkRequest q = request("wrong");
+  q.reference.reset();
+  Result<double> ns = flow_.prepare_reference(q, FakeLaunch(Behaviour::kRight));
+  ASSERT_TRUE(ns) << ns.error().message;
+  ASSERT_NE(flow_.reference(), nullptr);
+  // In-process candidates come as loaded launches, verified against that reference.
+  EXPECT_EQ(flow_.serve(q, FakeLaunch(Behaviour::kWrong)).outcome, Outcome::kWrongResult);
+  EXPECT_EQ(flow_.serve(q, FakeLaunch(Behaviour::kRight)).outcome, Outcome::kOk);
+  EXPECT_EQ(counts_.allocations, 1);
+  EXPECT_EQ(counts_.loads, 0);
+
+  Result<double> bad = flow_.prepare_reference(q, FakeLaunch(Behaviour::kWritesInput));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(bad.error().message, HasSubstr("reference: input_modified: wrote into input a"));
+}
+
+TEST(RunsForBudget, FillsTheBudgetWithinTheBounds) {
+  BenchOptions o;
+  o.budget_ms = 1;
+  o.min_runs = 3;
+  o.max_runs = 200;
+  EXPECT_EQ(runs_for_budget(o, 10'000), 100);
+  EXPECT_EQ(runs_for_budget(o, 1'000'000), 3);  // slower than the budget: the minimum
+  EXPECT_EQ(runs_for_budget(o, 1), 200);        // faster: the maximum
+  o.max_runs = 2;
+  EXPECT_EQ(runs_for_budget(o, 1), 3);  // a maximum below the minimum gives way
+}
+
+}  // namespace
+}  // namespace ktune
