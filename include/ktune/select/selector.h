@@ -85,6 +85,9 @@ class Selector {
                                   const Choice* reference) const;
 
  private:
+  // The pool of isolated runs, made on first use; null without isolation.
+  [[nodiscard]] WorkerPool* worker_pool();
+
   const Backend& backend_;
   TuningCache& cache_;
   SelectorOptions options_;

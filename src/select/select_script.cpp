@@ -1,0 +1,126 @@
+// The selection as a script of stages, and the stages around the candidates: lookup, record,
+// report.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "select/json_log.h"
+#include "select/select_stages.h"
+
+namespace ktune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::string selection_title(const Problem& problem) {
+  return fmt::format("{}({})", problem.op, problem.name);
+}
+
+void select_progress(std::FILE* f, const std::string& line) {
+  if (f) {
+    std::fputs(("ktune: " + line + "\n").c_str(), f);
+    std::fflush(f);
+  }
+}
+
+Result<std::optional<Selection>> lookup_stage(TuningCache& cache, const TuningKey& key,
+                                              const std::vector<ChoicePtr>& candidates) {
+  auto hit = cache.lookup(key);
+  if (!hit) return std::unexpected(hit.error());
+  if (!*hit) return std::optional<Selection>();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i]->name() == (*hit)->winner) {
+      Selection sel;
+      sel.record = std::move(**hit);
+      sel.winner_index = i;
+      sel.from_cache = true;
+      return sel;
+    }
+  }
+  return std::optional<Selection>();  // the winner is gone: tune again
+}
+
+Status record_stage(const SelectorOptions& options, TuningCache& cache, Selection& selection) {
+  TuningRecord& record = selection.record;
+  record.winner = record.candidates[selection.winner_index].name;
+  record.created_unix = static_cast<std::int64_t>(std::time(nullptr));
+  if (options.write_cache) return cache.store(record);
+  return {};
+}
+
+void report_stage(const SelectContext& ctx, const Selection& sel, JsonLog& log) {
+  if (std::FILE* out = ctx.options.out) {
+    std::fputs(
+        format_autotune_table(ctx.title, sel.record, ctx.options.table_rows, sel.from_cache)
+            .c_str(),
+        out);
+    const std::string line =
+        sel.from_cache
+            ? fmt::format("Selected {} from the tuning cache in {:.4f} s (key {}); "
+                          "compiled nothing, measured nothing\n",
+                          sel.record.winner, sel.select_s, sel.record.key.digest().substr(0, 12))
+            : fmt::format("Selected {} ({})\n", sel.record.winner,
+                          sel.record.candidates[sel.winner_index].info);
+    std::fputs(line.c_str(), out);
+  }
+  log.selection(ctx.title, sel.record, sel.from_cache, sel.select_s);
+}
+
+Result<Selection> select_with(const SelectContext& ctx, const Backend& backend,
+                              TuningCache& cache, const TuningKey& key, Choice* reference,
+                              StageRunner& runner) {
+  const auto t_start = Clock::now();
+  JsonLog log(ctx.options.json_log);
+
+  if (ctx.options.read_cache) {
+    auto hit = lookup_stage(cache, key, ctx.candidates);
+    if (!hit) return std::unexpected(hit.error());
+    if (*hit) {
+      Selection& sel = **hit;
+      sel.select_s = seconds_since(t_start);
+      report_stage(ctx, sel, log);
+      return std::move(sel);
+    }
+  }
+
+  Selection sel;
+  sel.record.key = key;
+  std::vector<CandidateRecord>& records = sel.record.candidates;
+  records = initial_records(ctx);
+
+  const auto t_compile = Clock::now();
+  if (Status s = compile_stage(ctx, backend, reference, records); !s) {
+    return std::unexpected(s.error());
+  }
+  sel.record.compile_s = seconds_since(t_compile);
+
+  const auto t_bench = Clock::now();
+  if (Status s = runner.prepare(reference); !s) {
+    return make_error(s.error().code, fmt::format("{}: {}", ctx.title, s.error().message));
+  }
+  // A single candidate is not measured (Inductor's shortcut): there is nothing to compare with.
+  const bool single = ctx.candidates.size() == 1;
+  run_stage(ctx, runner, !single, records);
+  if (!single) settle_stage(ctx, runner, records);
+
+  auto winner = pick_stage(records);
+  for (const CandidateRecord& r : records) log.candidate(ctx.title, r);  // final statistics
+  sel.record.bench_s = seconds_since(t_bench);
+  if (!winner) {
+    return make_error(winner.error().code, fmt::format("{}: {}", ctx.title, winner.error().message));
+  }
+  sel.winner_index = *winner;
+  if (Status s = record_stage(ctx.options, cache, sel); !s) return std::unexpected(s.error());
+  sel.select_s = seconds_since(t_start);
+  report_stage(ctx, sel, log);
+  return sel;
+}
+
+}  // namespace ktune

@@ -1,0 +1,180 @@
+// The candidate stages of a selection: records, compile, run, settle close calls, pick.
+#include "select/select_stages.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "core/thread_pool.h"
+
+namespace ktune {
+namespace {
+
+bool alive(const CandidateRecord& r) { return r.outcome == Outcome::kOk; }
+
+void fail(CandidateRecord& r, Outcome outcome, std::string message) {
+  r.outcome = outcome;
+  r.message = std::move(message);
+}
+
+// The first median, 0 for a candidate not measured (a single candidate is not).
+double median(const CandidateRecord& r) { return r.stats ? r.stats->median_ns : 0.0; }
+
+std::vector<std::size_t> alive_indices(const std::vector<CandidateRecord>& records) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (alive(records[i])) out.push_back(i);
+  }
+  return out;
+}
+
+// Prints "what n/total" at most every 10% (and at the end), so long runs show they move.
+class ProgressCounter {
+ public:
+  ProgressCounter(std::FILE* f, std::string what, std::size_t total)
+      : f_(f), what_(std::move(what)), total_(total) {}
+  void tick() {
+    std::lock_guard lock(mu_);
+    ++done_;
+    const std::size_t step = std::max<std::size_t>(1, total_ / 10);
+    if (done_ % step == 0 || done_ == total_) {
+      select_progress(f_, fmt::format("{} {}/{}", what_, done_, total_));
+    }
+  }
+
+ private:
+  std::FILE* f_;
+  std::string what_;
+  std::size_t total_;
+  std::size_t done_ = 0;
+  std::mutex mu_;
+};
+
+std::string no_valid_choice_message(const std::vector<CandidateRecord>& records) {
+  std::map<std::string, int> counts;
+  for (const CandidateRecord& c : records) counts[std::string(outcome_name(c.outcome))]++;
+  std::string summary;
+  for (const auto& [name, n] : counts)
+    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, name);
+  std::string first;
+  for (const CandidateRecord& c : records) {
+    if (c.outcome != Outcome::kOk) {
+      first = fmt::format("; first failure: {}: {}: {}", c.name, outcome_name(c.outcome),
+                          c.message.substr(0, 300));
+      break;
+    }
+  }
+  return fmt::format("no valid choice among {} candidates ({}){}", records.size(), summary,
+                     first);
+}
+
+}  // namespace
+
+std::vector<CandidateRecord> initial_records(const SelectContext& ctx) {
+  std::vector<CandidateRecord> records(ctx.candidates.size());
+  for (std::size_t i = 0; i < ctx.candidates.size(); ++i) {
+    const Choice& c = *ctx.candidates[i];
+    records[i].choice_key = c.hash_key();
+    records[i].name = c.name();
+    records[i].info = c.info();
+    if (Status s = c.supports(ctx.problem); !s) fail(records[i], Outcome::kUnsupported, s.error().message);
+  }
+  return records;
+}
+
+Status compile_stage(const SelectContext& ctx, const Backend& backend, Choice* reference,
+                     std::vector<CandidateRecord>& records) {
+  ThreadPool pool(ctx.options.jobs);
+  select_progress(ctx.options.progress,
+                  fmt::format("{}: compiling {} candidates on {} threads", ctx.title,
+                              ctx.candidates.size(), pool.size()));
+  ProgressCounter counter(ctx.options.progress, "compiled", ctx.candidates.size());
+  // Task i writes records[i] only, and this thread reads no record until the pool is idle: the
+  // records are separate objects, so no two threads touch one memory location (the bits of a
+  // std::vector<bool> would share words).
+  for (std::size_t i = 0; i < ctx.candidates.size(); ++i) {
+    if (!alive(records[i])) continue;
+    pool.submit([&, i] {
+      Choice& c = *ctx.candidates[i];
+      if (Status s = c.compile(backend); !s) fail(records[i], Outcome::kCompileError, s.error().message);
+      records[i].compile_s = c.compile_s();
+      counter.tick();
+    });
+  }
+  Status ref_status;
+  if (reference) pool.submit([&] { ref_status = reference->compile(backend); });
+  pool.wait_idle();
+  if (!ref_status) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: reference {} does not compile: {}", ctx.title,
+                                  reference->name(), ref_status.error().message));
+  }
+  return {};
+}
+
+void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
+               std::vector<CandidateRecord>& records) {
+  const std::vector<std::size_t> todo = alive_indices(records);
+  if (todo.empty()) return;
+  select_progress(ctx.options.progress,
+                  fmt::format("{}: verifying and measuring {} candidates{}", ctx.title,
+                              todo.size(),
+                              ctx.options.isolate ? " (generated code in a worker process)" : ""));
+  ProgressCounter counter(ctx.options.progress, "measured", todo.size());
+  for (std::size_t i : todo) {
+    Choice& c = *ctx.candidates[i];
+    CandidateRun r = runner.run(c, measure);
+    records[i].info = c.info();  // may say more once loaded (a library's variant)
+    if (r.outcome != Outcome::kOk) {
+      fail(records[i], r.outcome, std::move(r.message));
+    } else {
+      records[i].stats = r.stats;
+    }
+    counter.tick();
+  }
+}
+
+std::vector<std::size_t> close_calls(const std::vector<CandidateRecord>& records, double band) {
+  const std::vector<std::size_t> ok = alive_indices(records);
+  if (ok.size() < 2) return {};
+  double best = median(records[ok.front()]);
+  for (std::size_t i : ok) best = std::min(best, median(records[i]));
+  std::vector<std::size_t> close;
+  for (std::size_t i : ok) {
+    if (median(records[i]) <= best * (1 + band)) close.push_back(i);
+  }
+  if (close.size() < 2) close.clear();
+  return close;
+}
+
+std::vector<std::size_t> settle_stage(const SelectContext& ctx, StageRunner& runner,
+                                      std::vector<CandidateRecord>& records) {
+  const std::vector<std::size_t> close = close_calls(records, ctx.options.close_call_band);
+  if (close.empty()) return {};
+  select_progress(ctx.options.progress,
+                  fmt::format("{}: re-measuring {} close calls", ctx.title, close.size()));
+  std::vector<Choice*> choices;
+  for (std::size_t i : close) choices.push_back(ctx.candidates[i].get());
+  auto again = runner.remeasure(choices, ctx.options.close_call_rounds, std::nullopt);
+  if (!again || again->size() != close.size()) {
+    select_progress(ctx.options.progress,
+                    fmt::format("{}: keeping the first measurements: {}", ctx.title,
+                                again ? "wrong number of statistics" : again.error().message));
+    return {};
+  }
+  for (std::size_t j = 0; j < close.size(); ++j) records[close[j]].stats = (*again)[j];
+  return close;
+}
+
+Result<std::size_t> pick_stage(const std::vector<CandidateRecord>& records) {
+  const std::vector<std::size_t> ok = alive_indices(records);
+  if (ok.empty()) return make_error(ErrorCode::kNoValidChoice, no_valid_choice_message(records));
+  // min_element keeps the first of equal elements: ties go to the earlier candidate.
+  return *std::min_element(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) {
+    return median(records[a]) < median(records[b]);
+  });
+}
+
+}  // namespace ktune

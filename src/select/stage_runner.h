@@ -1,0 +1,42 @@
+// StageRunner: how the stages of Selector::select reach the candidates once they are compiled.
+// The selector runs them through CandidateStageRunner (in process or in a worker); the unit tests
+// of test/unit/select/ through a fake with fixed times and outcomes, so that the pick, the close
+// calls and the bookkeeping can be checked without a compiler or a clock.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ktune/bench/bench_options.h"
+#include "ktune/bench/bench_stats.h"
+#include "ktune/choice/choice.h"
+#include "ktune/core/outcome.h"
+#include "ktune/core/status.h"
+
+namespace ktune {
+
+// What running one candidate gave.
+struct CandidateRun {
+  Outcome outcome = Outcome::kOk;
+  std::string message;              // why, when not ok
+  std::optional<BenchStats> stats;  // when measured and ok
+};
+
+class StageRunner {
+ public:
+  virtual ~StageRunner() = default;
+  // Runs the reference (null: none) before any candidate. A failure ends the selection: nothing
+  // can be verified against a reference that does not run soundly.
+  [[nodiscard]] virtual Status prepare(Choice* reference) = 0;
+  // Verifies the candidate against the reference and, with `measure`, measures it.
+  [[nodiscard]] virtual CandidateRun run(Choice& choice, bool measure) = 0;
+  // Measures candidates that passed run() again, `rounds` rounds alternating between them; the
+  // statistics of the round medians in the order given. `round_bench`: how each round measures;
+  // empty: the runner's short default.
+  [[nodiscard]] virtual Result<std::vector<BenchStats>> remeasure(
+      const std::vector<Choice*>& choices, int rounds,
+      const std::optional<BenchOptions>& round_bench) = 0;
+};
+
+}  // namespace ktune

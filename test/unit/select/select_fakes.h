@@ -1,0 +1,123 @@
+// Fakes for the selection stages: Choices that compile or fail as told, a Backend that is never
+// asked to compile, and a StageRunner with fixed outcomes and times that records what it was asked.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ktune/backend/backend.h"
+#include "ktune/choice/choice.h"
+#include "select/stage_runner.h"
+
+namespace ktune::test {
+
+struct FakeChoiceSpec {
+  std::string name;
+  bool supported = true;
+  bool compiles = true;
+};
+
+class FakeChoice final : public Choice {
+ public:
+  explicit FakeChoice(FakeChoiceSpec spec) : spec_(std::move(spec)) {}
+  [[nodiscard]] Kind kind() const override { return Kind::kTemplate; }
+  [[nodiscard]] const std::string& name() const override { return spec_.name; }
+  [[nodiscard]] std::string hash_key() const override { return "fake:" + spec_.name; }
+  [[nodiscard]] std::string info() const override { return "info of " + spec_.name; }
+  [[nodiscard]] Status supports(const Problem&) const override {
+    if (spec_.supported) return {};
+    return make_error(ErrorCode::kInvalidArgument, spec_.name + " takes no such problem");
+  }
+  [[nodiscard]] Status compile(const Backend&) override {
+    ++compiles_;
+    if (spec_.compiles) return {};
+    return make_error(ErrorCode::kCompile, spec_.name + ": syntax error");
+  }
+  [[nodiscard]] double compile_s() const override { return spec_.compiles ? 0.25 : 0; }
+  [[nodiscard]] Result<KernelFn> load(const Backend&, const Problem&) override {
+    return make_error(ErrorCode::kUnavailable, "fake choices are run by the fake runner only");
+  }
+  // Written by the compile task of this choice only, read after the stage.
+  [[nodiscard]] int compiles() const { return compiles_; }
+
+ private:
+  FakeChoiceSpec spec_;
+  int compiles_ = 0;
+};
+
+// A Backend for the compile stage's signature: fake choices never call it.
+class FakeBackend final : public Backend {
+ public:
+  [[nodiscard]] DeviceKind kind() const override { return DeviceKind::kCpu; }
+  [[nodiscard]] std::string device_fingerprint() const override { return "fake device"; }
+  [[nodiscard]] std::string toolchain_fingerprint() const override { return "fake toolchain"; }
+  [[nodiscard]] Result<Artifact> compile(const KernelSource&) const override {
+    return make_error(ErrorCode::kInternal, "the fake backend compiles nothing");
+  }
+  [[nodiscard]] Result<std::unique_ptr<Module>> load(const Artifact&) const override {
+    return make_error(ErrorCode::kInternal, "the fake backend loads nothing");
+  }
+};
+
+// Outcome and first median of each candidate by name (unlisted: ok, 1000 ns), medians of the
+// re-measurement by name (unlisted: the first median).
+class FakeRunner final : public StageRunner {
+ public:
+  struct Fixed {
+    Outcome outcome = Outcome::kOk;
+    double median_ns = 1000;
+  };
+  std::map<std::string, Fixed> fixed;
+  std::map<std::string, double> remeasured_ns;
+  Status prepare_status;
+  bool remeasure_fails = false;
+
+  // What was asked, in order.
+  int prepared = 0;
+  std::vector<std::string> ran;
+  std::vector<bool> measured;
+  std::vector<std::vector<std::string>> remeasure_calls;
+  std::vector<int> remeasure_rounds;
+
+  [[nodiscard]] Status prepare(Choice*) override {
+    ++prepared;
+    return prepare_status;
+  }
+  [[nodiscard]] CandidateRun run(Choice& choice, bool measure) override {
+    ran.push_back(choice.name());
+    measured.push_back(measure);
+    const Fixed f = fixed.contains(choice.name()) ? fixed.at(choice.name()) : Fixed{};
+    if (f.outcome != Outcome::kOk) return {f.outcome, choice.name() + " went wrong", std::nullopt};
+    if (!measure) return {};
+    return {Outcome::kOk, "", stats(f.median_ns)};
+  }
+  [[nodiscard]] Result<std::vector<BenchStats>> remeasure(
+      const std::vector<Choice*>& choices, int rounds,
+      const std::optional<BenchOptions>&) override {
+    std::vector<std::string> names;
+    for (const Choice* c : choices) names.push_back(c->name());
+    remeasure_calls.push_back(names);
+    remeasure_rounds.push_back(rounds);
+    if (remeasure_fails) return make_error(ErrorCode::kInternal, "the worker went away");
+    std::vector<BenchStats> out;
+    for (const std::string& n : names) {
+      const double first = fixed.contains(n) ? fixed.at(n).median_ns : Fixed{}.median_ns;
+      out.push_back(stats(remeasured_ns.contains(n) ? remeasured_ns.at(n) : first));
+    }
+    return out;
+  }
+
+  static BenchStats stats(double median_ns) {
+    return BenchStats{median_ns, median_ns, median_ns, 0, 3};
+  }
+};
+
+inline std::vector<ChoicePtr> fake_candidates(const std::vector<FakeChoiceSpec>& specs) {
+  std::vector<ChoicePtr> out;
+  for (const FakeChoiceSpec& s : specs) out.push_back(std::make_unique<FakeChoice>(s));
+  return out;
+}
+
+}  // namespace ktune::test

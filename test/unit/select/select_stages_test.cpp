@@ -1,0 +1,279 @@
+// The selection's stages driven through a fake runner with fixed outcomes and times: the pick,
+// close calls, ties, the tuning cache, failures and their outcomes. No compiler and no clock.
+#include "select/select_stages.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "unit/select/select_fakes.h"
+
+namespace ktune::test {
+namespace {
+
+using Fixed = FakeRunner::Fixed;
+
+class SelectStagesTest : public testing::Test {
+ protected:
+  SelectStagesTest() {
+    problem_.op = "fake_op";
+    problem_.name = "n=1";
+    options_.out = nullptr;
+    options_.progress = nullptr;
+    options_.jobs = 2;
+    key_.op = "fake_op";
+    key_.problem = "n=1";
+    key_.candidate_set = "abc";
+  }
+
+  Result<Selection> select(std::vector<ChoicePtr>& candidates, Choice* reference = nullptr) {
+    const SelectContext ctx{problem_, candidates, options_, selection_title(problem_)};
+    return select_with(ctx, backend_, *cache_, key_, reference, runner_);
+  }
+
+  static const CandidateRecord& record_of(const Selection& sel, const std::string& name) {
+    for (const CandidateRecord& r : sel.record.candidates) {
+      if (r.name == name) return r;
+    }
+    ADD_FAILURE() << "no record of " << name;
+    return sel.record.candidates.front();
+  }
+
+  Problem problem_;
+  SelectorOptions options_;
+  FakeBackend backend_;
+  std::unique_ptr<TuningCache> cache_ = make_memory_cache();
+  TuningKey key_;
+  FakeRunner runner_;
+};
+
+TEST_F(SelectStagesTest, PicksTheFastest) {
+  auto candidates = fake_candidates({{"a"}, {"b"}, {"c"}});
+  runner_.fixed = {{"a", {Outcome::kOk, 300}}, {"b", {Outcome::kOk, 100}},
+                   {"c", {Outcome::kOk, 200}}};
+  auto sel = select(candidates);
+  ASSERT_TRUE(sel) << sel.error().message;
+  EXPECT_EQ(sel->winner_index, 1u);
+  EXPECT_EQ(sel->record.winner, "b");
+  EXPECT_FALSE(sel->from_cache);
+  EXPECT_EQ(runner_.prepared, 1);
+  EXPECT_EQ(runner_.ran, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(runner_.measured, (std::vector<bool>{true, true, true}));
+  EXPECT_TRUE(runner_.remeasure_calls.empty()) << "nothing is within 5% of the best";
+  ASSERT_TRUE(record_of(*sel, "c").stats);
+  EXPECT_EQ(record_of(*sel, "c").stats->median_ns, 200);
+  EXPECT_EQ(record_of(*sel, "a").compile_s, 0.25);
+}
+
+TEST_F(SelectStagesTest, CloseCallsAreRemeasuredAndTheNewTimesDecide) {
+  auto candidates = fake_candidates({{"a"}, {"b"}, {"c"}, {"d"}});
+  runner_.fixed = {{"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, 300}},
+                   {"c", {Outcome::kOk, 104}}, {"d", {Outcome::kOk, 106}}};
+  runner_.remeasured_ns = {{"a", 110}, {"c", 101}};
+  options_.close_call_rounds = 7;
+  auto sel = select(candidates);
+  ASSERT_TRUE(sel) << sel.error().message;
+  // c is within the 5% band of a, d (6% slower) and b are not; c is faster measured again.
+  ASSERT_EQ(runner_.remeasure_calls.size(), 1u);
+  EXPECT_EQ(runner_.remeasure_calls[0], (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(runner_.remeasure_rounds[0], 7);
+  EXPECT_EQ(sel->record.winner, "c");
+  EXPECT_EQ(record_of(*sel, "a").stats->median_ns, 110);
+  EXPECT_EQ(record_of(*sel, "d").stats->median_ns, 106);
+}
+
+TEST_F(SelectStagesTest, AWiderBandTakesMoreCloseCalls) {
+  std::vector<CandidateRecord> records(4);
+  const double medians[] = {100, 300, 104, 106};
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    records[i].stats = FakeRunner::stats(medians[i]);
+  }
+  EXPECT_EQ(close_calls(records, 0.05), (std::vector<std::size_t>{0, 2}));
+  EXPECT_EQ(close_calls(records, 0.10), (std::vector<std::size_t>{0, 2, 3}));
+  EXPECT_TRUE(close_calls(records, 0.01).empty()) << "one candidate alone is no close call";
+  records[2].outcome = Outcome::kWrongResult;  // a failed candidate never competes
+  EXPECT_TRUE(close_calls(records, 0.05).empty());
+}
+
+TEST_F(SelectStagesTest, TiesGoToTheEarlierCandidate) {
+  auto candidates = fake_candidates({{"a"}, {"b"}, {"c"}});
+  runner_.fixed = {{"a", {Outcome::kOk, 200}}, {"b", {Outcome::kOk, 100}},
+                   {"c", {Outcome::kOk, 100}}};
+  auto sel = select(candidates);
+  ASSERT_TRUE(sel) << sel.error().message;
+  ASSERT_EQ(runner_.remeasure_calls.size(), 1u);  // b and c, still equal afterwards
+  EXPECT_EQ(sel->winner_index, 1u);
+
+  std::vector<CandidateRecord> records(3);
+  for (CandidateRecord& r : records) r.stats = FakeRunner::stats(50);
+  records[0].outcome = Outcome::kCrashed;
+  EXPECT_EQ(pick_stage(records).value(), 1u);
+}
+
+TEST_F(SelectStagesTest, ACachedWinnerAnswersWithoutRunning) {
+  auto candidates = fake_candidates({{"a"}, {"b"}});
+  runner_.fixed = {{"a", {Outcome::kOk, 300}}, {"b", {Outcome::kOk, 100}}};
+  ASSERT_TRUE(select(candidates));
+  runner_.prepared = 0;
+  runner_.ran.clear();
+  auto again = select(candidates);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->from_cache);
+  EXPECT_EQ(again->winner_index, 1u);
+  EXPECT_EQ(runner_.prepared, 0);
+  EXPECT_TRUE(runner_.ran.empty());
+  EXPECT_EQ(static_cast<FakeChoice&>(*candidates[0]).compiles(), 1) << "compiled once, not twice";
+}
+
+TEST_F(SelectStagesTest, ACachedWinnerThatIsGoneIsIgnored) {
+  TuningRecord stale;
+  stale.key = key_;
+  stale.winner = "gone";
+  stale.candidates.push_back(CandidateRecord{"fake:gone", "gone", "", Outcome::kOk, "",
+                                             FakeRunner::stats(1), 0});
+  ASSERT_TRUE(cache_->store(stale));
+  auto candidates = fake_candidates({{"a"}, {"b"}});
+  runner_.fixed = {{"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, 300}}};
+  auto sel = select(candidates);
+  ASSERT_TRUE(sel) << sel.error().message;
+  EXPECT_FALSE(sel->from_cache);
+  EXPECT_EQ(sel->record.winner, "a");
+  EXPECT_EQ(runner_.ran.size(), 2u);
+  auto stored = cache_->lookup(key_);
+  ASSERT_TRUE(stored && *stored);
+  EXPECT_EQ((*stored)->winner, "a") << "the new tuning replaces the stale record";
+}
+
+TEST_F(SelectStagesTest, AFailingCandidateKeepsItsStagesOutcome) {
+  auto candidates = fake_candidates(
+      {{"unsupported", false}, {"broken", true, false}, {"wrong"}, {"slow"}, {"fast"}});
+  runner_.fixed = {{"wrong", {Outcome::kWrongResult, 10}},
+                   {"slow", {Outcome::kOk, 500}},
+                   {"fast", {Outcome::kOk, 100}}};
+  auto sel = select(candidates);
+  ASSERT_TRUE(sel) << sel.error().message;
+  EXPECT_EQ(sel->record.winner, "fast");
+  EXPECT_EQ(record_of(*sel, "unsupported").outcome, Outcome::kUnsupported);
+  EXPECT_EQ(record_of(*sel, "unsupported").message, "unsupported takes no such problem");
+  EXPECT_EQ(record_of(*sel, "broken").outcome, Outcome::kCompileError);
+  EXPECT_EQ(record_of(*sel, "broken").message, "broken: syntax error");
+  EXPECT_EQ(record_of(*sel, "wrong").outcome, Outcome::kWrongResult);
+  EXPECT_EQ(record_of(*sel, "wrong").message, "wrong went wrong");
+  EXPECT_FALSE(record_of(*sel, "wrong").stats);
+  EXPECT_EQ(static_cast<FakeChoice&>(*candidates[0]).compiles(), 0) << "unsupported: not built";
+  EXPECT_EQ(runner_.ran, (std::vector<std::string>{"wrong", "slow", "fast"}));
+}
+
+TEST_F(SelectStagesTest, NoValidCandidateIsAnErrorWithTheSummary) {
+  auto candidates =
+      fake_candidates({{"unsupported", false}, {"broken", true, false}, {"crashing"}});
+  runner_.fixed = {{"crashing", {Outcome::kCrashed, 0}}};
+  auto sel = select(candidates);
+  ASSERT_FALSE(sel);
+  EXPECT_EQ(sel.error().code, ErrorCode::kNoValidChoice);
+  EXPECT_EQ(sel.error().message,
+            "fake_op(n=1): no valid choice among 3 candidates (1 compile_error, 1 crashed, "
+            "1 unsupported); first failure: unsupported: unsupported: unsupported takes no "
+            "such problem");
+  auto list = cache_->list();
+  ASSERT_TRUE(list);
+  EXPECT_TRUE(list->empty());
+}
+
+TEST_F(SelectStagesTest, ASingleCandidateIsVerifiedNotMeasured) {
+  auto candidates = fake_candidates({{"only"}});
+  auto sel = select(candidates);
+  ASSERT_TRUE(sel) << sel.error().message;
+  EXPECT_EQ(sel->record.winner, "only");
+  EXPECT_EQ(runner_.measured, (std::vector<bool>{false}));
+  EXPECT_FALSE(sel->record.candidates[0].stats);
+}
+
+TEST_F(SelectStagesTest, WriteCacheOffStoresNothing) {
+  options_.write_cache = false;
+  auto candidates = fake_candidates({{"a"}, {"b"}});
+  ASSERT_TRUE(select(candidates));
+  auto list = cache_->list();
+  ASSERT_TRUE(list);
+  EXPECT_TRUE(list->empty());
+
+  options_.write_cache = true;
+  auto sel = select(candidates);
+  ASSERT_TRUE(sel);
+  list = cache_->list();
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ(list->front().winner, "a") << "equal times: the earlier candidate";
+  EXPECT_EQ(list->front().candidates.size(), 2u);
+}
+
+TEST_F(SelectStagesTest, AFailedRemeasurementKeepsTheFirstTimes) {
+  auto candidates = fake_candidates({{"a"}, {"b"}});
+  runner_.fixed = {{"a", {Outcome::kOk, 102}}, {"b", {Outcome::kOk, 100}}};
+  runner_.remeasured_ns = {{"a", 10}};
+  runner_.remeasure_fails = true;
+  auto sel = select(candidates);
+  ASSERT_TRUE(sel) << sel.error().message;
+  EXPECT_EQ(runner_.remeasure_calls.size(), 1u);
+  EXPECT_EQ(sel->record.winner, "b");
+  EXPECT_EQ(record_of(*sel, "a").stats->median_ns, 102);
+}
+
+TEST_F(SelectStagesTest, AReferenceThatFailsEndsTheSelection) {
+  auto candidates = fake_candidates({{"a"}, {"b"}});
+  FakeChoice broken_reference({"ref", true, false});
+  auto sel = select(candidates, &broken_reference);
+  ASSERT_FALSE(sel);
+  EXPECT_EQ(sel.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(sel.error().message,
+            "fake_op(n=1): reference ref does not compile: ref: syntax error");
+  EXPECT_EQ(runner_.prepared, 0);
+
+  FakeChoice reference({"ref"});
+  runner_.prepare_status = make_error(ErrorCode::kInvalidArgument, "reference ref wrote NaN");
+  sel = select(candidates, &reference);
+  ASSERT_FALSE(sel);
+  EXPECT_EQ(sel.error().message, "fake_op(n=1): reference ref wrote NaN");
+  EXPECT_TRUE(runner_.ran.empty());
+}
+
+// Many compile tasks failing and succeeding at once, each writing its own record: under TSan this
+// is the race of a shared std::vector<bool> if it comes back.
+TEST_F(SelectStagesTest, ParallelCompileKeepsEachCandidatesOutcome) {
+  std::vector<FakeChoiceSpec> specs;
+  for (int i = 0; i < 64; ++i) specs.push_back({fmt::format("c{}", i), i % 5 != 0, i % 3 != 0});
+  auto candidates = fake_candidates(specs);
+  options_.jobs = 4;
+  const SelectContext ctx{problem_, candidates, options_, selection_title(problem_)};
+  std::vector<CandidateRecord> records = initial_records(ctx);
+  ASSERT_TRUE(compile_stage(ctx, backend_, nullptr, records));
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const Outcome want = !specs[i].supported  ? Outcome::kUnsupported
+                         : !specs[i].compiles ? Outcome::kCompileError
+                                              : Outcome::kOk;
+    EXPECT_EQ(records[i].outcome, want) << specs[i].name;
+    EXPECT_EQ(static_cast<FakeChoice&>(*candidates[i]).compiles(), specs[i].supported ? 1 : 0);
+  }
+}
+
+TEST_F(SelectStagesTest, ReportsTheTableAndThePick) {
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  ASSERT_NE(out, nullptr);
+  options_.out = out;
+  auto candidates = fake_candidates({{"a"}, {"b"}});
+  runner_.fixed = {{"a", {Outcome::kOk, 300}}, {"b", {Outcome::kOk, 100}}};
+  ASSERT_TRUE(select(candidates));
+  ASSERT_TRUE(select(candidates));
+  std::fclose(out);
+  const std::string printed(text, size);
+  std::free(text);
+  EXPECT_NE(printed.find("Selected b (info of b)\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("Selected b from the tuning cache in "), std::string::npos) << printed;
+}
+
+}  // namespace
+}  // namespace ktune::test
