@@ -20,8 +20,8 @@ namespace ktune {
 // {"rtol","atol","max_rel_l2"}.
 [[nodiscard]] OrderedJson encode_json(const Tolerance& t);
 
-void decode_json(JsonReader& r, const Json& j, const std::string& at, BenchStats& out);
-void decode_json(JsonReader& r, const Json& j, const std::string& at, BenchOptions& out);
-void decode_json(JsonReader& r, const Json& j, const std::string& at, Tolerance& out);
+void decode_json(JsonReader& r, const Json& j, const std::string& at, BenchStats& s);
+void decode_json(JsonReader& r, const Json& j, const std::string& at, BenchOptions& b);
+void decode_json(JsonReader& r, const Json& j, const std::string& at, Tolerance& t);
 
 }  // namespace ktune

@@ -29,9 +29,9 @@ namespace ktune {
 
 // `j` is the value itself, `at` its path. Beyond the types: sizes >= 0, one stride per size,
 // offset >= 0; grid and block of 3 dimensions >= 1.
-void decode_json(JsonReader& r, const Json& j, const std::string& at, TensorSpec& out);
-void decode_json(JsonReader& r, const Json& j, const std::string& at, Problem& out);
-void decode_json(JsonReader& r, const Json& j, const std::string& at, LaunchSpec& out);
+void decode_json(JsonReader& r, const Json& j, const std::string& at, TensorSpec& t);
+void decode_json(JsonReader& r, const Json& j, const std::string& at, Problem& p);
+void decode_json(JsonReader& r, const Json& j, const std::string& at, LaunchSpec& l);
 // An Outcome is read from the member `key` of `obj` (unknown names fail naming it).
 [[nodiscard]] Outcome decode_outcome(JsonReader& r, const Json& obj, const std::string& at,
                                      std::string_view key);

@@ -32,7 +32,7 @@ namespace {
 using worker_detail::Clock;
 
 constexpr std::chrono::milliseconds kWatchInterval{10};
-constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
 constexpr int kMaxReadsPerWakeup = 64;  // 4 MiB of output, then the other pipes get a look
 
 std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
