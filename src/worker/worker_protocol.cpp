@@ -87,30 +87,30 @@ std::string encode_pong(int pid) {
                         {"version", KTUNE_VERSION}});
 }
 
-std::string encode_request(const BenchmarkRequest& q) {
+std::string encode_request(const BenchmarkRequest& request) {
   Json j = {{"type", "request"},
-            {"id", q.id},
-            {"candidate", q.candidate},
-            {"launch", Json(encode_json(q.launch))},
-            {"problem", Json(encode_json(q.problem))},
-            {"seed", q.seed},
-            {"expected", q.expected.string()},
-            {"bench", Json(encode_json(q.bench))},
-            {"measure", q.measure},
-            {"verify", q.verify}};
-  if (q.tolerance) j["tolerance"] = Json(encode_json(*q.tolerance));
-  if (q.reference) j["reference"] = Json(encode_json(*q.reference));
+            {"id", request.id},
+            {"candidate", request.candidate},
+            {"launch", Json(encode_json(request.launch))},
+            {"problem", Json(encode_json(request.problem))},
+            {"seed", request.seed},
+            {"expected", request.expected.string()},
+            {"bench", Json(encode_json(request.bench))},
+            {"measure", request.measure},
+            {"verify", request.verify}};
+  if (request.tolerance) j["tolerance"] = Json(encode_json(*request.tolerance));
+  if (request.reference) j["reference"] = Json(encode_json(*request.reference));
   return json_dump(j);
 }
 
-std::string encode_response(const BenchmarkResponse& s) {
+std::string encode_response(const BenchmarkResponse& response) {
   Json j = {{"type", "response"},
-            {"id", s.id},
-            {"outcome", Json(encode_json(s.outcome))},
-            {"message", s.message},
-            {"output_tail", s.output_tail},
-            {"restart", s.restart}};
-  if (s.stats) j["stats"] = Json(encode_json(*s.stats));
+            {"id", response.id},
+            {"outcome", Json(encode_json(response.outcome))},
+            {"message", response.message},
+            {"output_tail", response.output_tail},
+            {"restart", response.restart}};
+  if (response.stats) j["stats"] = Json(encode_json(*response.stats));
   return json_dump(j);
 }
 
