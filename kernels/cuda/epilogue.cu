@@ -6,7 +6,8 @@
 // Arguments: the GEMM problem's (C, A, B, M, N, K, then the epilogue's operands); A, B and K
 // are unused. #defines: DTYPE (0 = f16, 1 = bf16, 2 = f32) and the KTUNE_EPILOGUE_* hook of
 // include/ktune/core/epilogue.h. Launch: 1-D, 256 threads, a grid-stride loop over 16-byte chunks.
-// Self-contained on purpose (no #include): NVRTC compiles it without include paths.
+// Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, from_float),
+// which ktune puts in front: NVRTC has no include path to this tree.
 
 #if !defined(DTYPE) || !defined(KTUNE_EPILOGUE)
 #error "epilogue.cu needs DTYPE and the KTUNE_EPILOGUE_* defines"
@@ -14,44 +15,7 @@
 
 namespace ktune_gemm {
 
-#if DTYPE == 2
-typedef float elem_t;
-#else
-typedef unsigned short elem_t;  // raw f16 or bf16 bits
-#endif
-
 constexpr int kVec = 16 / sizeof(elem_t);  // elements per 16-byte chunk
-
-__device__ __forceinline__ float to_float(elem_t x) {
-#if DTYPE == 2
-  return x;
-#elif DTYPE == 1
-  return __int_as_float(static_cast<int>(static_cast<unsigned>(x) << 16));
-#else
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
-  return f;
-#endif
-}
-
-__device__ __forceinline__ elem_t from_float(float f) {
-#if DTYPE == 2
-  return f;
-#elif DTYPE == 1
-  // Round to nearest even, as cvt.rn.bf16 in the fused templates; NaN stays a quiet NaN.
-  const unsigned u = static_cast<unsigned>(__float_as_int(f));
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<elem_t>((u >> 16) | 0x40u);
-  return static_cast<elem_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-#else
-  unsigned short h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return h;
-#endif
-}
-
-#define KTUNE_LOAD(ptr, i) to_float((ptr)[i])
-__device__ __forceinline__ float epilogue(int row, int col, long long idx,
-                                          float acc KTUNE_EPILOGUE_PARAMS) KTUNE_EPILOGUE_BODY
 
 }  // namespace ktune_gemm
 

@@ -6,7 +6,8 @@
 // THREAD_M, THREAD_N (register tile per thread; the block runs
 // (BLOCK_M/THREAD_M)*(BLOCK_N/THREAD_N) threads), DTYPE (0 = f16, 1 = bf16, 2 = f32).
 // Launch: grid (ceil(N/BLOCK_N), ceil(M/BLOCK_M)), no dynamic shared memory.
-// Self-contained on purpose (no #include): NVRTC compiles it without include paths.
+// Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, from_float),
+// which ktune puts in front: NVRTC has no include path to this tree.
 
 #if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(BLOCK_K) || !defined(THREAD_M) || \
     !defined(THREAD_N) || !defined(DTYPE)
@@ -14,12 +15,6 @@
 #endif
 
 namespace ktune_gemm {
-
-#if DTYPE == 2
-typedef float elem_t;
-#else
-typedef unsigned short elem_t;  // raw f16 or bf16 bits
-#endif
 
 constexpr int kBlockM = BLOCK_M;
 constexpr int kBlockN = BLOCK_N;
@@ -33,51 +28,6 @@ constexpr int kThreads = kThreadsM * kThreadsN;
 static_assert(DTYPE == 0 || DTYPE == 1 || DTYPE == 2, "DTYPE: 0 = f16, 1 = bf16, 2 = f32");
 static_assert(kBlockM % kThreadM == 0 && kBlockN % kThreadN == 0,
               "thread tile must divide block tile");
-
-__device__ __forceinline__ float to_float(elem_t x) {
-#if DTYPE == 2
-  return x;
-#elif DTYPE == 1
-  return __int_as_float(static_cast<int>(static_cast<unsigned>(x) << 16));
-#else
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
-  return f;
-#endif
-}
-
-__device__ __forceinline__ elem_t from_float(float f) {
-#if DTYPE == 2
-  return f;
-#elif DTYPE == 1
-  // bf16 is the high half of the float, rounded to nearest even; NaN stays a quiet NaN.
-  const unsigned u = static_cast<unsigned>(__float_as_int(f));
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<elem_t>((u >> 16) | 0x40u);
-  return static_cast<elem_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-#else
-  unsigned short h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return h;
-#endif
-}
-
-// The epilogue (the store_output hook): the value stored at C[row, col] (element idx of C) from
-// its fp32 accumulator. ktune renders a fused epilogue as KTUNE_EPILOGUE_* #defines in front
-// of this file (include/ktune/core/epilogue.h); without one it is the identity.
-#ifndef KTUNE_EPILOGUE
-#define KTUNE_EPILOGUE_PARAMS
-#define KTUNE_EPILOGUE_ARGS
-#define KTUNE_EPILOGUE_BODY \
-  {                         \
-    (void)row;              \
-    (void)col;              \
-    (void)idx;              \
-    return acc;             \
-  }
-#endif
-#define KTUNE_LOAD(ptr, i) to_float((ptr)[i])
-__device__ __forceinline__ float epilogue(int row, int col, long long idx,
-                                          float acc KTUNE_EPILOGUE_PARAMS) KTUNE_EPILOGUE_BODY
 
 }  // namespace ktune_gemm
 

@@ -14,7 +14,8 @@
 // align the tiles to the 1024-byte swizzle pattern).
 // Shapes: any M; N % 8 == 0 and K % 8 == 0 (each 16-byte copy is wholly inside or outside a
 // row), buffers 16-byte aligned. Out-of-range rows, columns and the K tail load as zeros.
-// Self-contained on purpose (no #include): NVRTC compiles it without include paths.
+// Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_output,
+// grouped_tile), which ktune puts in front: NVRTC has no include path to this tree.
 //
 // Shared-memory layouts (the canonical 128-byte-swizzle layouts of the PTX ISA's "Matrix
 // Descriptor" section; CUTLASS's Layout_K_SW128_Atom and Layout_MN_SW128_Atom):
@@ -47,8 +48,6 @@
 
 namespace ktune_gemm {
 
-typedef unsigned short elem_t;  // raw f16 or bf16 bits
-
 constexpr int kBlockM = BLOCK_M;
 constexpr int kBlockN = BLOCK_N;
 constexpr int kBlockK = BLOCK_K;
@@ -80,12 +79,6 @@ static_assert(kGroupM >= 1, "GROUP_M >= 1");
 static_assert((kBlockM * 8) % kThreads == 0 && kThreads % kBChunksPerRow == 0 &&
                   (kBlockK * kBChunksPerRow) % kThreads == 0,
               "tile copies must spread evenly over the threads");
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-  unsigned r;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-  return r;
-}
 
 // Byte offset of 16-byte chunk `chunk` (0..7) of row `row` in a tile of 128-byte rows under the
 // 128-byte swizzle: the chunk index XORed with row % 8 (the pattern wgmma's descriptors name).
@@ -220,56 +213,6 @@ __device__ __forceinline__ void wgmma(float (&d)[kN / 2], unsigned long long des
   }
 }
 
-// Two floats rounded to nearest even, `lo` in the low half.
-__device__ __forceinline__ unsigned pack2(float lo, float hi) {
-  unsigned r;
-#if DTYPE == 1
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
-
-__device__ __forceinline__ float to_float(elem_t x) {
-#if DTYPE == 1
-  return __int_as_float(static_cast<int>(static_cast<unsigned>(x) << 16));
-#else
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
-  return f;
-#endif
-}
-
-// The epilogue (the store_output hook): the value stored at C[row, col] (element idx of C) from
-// its fp32 accumulator. ktune renders a fused epilogue as KTUNE_EPILOGUE_* #defines in front
-// of this file (include/ktune/core/epilogue.h); without one it is the identity.
-#ifndef KTUNE_EPILOGUE
-#define KTUNE_EPILOGUE_PARAMS
-#define KTUNE_EPILOGUE_ARGS
-#define KTUNE_EPILOGUE_BODY \
-  {                         \
-    (void)row;              \
-    (void)col;              \
-    (void)idx;              \
-    return acc;             \
-  }
-#endif
-#define KTUNE_LOAD(ptr, i) to_float((ptr)[i])
-__device__ __forceinline__ float epilogue(int row, int col, long long idx,
-                                          float acc KTUNE_EPILOGUE_PARAMS) KTUNE_EPILOGUE_BODY
-
-// Stores C[row, col] and C[row, col + 1] (col even; N % 8 == 0 keeps col + 1 < N).
-__device__ __forceinline__ void store_output(elem_t* C, int M, int N, int row, int col, float v0,
-                                             float v1 KTUNE_EPILOGUE_PARAMS) {
-  if (row < M && col < N) {
-    const long long idx = static_cast<long long>(row) * N + col;
-    const unsigned packed = pack2(epilogue(row, col, idx, v0 KTUNE_EPILOGUE_ARGS),
-                                  epilogue(row, col + 1, idx + 1, v1 KTUNE_EPILOGUE_ARGS));
-    *reinterpret_cast<unsigned*>(C + idx) = packed;
-  }
-}
-
 }  // namespace ktune_gemm
 
 extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
@@ -278,18 +221,13 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   using namespace ktune_gemm;
   extern __shared__ __align__(1024) unsigned char smem[];
 
-  // Grouped rasterization: GROUP_M block rows sweep the columns together, so that consecutive
-  // blocks share A rows and B columns in L2.
   if (M <= 0 || N <= 0) return;  // an empty output: the launch hook still sends one block
-  const int grid_m = (M + kBlockM - 1) / kBlockM;
-  const int grid_n = (N + kBlockN - 1) / kBlockN;
-  const int pid = blockIdx.x;
-  const int group_blocks = kGroupM * grid_n;
-  const int first_m = (pid / group_blocks) * kGroupM;
-  const int group_rows = grid_m - first_m < kGroupM ? grid_m - first_m : kGroupM;
-  const int pid_m = first_m + (pid % group_blocks) % group_rows;
-  const int pid_n = (pid % group_blocks) / group_rows;
-  if (pid_m >= grid_m || pid_n >= grid_n) return;
+  int pid_m = 0;
+  int pid_n = 0;
+  if (!grouped_tile(blockIdx.x, (M + kBlockM - 1) / kBlockM, (N + kBlockN - 1) / kBlockN, kGroupM,
+                    pid_m, pid_n)) {
+    return;
+  }
   const int block_m = pid_m * kBlockM;
   const int block_n = pid_n * kBlockN;
 

@@ -1,4 +1,4 @@
-// Names of error codes, for messages and logs.
+// Names of error codes, for messages and logs; context added to an error.
 #include "ktune/core/status.h"
 
 namespace ktune {
@@ -25,8 +25,17 @@ const char* error_code_name(ErrorCode code) {
       return "no_valid_choice";
     case ErrorCode::kInternal:
       return "internal";
+    case ErrorCode::kEndOfStream:
+      return "end_of_stream";
+    case ErrorCode::kResourceExhausted:
+      return "resource_exhausted";
   }
   return "unknown";
+}
+
+Error with_context(Error error, std::string_view where) {
+  error.message.insert(0, std::string(where) + ": ");
+  return error;
 }
 
 }  // namespace ktune

@@ -292,12 +292,6 @@ SearchSpace simt_space() {
   return std::move(*space);
 }
 
-// The dtype reaches the kernel as a #define in front of the source, so that the source text
-// (and each choice's hash) differs per dtype while choice names stay free of it.
-std::string with_dtype(std::string_view source, int dtype_code) {
-  return fmt::format("#define DTYPE {}\n{}", dtype_code, source);
-}
-
 int dtype_code(DType dtype) { return dtype == DType::kF16 ? 0 : dtype == DType::kBF16 ? 1 : 2; }
 
 // "cuda_gemm_mma_bf16", with the epilogue's tag when there is one.
@@ -306,20 +300,28 @@ std::string template_name(std::string_view kind, DType dtype, const Epilogue& e)
                    : fmt::format("cuda_{}_{}_{}", kind, dtype_name(dtype), e.tag());
 }
 
-// The template's source: the dtype and, for a fused epilogue, its hook's #defines in front.
-std::string render_source(std::string_view source, DType dtype, const Epilogue& e) {
-  if (e.empty()) return with_dtype(source, dtype_code(dtype));
-  return with_dtype(
-      e.render_defines("const ktune_gemm::elem_t* __restrict__", EpilogueLanguage::kCuda) +
-          std::string(source),
-      dtype_code(dtype));
+// The template's source: the dtype and, for a fused epilogue, its hook's #defines, then
+// kernels/cuda/prelude.cuh and the kernel file `file` (NVRTC has no include path to this tree),
+// each under its own #line name so that compiler messages point into the files. The dtype is a
+// #define rather than part of the name, so that the source text (and each choice's hash)
+// differs per dtype while choice names stay free of it.
+std::string render_source(std::string_view file, std::string_view source, DType dtype,
+                          const Epilogue& e) {
+  std::string text = fmt::format("#define DTYPE {}\n", dtype_code(dtype));
+  if (!e.empty()) {
+    text += e.render_defines("const ktune_gemm::elem_t* __restrict__", EpilogueLanguage::kCuda);
+  }
+  return text +
+         fmt::format("#line 1 \"kernels/cuda/prelude.cuh\"\n{}#line 1 \"kernels/cuda/{}\"\n{}",
+                     cuda_prelude_source(), file, source);
 }
 
 std::shared_ptr<KernelTemplate> mma_template(DType dtype, const Epilogue& e) {
   const std::string name = template_name("gemm_mma", dtype, e);
   KernelTemplateDesc desc;
   desc.name = name;
-  desc.source = render_source(cuda_gemm_mma_source(), dtype, e);
+  desc.kind = "mma";
+  desc.source = render_source("gemm_mma.cu", cuda_gemm_mma_source(), dtype, e);
   desc.entry = "gemm";
   desc.signature = gemm_signature(dtype, e);
   desc.launch = [name, e](const Config& c, const Problem& p) { return mma_launch(name, c, p, e); };
@@ -333,7 +335,8 @@ std::shared_ptr<KernelTemplate> wgmma_template(DType dtype, const Epilogue& e) {
   const std::string name = template_name("gemm_wgmma", dtype, e);
   KernelTemplateDesc desc;
   desc.name = name;
-  desc.source = render_source(cuda_gemm_wgmma_source(), dtype, e);
+  desc.kind = "wgmma";
+  desc.source = render_source("gemm_wgmma.cu", cuda_gemm_wgmma_source(), dtype, e);
   desc.entry = "gemm";
   desc.signature = gemm_signature(dtype, e);
   desc.launch = [name, e](const Config& c, const Problem& p) {
@@ -349,7 +352,8 @@ std::shared_ptr<KernelTemplate> simt_template(DType dtype, const Epilogue& e) {
   const std::string name = template_name("gemm_simt", dtype, e);
   KernelTemplateDesc desc;
   desc.name = name;
-  desc.source = render_source(cuda_gemm_simt_source(), dtype, e);
+  desc.kind = kCudaGemmSimtKind;
+  desc.source = render_source("gemm_simt.cu", cuda_gemm_simt_source(), dtype, e);
   desc.entry = "gemm";
   desc.signature = gemm_signature(dtype, e);
   desc.launch = [name, e](const Config& c, const Problem& p) { return simt_launch(name, c, p, e); };
@@ -417,7 +421,8 @@ std::shared_ptr<KernelTemplate> cuda_epilogue_template(DType dtype, const Epilog
   const std::string name = template_name("epilogue", dtype, epilogue);
   KernelTemplateDesc desc;
   desc.name = name;
-  desc.source = render_source(cuda_epilogue_source(), dtype, epilogue);
+  desc.kind = "epilogue";
+  desc.source = render_source("epilogue.cu", cuda_epilogue_source(), dtype, epilogue);
   desc.entry = "gemm_epilogue";
   desc.signature = gemm_signature(dtype, epilogue);
   desc.launch = [name, epilogue](const Config&, const Problem& p) {
@@ -436,7 +441,7 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
   if (templates.empty()) return out;
   bool tensor_cores_serve = false;
   for (const std::shared_ptr<KernelTemplate>& t : templates) {
-    const bool simt = t->desc().name.find("_simt_") != std::string::npos;
+    const bool simt = t->desc().kind == kCudaGemmSimtKind;
     if (simt && tensor_cores_serve && !with_simt) continue;
     Result<std::vector<ChoicePtr>> choices = t->choices();
     KTUNE_CHECK(choices.has_value());  // the built-in spaces are small

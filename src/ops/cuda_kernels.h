@@ -1,11 +1,15 @@
-// The built-in CUDA kernels' sources (kernels/cuda/*.cu), embedded at configure time by
-// cmake/embed_kernels.cmake, which writes the definitions. Private to the ops module.
+// The built-in CUDA kernels' sources (kernels/cuda/*.cu, *.cuh), embedded at configure time by
+// ktune_embed_sources (cmake/embed_sources.cmake), which writes the definitions. Private to the
+// ops module.
 #pragma once
 
 #include <string_view>
 
 namespace ktune {
 
+// kernels/cuda/prelude.cuh: what every kernel below shares (elem_t, conversions, the epilogue
+// hook, store_output, grouped rasterization); put in front of each when rendering.
+[[nodiscard]] std::string_view cuda_prelude_source();
 // kernels/cuda/gemm_mma.cu: tensor-core GEMM (f16, bf16; sm_80+).
 [[nodiscard]] std::string_view cuda_gemm_mma_source();
 // kernels/cuda/gemm_wgmma.cu: Hopper tensor-core GEMM (f16, bf16; sm_90a only).

@@ -14,7 +14,7 @@
 
 namespace ktune {
 
-// Defined in the file cmake/embed_opencl_kernels.cmake generates.
+// Defined in the file ktune_embed_sources (cmake/embed_sources.cmake) generates.
 std::string_view opencl_gemm_source();
 std::string_view opencl_row_reduce_source();
 

@@ -32,7 +32,7 @@ namespace {
 using worker_detail::Clock;
 
 constexpr std::chrono::milliseconds kWatchInterval{10};
-constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
 constexpr int kMaxReadsPerWakeup = 64;  // 4 MiB of output, then the other pipes get a look
 
 std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
@@ -287,6 +287,18 @@ Result<Worker> Worker::start(const WorkerOptions& options) {
     loss = Loss{LossKind::kProtocol, "an undecodable pong: " + message.error().message};
   } else if (!message->pong_pid) {
     loss = Loss{LossKind::kProtocol, "answered the ping with another message than pong"};
+  } else if (message->pong_protocol != kWorkerProtocolVersion) {
+    // Another build's worker: its requests and responses may differ field by field, so none is
+    // sent. Stopped like any idle worker (it exits at end of stream).
+    state->stop();
+    return make_error(
+        ErrorCode::kUnavailable,
+        fmt::format("Worker::start: {} speaks worker protocol {} (ktune {}), this ktune speaks "
+                    "protocol {} (ktune {}); use the ktune-worker of this build (KTUNE_WORKER "
+                    "names it)",
+                    state->executable.string(), message->pong_protocol,
+                    message->pong_version.empty() ? "unknown" : message->pong_version,
+                    kWorkerProtocolVersion, KTUNE_VERSION));
   }
   if (!loss) return Worker(std::move(state));
   const auto [outcome, what] = state->bury(*loss, options.start_timeout, " before the pong");

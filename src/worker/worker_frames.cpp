@@ -89,7 +89,7 @@ Status read_exact(int fd, char* data, std::size_t size, std::size_t& got) {
   got = 0;
   while (got < size) {
     const ssize_t n = ::read(fd, data + got, size - got);
-    if (n == 0) return make_error(ErrorCode::kIo, "end of stream");
+    if (n == 0) return make_error(ErrorCode::kEndOfStream, "end of stream");
     if (n < 0) {
       const int e = errno;
       if (e == EINTR) continue;
@@ -138,16 +138,15 @@ Result<std::string> read_frame(int fd) {
   unsigned char header[4];
   std::size_t got = 0;
   if (Status s = read_exact(fd, reinterpret_cast<char*>(header), 4, got); !s) {
-    // A clean end between frames reads exactly "read_frame: end of stream" (run_worker_loop
-    // tells it apart from a broken pipe by this text).
-    if (got == 0) return make_error(ErrorCode::kIo, "read_frame: " + s.error().message);
+    // A clean end between frames keeps its code (kEndOfStream: run_worker_loop's normal stop);
+    // an end inside the length, or a failed read, is a broken pipe.
+    if (got == 0) return std::unexpected(with_context(s.error(), "read_frame"));
     return make_error(
         ErrorCode::kIo,
         fmt::format("read_frame: {} inside a frame's length; expected 4 bytes, got {}",
                     s.error().message, got));
   }
-  const std::uint32_t n =
-      frame_length(std::string_view(reinterpret_cast<const char*>(header), 4));
+  const std::uint32_t n = frame_length(std::string_view(reinterpret_cast<const char*>(header), 4));
   if (n > kMaxFrameBytes) {
     return make_error(ErrorCode::kParse,
                       fmt::format("read_frame: frame too long; expected at most {} bytes, got {}",

@@ -39,9 +39,9 @@ int run_worker_loop(int in_fd, int out_fd) {
   for (;;) {
     Result<std::string> frame = read_frame(in_fd);
     if (!frame) {
-      // The parent closed the request pipe between frames: the normal way to stop us
-      // (read_frame's exact text for it). Anything else is a broken protocol.
-      if (frame.error().message == "read_frame: end of stream") return 0;
+      // The parent closed the request pipe between frames: the normal way to stop us.
+      // Anything else (an end inside a frame, a failed read) is a broken protocol.
+      if (frame.error().code == ErrorCode::kEndOfStream) return 0;
       std::fprintf(stderr, "error: ktune-worker: %s\n", frame.error().message.c_str());
       return kExitProtocol;
     }

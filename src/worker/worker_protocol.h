@@ -2,7 +2,8 @@
 // pipe pair (never its stdout/stderr, which kernels may write to). Each message is one frame: a
 // 4-byte little-endian length, then that many bytes of JSON with a "type" field:
 //   parent -> worker: {"type":"ping"}, {"type":"request", ...BenchmarkRequest}
-//   worker -> parent: {"type":"pong","pid":N,"version":"..."}, {"type":"response", ...}
+//   worker -> parent: {"type":"pong","pid":N,"protocol":P,"version":"..."},
+//                     {"type":"response", ...}
 // A request has no pointers: the worker rebuilds the inputs from the TensorSpecs and the seed,
 // loads the artifact itself and reads the reference's outputs from a file.
 #pragma once
@@ -23,6 +24,12 @@ namespace ktune {
 // Largest frame either side accepts; a longer length prefix is a protocol error.
 inline constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
 
+// The protocol's version, carried by the pong and checked by the parent before any request:
+// bump it whenever a message changes (a field added, removed, renamed or re-typed), so that a
+// parent and a ktune-worker of different builds refuse each other at the start instead of
+// misreading a request. A pong without it is from before versioning: protocol 0.
+inline constexpr int kWorkerProtocolVersion = 1;
+
 [[nodiscard]] std::string encode_ping();
 [[nodiscard]] std::string encode_pong(int pid);
 [[nodiscard]] std::string encode_request(const BenchmarkRequest& request);
@@ -32,6 +39,9 @@ inline constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
 struct WorkerMessage {
   bool ping = false;
   std::optional<int> pong_pid;
+  // With a pong: the worker's protocol version and ktune version (KTUNE_VERSION).
+  int pong_protocol = 0;
+  std::string pong_version;
   std::optional<BenchmarkRequest> request;
   std::optional<BenchmarkResponse> response;
 };
@@ -44,8 +54,8 @@ struct WorkerMessage {
 [[nodiscard]] std::string encode_frame(std::string_view payload);
 [[nodiscard]] std::uint32_t frame_length(std::string_view header);
 
-// Blocking frame I/O on a pipe; EINTR is retried. read_frame fails with kIo ("end of stream")
-// when the other side closed before a complete frame.
+// Blocking frame I/O on a pipe; EINTR is retried. read_frame fails with kEndOfStream when the
+// other side closed between frames, and with kIo when it closed inside one.
 [[nodiscard]] Status write_frame(int fd, std::string_view payload);
 [[nodiscard]] Result<std::string> read_frame(int fd);
 

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "ktune/backend/cpu_backend.h"
-#include "worker/worker.h"
 #include "support/cli_run.h"
+#include "worker/worker.h"
 
 namespace ktune::test {
 namespace {
@@ -212,6 +212,41 @@ TEST(Worker, AResponseToAnotherRequestBreaksTheProtocol) {
   EXPECT_EQ(r.id, 7u);
   EXPECT_THAT(r.message, HasSubstr("broke the protocol: answered request 7 with response 99"));
   EXPECT_FALSE(worker->alive());
+}
+
+// A worker of another build answers the ping with its own protocol version: the parent refuses
+// it before any request, naming both versions, and stops it.
+TEST(Worker, StartRefusesAWorkerOfAnotherProtocolVersion) {
+  ScratchDir dir("fake-other-protocol");
+  const struct {
+    const char* pong;
+    const char* names;
+  } cases[] = {
+      {R"({"type":"pong","pid":1,"protocol":999,"version":"9.9.9"})",
+       "speaks worker protocol 999 (ktune 9.9.9)"},
+      // From before the protocol was versioned: no "protocol" field at all.
+      {R"({"type":"pong","pid":1,"version":"0.1.0"})", "speaks worker protocol 0 (ktune 0.1.0)"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.pong);
+    write_frame_file(dir.path() / "pong.bin", c.pong);
+    WorkerOptions o;
+    o.term_grace = 100ms;
+    o.executable = write_script(
+        dir.path(), "cd " + dir.path().string() + " && cat pong.bin >&4 && exec sleep 30");
+    const auto t0 = std::chrono::steady_clock::now();
+    Result<Worker> worker = Worker::start(o);
+    ASSERT_FALSE(worker);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);  // stopped, not waited for
+    EXPECT_EQ(worker.error().code, ErrorCode::kUnavailable);
+    EXPECT_THAT(worker.error().message, HasSubstr(c.names));
+    EXPECT_THAT(worker.error().message,
+                HasSubstr("this ktune speaks protocol " + std::to_string(kWorkerProtocolVersion) +
+                          " (ktune "));
+  }
+  errno = 0;
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);  // both fake workers were reaped
+  EXPECT_EQ(errno, ECHILD);
 }
 
 // Real requests to the real worker, with the test kernel compiled once into a shared code cache.

@@ -29,6 +29,9 @@ struct KernelTemplateDesc {
   // A condition on the problem beyond the signature (divisibility, alignment, shared memory);
   // empty: every problem with the signature. Its failure makes the choice kUnsupported.
   std::function<Status(const Config&, const Problem&)> supports;
+  // The template's family, for callers that treat families apart (the CUDA GEMM's "simt"
+  // fallback); not part of the digest. Last, so that positional initialisers stay valid.
+  std::string kind;
 };
 
 class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {

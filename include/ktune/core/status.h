@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <expected>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace ktune {
@@ -22,11 +23,15 @@ enum class ErrorCode {
   kResourceExhausted,  // memory (host or device) or another limit ran out
   kNoValidChoice,    // selection found no candidate that ran and verified
   kInternal,         // a bug in ktune
+  kEndOfStream,      // the other side closed a pipe cleanly, between messages
+  // Memory (host or device) or another limited resource ran out.
+  kResourceExhausted,
 };
 
 [[nodiscard]] const char* error_code_name(ErrorCode code);
 
 // `message` follows DESIGN.md: "<where>: <what>; <expected vs actual>" (no "error: " prefix).
+// The code is the data callers act on; the message is for people, and no caller parses it.
 struct Error {
   ErrorCode code = ErrorCode::kInternal;
   std::string message;
@@ -38,6 +43,18 @@ using Status = std::expected<void, Error>;
 
 [[nodiscard]] inline std::unexpected<Error> make_error(ErrorCode code, std::string message) {
   return std::unexpected(Error{code, std::move(message)});
+}
+
+// The same failure seen from an outer layer: "<where>: <message>", with the code kept, so that a
+// caller further out still tests what happened (kEndOfStream, kResourceExhausted...) rather than
+// the text, and no layer formats another's message by hand.
+[[nodiscard]] Error with_context(Error error, std::string_view where);
+
+template <class T>
+[[nodiscard]] std::expected<T, Error> with_context(std::expected<T, Error> result,
+                                                   std::string_view where) {
+  if (!result) result.error() = with_context(std::move(result.error()), where);
+  return result;
 }
 
 }  // namespace ktune

@@ -8,12 +8,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "ktune/choice/choice.h"
+#include "ktune/choice/kernel_template.h"
 #include "ktune/core/dtype.h"
 #include "ktune/core/epilogue.h"
-#include "ktune/choice/kernel_template.h"
 #include "ktune/core/problem.h"
 
 namespace ktune {
@@ -35,6 +36,8 @@ inline constexpr std::uint32_t kCudaGemmMaxSharedBytes = 227 * 1024;
 // 16-byte aligned; all: contiguous row-major tensors of the problem's sizes).
 // With an epilogue, the templates have it fused into their store (include/ktune/core/epilogue.h),
 // take its operands after K, and are named "cuda_gemm_mma_<dtype>_<epilogue>".
+// KernelTemplateDesc::kind says the family: "mma", "wgmma" or "simt" (kCudaGemmSimtKind).
+inline constexpr std::string_view kCudaGemmSimtKind = "simt";
 [[nodiscard]] std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(
     DType dtype, const Epilogue& epilogue = {}, bool hopper = false);
 

@@ -84,7 +84,7 @@ TEST(FrameTest, EndOfStreamBetweenFrames) {
   p.write.reset();
   auto got = read_frame(p.read.get());
   ASSERT_FALSE(got.has_value());
-  EXPECT_EQ(got.error().code, ErrorCode::kIo);
+  EXPECT_EQ(got.error().code, ErrorCode::kEndOfStream);
   EXPECT_EQ(got.error().message, "read_frame: end of stream");
 }
 

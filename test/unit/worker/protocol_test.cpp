@@ -201,6 +201,21 @@ TEST(ProtocolTest, PingAndPong) {
   EXPECT_FALSE(pong->ping);
   EXPECT_EQ(pong->pong_pid, 12345);
   EXPECT_TRUE(json::parse(encode_pong(1)).at("version").is_string());
+  EXPECT_EQ(pong->pong_protocol, kWorkerProtocolVersion);
+  EXPECT_FALSE(pong->pong_version.empty());
+}
+
+TEST(ProtocolTest, PongOfAnotherBuildStillDecodes) {
+  // The parent refuses such a worker by its versions, so it must be able to read them.
+  auto other = decode_message(R"({"type":"pong","pid":7,"protocol":99,"version":"9.9.9"})");
+  ASSERT_TRUE(other.has_value()) << other.error().message;
+  EXPECT_EQ(other->pong_pid, 7);
+  EXPECT_EQ(other->pong_protocol, 99);
+  EXPECT_EQ(other->pong_version, "9.9.9");
+  auto unversioned = decode_message(R"({"type":"pong","pid":7})");
+  ASSERT_TRUE(unversioned.has_value()) << unversioned.error().message;
+  EXPECT_EQ(unversioned->pong_protocol, 0);
+  EXPECT_EQ(unversioned->pong_version, "");
 }
 
 // decode_message's error for `j` dumped; the test fails when it decodes.
