@@ -19,8 +19,6 @@ const char* error_code_name(ErrorCode code) {
       return "timeout";
     case ErrorCode::kUnavailable:
       return "unavailable";
-    case ErrorCode::kResourceExhausted:
-      return "resource_exhausted";
     case ErrorCode::kNoValidChoice:
       return "no_valid_choice";
     case ErrorCode::kInternal:

@@ -20,7 +20,6 @@ enum class ErrorCode {
   kCompile,          // the compiler rejected a source
   kTimeout,          // a deadline passed
   kUnavailable,      // a library or device is not present on this machine
-  kResourceExhausted,  // memory (host or device) or another limit ran out
   kNoValidChoice,    // selection found no candidate that ran and verified
   kInternal,         // a bug in ktune
   kEndOfStream,      // the other side closed a pipe cleanly, between messages
