@@ -24,9 +24,6 @@
 #include "support/temp_dir.h"
 #include "support/all_choices.h"
 
-using ktune::test_support::all_choices;
-using ktune::test_support::all_configs;
-using ktune::test_support::space_stats;
 
 namespace ktune::test {
 namespace {

@@ -12,18 +12,12 @@
 
 #include "backend/opencl_api.h"
 #include "support/temp_dir.h"
+#include "support/opencl_require.h"
 
 namespace ktune::test {
 namespace {
 
 using ::testing::HasSubstr;
-
-#define KTUNE_REQUIRE_OPENCL()                                          \
-  do {                                                                  \
-    if (Status s = opencl_available(); !s) {                            \
-      GTEST_SKIP() << "[SKIP] no OpenCL device: " << s.error().message; \
-    }                                                                   \
-  } while (0)
 
 KernelSource scale_source(std::string code = "") {
   KernelSource s;

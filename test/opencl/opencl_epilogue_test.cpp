@@ -23,22 +23,13 @@
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
 #include "support/all_choices.h"
+#include "support/opencl_require.h"
 
-using ktune::test_support::all_choices;
-using ktune::test_support::all_configs;
-using ktune::test_support::space_stats;
 
 namespace ktune::test {
 namespace {
 
 using ::testing::HasSubstr;
-
-#define KTUNE_REQUIRE_OPENCL()                                          \
-  do {                                                                  \
-    if (Status s = opencl_available(); !s) {                            \
-      GTEST_SKIP() << "[SKIP] no OpenCL device: " << s.error().message; \
-    }                                                                   \
-  } while (0)
 
 // Ragged: M, N not multiples of the 32x32 tile, K = 19 two K blocks of 16 with a short second;
 // N % 4 == 0 so that the vector config serves.

@@ -15,22 +15,13 @@
 #include "ktune/select/selector.h"
 #include "support/temp_dir.h"
 #include "support/all_choices.h"
+#include "support/opencl_require.h"
 
-using ktune::test_support::all_choices;
-using ktune::test_support::all_configs;
-using ktune::test_support::space_stats;
 
 namespace ktune::test {
 namespace {
 
 using ::testing::HasSubstr;
-
-#define KTUNE_REQUIRE_OPENCL()                                          \
-  do {                                                                  \
-    if (Status s = opencl_available(); !s) {                            \
-      GTEST_SKIP() << "[SKIP] no OpenCL device: " << s.error().message; \
-    }                                                                   \
-  } while (0)
 
 // Few and short measurements: PoCL compiles dominate the test time.
 SelectorOptions quick_options() {

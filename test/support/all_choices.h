@@ -9,7 +9,7 @@
 #include "ktune/choice/choice.h"
 #include "ktune/space/search_space.h"
 
-namespace ktune::test_support {
+namespace ktune::test {
 
 template <class TemplatePtr>
 std::vector<ChoicePtr> all_choices(const TemplatePtr& t) {
@@ -30,4 +30,4 @@ inline SearchSpace::Stats space_stats(const SearchSpace& space) {
   return stats ? *stats : SearchSpace::Stats{};
 }
 
-}  // namespace ktune::test_support
+}  // namespace ktune::test

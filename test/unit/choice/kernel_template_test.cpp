@@ -13,11 +13,11 @@
 #include "support/temp_dir.h"
 #include "support/all_choices.h"
 
-using ktune::test_support::all_choices;
-using ktune::test_support::all_configs;
-using ktune::test_support::space_stats;
 
 namespace ktune {
+
+using test::all_choices;
+using test::all_configs;
 namespace {
 
 using namespace std::chrono_literals;

@@ -1,14 +1,14 @@
 // SearchSpace: enumeration order, restriction filtering and statistics, and every create() error.
 #include "ktune/space/search_space.h"
-#include "support/all_choices.h"
-
-using ktune::test_support::all_choices;
-using ktune::test_support::all_configs;
-using ktune::test_support::space_stats;
 
 #include <gtest/gtest.h>
 
+#include "support/all_choices.h"
+
 namespace ktune {
+
+using test::all_configs;
+using test::space_stats;
 namespace {
 
 using Values = std::vector<ParamValue>;
@@ -295,5 +295,5 @@ TEST(SearchSpaceScale, ARestrictionOfNoParameterDecidesTheWholeSpace) {
   EXPECT_EQ(stats->restrictions[0].removed, 3u);
   auto yes = ktune::SearchSpace::create({{"A", range_values(3)}}, {"2 > 1"});
   ASSERT_TRUE(yes);
-  EXPECT_EQ(all_configs(*yes).size(), 3u);
+  EXPECT_EQ(ktune::test::all_configs(*yes).size(), 3u);
 }
