@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "choice/cublas_gemm.h"
+#include "choice/cublas_gemm_runner.h"
 #include "choice/cublas_library.h"
 
 // Evaluates `api.call_expr`; on failure returns its Status from the enclosing function.

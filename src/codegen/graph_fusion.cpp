@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "ktune/codegen/graph_tuning.h"
+#include "ktune/codegen/graph_fusion.h"
 
 namespace ktune::codegen {
 namespace {

@@ -2,6 +2,7 @@
 // Selector's winner into something the wrapper can emit, and the fusion decision of each chain
 // (find_fusions is in graph_fusion.cpp).
 #include "ktune/codegen/graph_tuning.h"
+#include "ktune/codegen/graph_fusion.h"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "ktune/codegen/wrapper_codegen.h"
+#include "ktune/codegen/graph_fusion.h"
 
 namespace ktune::codegen {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "choice/cublas_gemm.h"
+#include "choice/cublas_gemm_runner.h"
 #include "choice/cublas_library.h"
 #include "core/cuda_driver.h"
 

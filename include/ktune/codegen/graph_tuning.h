@@ -48,23 +48,6 @@ struct GemmPick {
   std::string fusion;
 };
 
-// A gemm and the pointwise nodes after it that its epilogue can compute, in order, each reading
-// the previous one's result.
-struct FusionChain {
-  std::size_t gemm = 0;               // index into Graph::nodes
-  std::vector<std::size_t> nodes;     // the pointwise nodes; never empty
-  Epilogue epilogue;                  // one step per node
-  std::vector<std::string> operands;  // graph values for Epilogue::operands(), in its order
-  [[nodiscard]] std::string label(const Graph& graph) const;  // "h+h_bias+a"
-};
-
-// Every gemm's longest fusible chain, in node order (gemms without one are left out). A node
-// joins when it is bias_add (-> bias), relu, gelu, scale (-> scale=alpha) or add of an [M, N]
-// value (-> residual); the value it reads is read by nothing else and is not a graph output; its
-// other input is a graph input or a node before the gemm (the fused call runs where the gemm
-// was); and the chain has no bias (or residual) yet, as Epilogue allows each operand once.
-[[nodiscard]] std::vector<FusionChain> find_fusions(const Graph& graph);
-
 // The spec of a graph's gemms, checked to compute C[M,N] = A[M,K] B[K,N].
 struct GemmSpec {
   Spec spec;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ktune/codegen/graph.h"
+#include "ktune/codegen/graph_fusion.h"
 #include "ktune/codegen/graph_tuning.h"
 #include "ktune/codegen/memory_plan.h"
 #include "ktune/core/status.h"
@@ -28,24 +29,6 @@ namespace ktune::codegen {
 
 // The planner's view of a graph: one buffer per node (outputs marked), one step per node.
 [[nodiscard]] PlanInput plan_input(const Graph& graph);
-
-// A graph as the generated program runs it: each fused pick's gemm node becomes one node in the
-// gemm's place, named and shaped as its chain's last node, reading A, B and the epilogue's
-// operands; the chain's pointwise nodes and intermediate values are gone. Without fused picks,
-// the graph itself.
-struct FusedGraph {
-  // Shapes filled, as validate_graph() left them; a fused gemm's inputs are A, B, then its
-  // epilogue's operands, more than op_arity() says.
-  Graph graph;
-  std::map<std::string, GemmPick> picks;  // by `graph`'s node names
-  // By fused node name: the original gemm and pointwise nodes it computes, in order.
-  std::map<std::string, std::vector<GraphNode>> fused_nodes;
-};
-// kInvalidArgument when a fused pick cannot be applied: an extern, a fused name that is not a
-// later node, a node computed by two gemms, an operand computed after the gemm, or a value inside
-// a chain that another node or the outputs still read.
-[[nodiscard]] Result<FusedGraph> apply_fusions(const Graph& graph,
-                                               const std::map<std::string, GemmPick>& picks);
 
 struct Wrapper {
   std::string source;  // the whole program

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "backend/cuda_module.h"
-#include "choice/cublas_gemm.h"
+#include "choice/cublas_gemm_runner.h"
 #include "core/cuda_driver.h"
 #include "device/cuda/cuda_buffers.h"
 #include "device/cuda/cuda_check.h"

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ktune/codegen/graph_fusion.h"
 #include "ktune/codegen/graph_tuning.h"
 #include "ktune/codegen/wrapper_codegen.h"
 
