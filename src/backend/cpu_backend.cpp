@@ -98,10 +98,10 @@ Result<CpuBackend> CpuBackend::create(CpuCompileOptions options, std::filesystem
   }
   std::vector<std::string> argv = split_words(options.compiler);
   if (argv.empty()) return make_error(ErrorCode::kInvalidArgument, "cpu backend: empty compiler");
-  argv.push_back("--version");
+  argv.emplace_back("--version");
   ProcessOptions popts;
   popts.timeout = kVersionTimeout;  // not a compile: the per-compile deadline does not apply
-  popts.max_output_bytes = 64 * 1024;
+  popts.max_output_bytes = std::size_t{64} * 1024;
   Result<ProcessResult> run = run_process(argv, popts);
   if (!run) {
     return make_error(ErrorCode::kUnavailable,
@@ -163,7 +163,7 @@ Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
   argv.insert(argv.end(), {"-o", tmp_so->string(), tmp_cpp->string()});
   ProcessOptions popts;
   popts.timeout = options_.timeout;
-  popts.max_output_bytes = 256 * 1024;
+  popts.max_output_bytes = std::size_t{256} * 1024;
   Result<ProcessResult> run = run_process(argv, popts);
 
   auto fail = [&](ErrorCode code, std::string message) -> Result<Artifact> {

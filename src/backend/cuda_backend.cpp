@@ -27,7 +27,7 @@ namespace {
 // NVRTC's log of a failed compile: its first errors say what is wrong, its last line counts them.
 constexpr std::size_t kLogHeadLines = 16;
 constexpr std::size_t kLogTailLines = 6;
-constexpr std::size_t kLogMaxBytes = 8 * 1024;
+constexpr std::size_t kLogMaxBytes = std::size_t{8} * 1024;
 
 std::string c_string_literal(std::string_view text) {
   std::string out = "\"";

@@ -151,6 +151,7 @@ Result<std::vector<BenchStats>> CpuBenchmarker::measure_interleaved(
     }
   }
   std::vector<BenchStats> stats;
+  stats.reserve(samples.size());
   for (auto& s : samples) stats.push_back(compute_stats(std::move(s)));
   return stats;
 }

@@ -34,8 +34,8 @@ std::vector<std::string> search_dirs() {
   if (const char* home = std::getenv("CUDA_HOME"); home && *home) {
     dirs.push_back(std::string(home) + "/lib64");
   }
-  dirs.push_back("/usr/local/cuda/lib64");
-  dirs.push_back("/usr/local/cuda/targets/x86_64-linux/lib");
+  dirs.emplace_back("/usr/local/cuda/lib64");
+  dirs.emplace_back("/usr/local/cuda/targets/x86_64-linux/lib");
   return dirs;
 }
 
@@ -61,7 +61,7 @@ Result<Opened> open_first(const char* stem, const std::vector<int>& majors,
   for (int major : majors) {
     for (const std::string& dir : dirs) {
       std::string file = fmt::format("{}.so.{}", stem, major);
-      std::string path = dir.empty() ? file : dir + "/" + file;
+      std::string path = dir.empty() ? file : fmt::format("{}/{}", dir, file);
       // RTLD_NODELETE: the tables' pointers stay valid for the life of the process.
       if (void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)) {
         return Opened{h, loaded_path(h, path), dir, major};

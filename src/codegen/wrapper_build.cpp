@@ -43,7 +43,7 @@ WrapperFiles wrapper_files(const Graph& graph, const Wrapper& wrapper,
   common.insert(common.end(), options.flags.begin(), options.flags.end());
   common.insert(common.end(), wrapper.flags.begin(), wrapper.flags.end());
   f.library_command = common;
-  for (const char* a : {"-fPIC", "-shared"}) f.library_command.push_back(a);
+  for (const char* a : {"-fPIC", "-shared"}) f.library_command.emplace_back(a);
   f.library_command.insert(f.library_command.end(), {f.source.string(), "-o", f.library.string()});
   f.executable_command = common;
   f.executable_command.insert(

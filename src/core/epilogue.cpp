@@ -215,8 +215,8 @@ void Epilogue::apply(float* c, std::int64_t m, std::int64_t n,
   KTUNE_CHECK(operands.size() == this->operands().size());
   for (std::int64_t row = 0; row < m; ++row) {
     for (std::int64_t col = 0; col < n; ++col) {
-      float& x = c[row * n + col];
-      x = apply_one(x, row, col, n, operands);
+      const std::int64_t i = row * n + col;
+      c[i] = apply_one(c[i], row, col, n, operands);
     }
   }
 }

@@ -53,6 +53,7 @@ Result<std::vector<std::size_t>> resolve_names(const std::string& restriction,
     while (i < params.size() && params[i].name != name) ++i;
     if (i == params.size()) {
       std::vector<std::string_view> known;
+      known.reserve(params.size());
       for (const Param& p : params) known.push_back(p.name);
       return make_error(ErrorCode::kInvalidArgument,
                         fmt::format("restriction '{}': unknown parameter '{}'; known: {}",

@@ -104,7 +104,7 @@ Status parse_arg(const Reader& r, const YAML::Node& node, const std::string& pat
   }
   out.dtype = *dtype;
 
-  std::string role = "";
+  std::string role;
   YAML::Node role_node = node["role"];
   if (role_node.IsDefined()) {
     auto text = r.string(role_node, field(path, "role"));

@@ -33,6 +33,7 @@ const OpInfo* find_op(std::string_view name) {
 
 std::string dtype_list(const std::vector<DType>& dtypes) {
   std::vector<std::string> names;
+  names.reserve(dtypes.size());
   for (DType d : dtypes) names.emplace_back(dtype_name(d));
   return spec_detail::join(names);
 }

@@ -92,6 +92,7 @@ Status parse_reference(const Reader& r, const YAML::Node& node, const std::files
   auto name = r.string(ext, "reference.extern");
   if (!name) return std::unexpected(name.error());
   std::vector<std::string> names;
+  names.reserve(externs.size());
   for (const ExternDesc& e : externs) names.push_back(e.name);
   if (std::find(names.begin(), names.end(), *name) == names.end()) {
     return r.fail(ext, "reference.extern",

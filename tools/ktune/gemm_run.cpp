@@ -60,7 +60,8 @@ void print_groups(const TuningRecord& record, double pick_ns) {
 
 }  // namespace
 
-std::optional<CudaBackend> open_gemm_backend(const GemmOptions& f, const CliContext& ctx) {
+std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const CliContext& ctx) {
+  const GemmOptions& f = options;
   CudaCompileOptions copts;
   copts.arch = f.arch;
   copts.device = f.device;
@@ -101,8 +102,11 @@ int gemm_graph_calls(const GemmShape& shape, int requested) {
   return flop < 4e9 ? 10 : 0;
 }
 
-GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& s, const GemmOptions& f,
-                  const CliContext& ctx, std::chrono::steady_clock::time_point t0) {
+GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const GemmOptions& options,
+                  const CliContext& ctx, std::chrono::steady_clock::time_point start) {
+  const GemmShape& s = shape;
+  const GemmOptions& f = options;
+  const std::chrono::steady_clock::time_point t0 = start;
   const Problem problem = cuda_gemm_problem(s.m, s.n, s.k, s.dtype, f.device, s.epilogue);
   // The wgmma template compiles for Hopper only.
   CudaGemmCandidates set = cuda_gemm_candidates(s.dtype, f.cublaslt_algos, &problem, f.simt,

@@ -1,11 +1,15 @@
 // ktune: the command-line tool. Subcommands live in cmd_<verb>.cpp.
 #include <fmt/format.h>
 
+#include <exception>
+
 #include "cli.h"
 #include "ktune/bench/bench_env.h"
 #include "core/file_util.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace ktune::cli;
   ktune::ensure_benchmark_environment(argv);
   CLI::App app{
@@ -41,4 +45,19 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   return ctx.exit_code;
+}
+
+}  // namespace
+
+// Every error is reported as data (Status, exit codes); an exception that still escapes is a bug,
+// said in one line rather than std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: ktune: internal error: {}\n", e.what());
+  } catch (...) {
+    fmt::print(stderr, "error: ktune: internal error: unknown exception\n");
+  }
+  return ktune::cli::kExitError;
 }
