@@ -84,11 +84,11 @@ Result<Epilogue> Epilogue::parse(std::string_view text) {
       if (ec != std::errc() || end != num.data() + num.size() || !std::isfinite(op.scale)) {
         return make_error(
             ErrorCode::kInvalidArgument,
-            fmt::format("epilogue '{}': scale; expected a finite number, got '{}'", text, num));
+            fmt::format("scale; expected a finite number, got '{}'", num));
       }
     } else {
       return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("epilogue: unknown step '{}'; expected a comma-separated "
+                        fmt::format("unknown step '{}'; expected a comma-separated "
                                     "list of {}",
                                     item, kAccepted));
     }
@@ -98,7 +98,7 @@ Result<Epilogue> Epilogue::parse(std::string_view text) {
                                                             : -1;
     if (slot >= 0 && seen[slot]) {
       return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("epilogue: '{}' appears twice; each tensor operand may "
+                        fmt::format("'{}' appears twice; each tensor operand may "
                                     "appear once",
                                     item));
     }

@@ -6,23 +6,12 @@
 #include "spec/spec_sections.h"
 
 namespace ktune::spec_detail {
-namespace {
-
-// Epilogue::parse's message without its own "epilogue..." lead, which the path already says.
-std::string parse_message(const std::string& message) {
-  if (!message.starts_with("epilogue")) return message;
-  const std::size_t colon = message.find(": ");
-  return colon == std::string::npos ? message : message.substr(colon + 2);
-}
-
-}  // namespace
-
 Result<Epilogue> read_epilogue(const Reader& r, const YAML::Node& node) {
   if (node.IsScalar()) {
     auto text = r.string(node, "epilogue");
     if (!text) return std::unexpected(text.error());
     auto epilogue = Epilogue::parse(*text);
-    if (!epilogue) return r.fail(node, "epilogue", parse_message(epilogue.error().message));
+    if (!epilogue) return r.fail(node, "epilogue", epilogue.error().message);
     return epilogue;
   }
   if (!node.IsSequence()) {
@@ -38,12 +27,12 @@ Result<Epilogue> read_epilogue(const Reader& r, const YAML::Node& node) {
     if (auto one = Epilogue::parse(*text); !one || text->find(',') != std::string::npos) {
       return r.fail(node[i], item("epilogue", i),
                     one ? fmt::format("'{}' holds a comma; expected one step per item", *text)
-                        : parse_message(one.error().message));
+                        : one.error().message);
     }
     items.push_back(*text);
   }
   auto epilogue = Epilogue::parse(join(items, ","));
-  if (!epilogue) return r.fail(node, "epilogue", parse_message(epilogue.error().message));
+  if (!epilogue) return r.fail(node, "epilogue", epilogue.error().message);
   return epilogue;
 }
 

@@ -38,11 +38,6 @@ std::unexpected<Error> locate_space_error(const Reader& r, const Error& error,
     auto with_one = SearchSpace::create(params, {restrictions[i]});
     if (!with_one) return r.fail(restriction_nodes[i], item("restrictions", i), error.message);
   }
-  for (std::size_t i = 0; i < restrictions.size(); ++i) {
-    if (error.message.find(restrictions[i]) != std::string::npos) {
-      return r.fail(restriction_nodes[i], item("restrictions", i), error.message);
-    }
-  }
   return r.fail(fallback, "params", error.message);
 }
 

@@ -140,7 +140,7 @@ TEST(CudaEpilogue, CompileOnlyCoversThePairsSeparateKernel) {
   CliResult bad = run_cli(cache.path(),
                           {"gemm", "--m", "8", "--n", "8", "--k", "8", "--epilogue", "bias,bias"});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
-  EXPECT_THAT(bad.output, HasSubstr("--epilogue: epilogue: 'bias' appears twice"));
+  EXPECT_THAT(bad.output, HasSubstr("--epilogue: 'bias' appears twice"));
 }
 
 // On a GPU: every candidate of each fused problem verifies against cuBLAS + the separate

@@ -211,7 +211,7 @@ TEST(OpenCLEpilogueCli, AnUnknownStepIsAUsageErrorListingTheSteps) {
   const CliResult r = run_cli(
       cache.path(), {"opencl-gemm", "--m", "8", "--n", "8", "--k", "8", "--epilogue", "bias,tanh"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("error: --epilogue: epilogue: unknown step 'tanh'; expected a "
+  EXPECT_THAT(r.output, HasSubstr("error: --epilogue: unknown step 'tanh'; expected a "
                                   "comma-separated list of bias, rowbias, scale=<number>, relu, "
                                   "gelu, silu, residual"));
 }

@@ -59,7 +59,8 @@ class Epilogue {
   explicit Epilogue(std::vector<EpilogueOp> ops) : ops_(std::move(ops)) {}
 
   // "bias,relu", "scale=0.5,gelu", "rowbias,silu,residual"; "" and "none" are the identity.
-  // Errors name the offending item and list what is accepted.
+  // Errors name the offending item and list what is accepted, without saying where the text came
+  // from: the caller adds that (a spec position, "--epilogue").
   [[nodiscard]] static Result<Epilogue> parse(std::string_view text);
 
   [[nodiscard]] bool empty() const { return ops_.empty(); }
