@@ -26,8 +26,8 @@ std::vector<std::string> candidate_paths() {
     const char* v = std::getenv(var);
     if (v != nullptr && *v != '\0') dirs.push_back(std::string(v) + "/lib64");
   }
-  dirs.push_back("/usr/local/cuda/lib64");
-  dirs.push_back("/usr/local/cuda/targets/x86_64-linux/lib");
+  dirs.emplace_back("/usr/local/cuda/lib64");
+  dirs.emplace_back("/usr/local/cuda/targets/x86_64-linux/lib");
   for (const std::string& d : dirs) {
     for (const char* n : kNames) paths.push_back(d + "/" + n);
   }
@@ -138,6 +138,7 @@ Result<NvrtcCompiled> nvrtc_compile(const NvrtcLibrary& nv, const std::string& s
     return std::unexpected(s.error());
   }
   std::vector<const char*> argv;
+  argv.reserve(options.size());
   for (const std::string& o : options) argv.push_back(o.c_str());
   NvrtcCompiled out;
   out.result = nv.CompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());

@@ -227,9 +227,10 @@ ChoicePtr make_cublas_gemm_choice(std::vector<int> bind) {
   return std::make_unique<CublasGemmChoice>("cublas_gemm", "cublas", -1, std::move(bind));
 }
 
-std::vector<ChoicePtr> make_cublaslt_gemm_choices(std::vector<int> bind, int count,
+std::vector<ChoicePtr> make_cublaslt_gemm_choices(const std::vector<int>& bind, int count,
                                                   int library_epilogue, std::string_view prefix) {
   std::vector<ChoicePtr> out;
+  out.reserve(static_cast<std::size_t>(std::max(count, 0)));
   for (int i = 0; i < count; ++i) {
     out.push_back(std::make_unique<CublasGemmChoice>(fmt::format("{}_algo{}", prefix, i),
                                                      "cublaslt", i, bind, library_epilogue));

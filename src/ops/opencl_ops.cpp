@@ -22,7 +22,7 @@ namespace {
 
 constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
 // The local memory every OpenCL 1.2 device offers at least.
-constexpr std::int64_t kMinLocalBytes = 32 * 1024;
+constexpr std::int64_t kMinLocalBytes = std::int64_t{32} * 1024;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::uint64_t at_least_one(std::int64_t v) {
@@ -35,7 +35,7 @@ std::int64_t param(const Config& config, std::string_view name) {
   return std::get<std::int64_t>(*v);
 }
 
-Param ints(std::string name, std::vector<std::int64_t> values) {
+Param ints(std::string name, const std::vector<std::int64_t>& values) {
   Param p{std::move(name), {}};
   for (std::int64_t v : values) p.values.emplace_back(v);
   return p;

@@ -125,7 +125,7 @@ RunResult CandidateRunner::in_worker(const BenchmarkRequest& request, const Benc
   return result;
 }
 
-RunResult CandidateRunner::in_process(Choice& choice, BenchmarkRequest request) {
+RunResult CandidateRunner::in_process(Choice& choice, const BenchmarkRequest& request) {
   BenchmarkResponse response;
   if (on_device()) {
     if (!choice.launch_spec(problem_)) {
@@ -146,7 +146,7 @@ RunResult CandidateRunner::in_process(Choice& choice, BenchmarkRequest request) 
   return {response.outcome, response.message, response.stats};
 }
 
-RunResult CandidateRunner::run_request(Choice& choice, BenchmarkRequest request,
+RunResult CandidateRunner::run_request(Choice& choice, const BenchmarkRequest& request,
                                        const BenchOptions& bench) {
   if (isolated(choice)) {
     if (on_device() && !choice.launch_spec(problem_)) {
@@ -154,7 +154,7 @@ RunResult CandidateRunner::run_request(Choice& choice, BenchmarkRequest request,
     }
     return in_worker(request, bench);
   }
-  return in_process(choice, std::move(request));
+  return in_process(choice, request);
 }
 
 RunResult CandidateRunner::run(Choice& choice, bool measure) {
@@ -177,7 +177,7 @@ Result<std::vector<BenchStats>> CandidateRunner::remeasure(
       Choice& c = *choices[i];
       BenchmarkRequest request = request_for(c, true, round_bench);
       request.verify = false;  // it passed on this problem already
-      RunResult run = run_request(c, std::move(request), round_bench);
+      RunResult run = run_request(c, request, round_bench);
       if (run.outcome != Outcome::kOk || !run.stats) {
         return make_error(ErrorCode::kInternal,
                           fmt::format("{}: re-measuring failed: {}: {}", c.name(),
@@ -187,6 +187,7 @@ Result<std::vector<BenchStats>> CandidateRunner::remeasure(
     }
   }
   std::vector<BenchStats> out;
+  out.reserve(samples.size());
   for (auto& s : samples) out.push_back(compute_stats(std::move(s)));
   return out;
 }

@@ -54,7 +54,7 @@ class CandidateRunner {
   // `round_bench`: how each round measures; empty: one warm-up and 3 timed runs.
   [[nodiscard]] Result<std::vector<BenchStats>> remeasure(
       const std::vector<Choice*>& choices, int rounds,
-      const std::optional<BenchOptions>& round_bench = std::nullopt);
+      const std::optional<BenchOptions>& round_options = std::nullopt);
 
  private:
   [[nodiscard]] bool isolated(const Choice& choice) const;
@@ -65,8 +65,8 @@ class CandidateRunner {
   // In a worker (the choice's LaunchSpec, the reference file or launch).
   [[nodiscard]] RunResult in_worker(const BenchmarkRequest& request, const BenchOptions& bench);
   // In this process's flow: a device problem's LaunchSpec, or a CPU choice's own function.
-  [[nodiscard]] RunResult in_process(Choice& choice, BenchmarkRequest request);
-  [[nodiscard]] RunResult run_request(Choice& choice, BenchmarkRequest request,
+  [[nodiscard]] RunResult in_process(Choice& choice, const BenchmarkRequest& request);
+  [[nodiscard]] RunResult run_request(Choice& choice, const BenchmarkRequest& request,
                                       const BenchOptions& bench);
   [[nodiscard]] std::chrono::milliseconds deadline(const BenchOptions& bench) const;
 

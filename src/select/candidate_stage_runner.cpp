@@ -24,7 +24,7 @@ Status CandidateStageRunner::prepare(Choice* reference) {
 CandidateRun CandidateStageRunner::run(Choice& choice, bool measure) {
   if (!runner_) return {Outcome::kLaunchError, not_prepared().message, std::nullopt};
   RunResult r = runner_->run(choice, measure);
-  return {r.outcome, std::move(r.message), std::move(r.stats)};
+  return {r.outcome, std::move(r.message), r.stats};
 }
 
 Result<std::vector<BenchStats>> CandidateStageRunner::remeasure(

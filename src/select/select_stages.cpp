@@ -151,11 +151,12 @@ std::vector<std::size_t> close_calls(const std::vector<CandidateRecord>& records
 
 std::vector<std::size_t> settle_stage(const SelectContext& ctx, StageRunner& runner,
                                       std::vector<CandidateRecord>& records) {
-  const std::vector<std::size_t> close = close_calls(records, ctx.options.close_call_band);
+  std::vector<std::size_t> close = close_calls(records, ctx.options.close_call_band);
   if (close.empty()) return {};
   select_progress(ctx.options.progress,
                   fmt::format("{}: re-measuring {} close calls", ctx.title, close.size()));
   std::vector<Choice*> choices;
+  choices.reserve(close.size());
   for (std::size_t i : close) choices.push_back(ctx.candidates[i].get());
   auto again = runner.remeasure(choices, ctx.options.close_call_rounds, std::nullopt);
   if (!again || again->size() != close.size()) {

@@ -157,7 +157,7 @@ Result<std::vector<Config>> SearchSpace::enumerate(const Limits& limits) const {
         return false;
       }
       std::vector<std::size_t> index = prefix;
-      const std::size_t first_free = static_cast<std::size_t>(depth + 1);
+      const std::size_t first_free = depth < 0 ? 0 : static_cast<std::size_t>(depth) + 1;
       for (std::size_t p = first_free; p < index.size(); ++p) index[p] = 0;
       for (std::uint64_t i = 0; i < count; ++i) {
         Config& c = out.emplace_back();

@@ -67,6 +67,7 @@ Status parse_extern(const Reader& r, const YAML::Node& node, const std::string& 
   if (!bind) return std::unexpected(bind.error());
   if (auto ok = r.expect_map(*bind, field(path, "bind")); !ok) return ok;
   std::vector<std::string> arg_names;
+  arg_names.reserve(args.size());
   for (const ArgDecl& a : args) arg_names.push_back(a.name);
   for (const auto& kv : *bind) {
     auto role = r.string(kv.first, field(path, "bind"));

@@ -59,7 +59,9 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
   cmd.add_option("--json-log", f.json_log, "Append JSON lines (one per candidate) to FILE");
 }
 
-SelectorOptions to_selector_options(const SelectorFlags& f, SelectorOptions o) {
+SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions base) {
+  const SelectorFlags& f = flags;
+  SelectorOptions& o = base;
   if (f.jobs != 0) o.jobs = f.jobs;
   o.bench.budget_ms = f.budget_ms.value_or(o.bench.budget_ms);
   o.bench.min_runs = f.min_runs.value_or(o.bench.min_runs);

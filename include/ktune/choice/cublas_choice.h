@@ -25,7 +25,7 @@ namespace ktune {
 // vector of N), the heuristic is asked for that fused epilogue; the choices are named
 // "<prefix>_algo<i>".
 [[nodiscard]] std::vector<ChoicePtr> make_cublaslt_gemm_choices(
-    std::vector<int> bind, int count, int library_epilogue = 0,
+    const std::vector<int>& bind, int count, int library_epilogue = 0,
     std::string_view prefix = "cublaslt");
 
 // cuBLASLt's fused epilogue (a cublasLtEpilogue_t) equal to `epilogue`, or 0 where it has none:

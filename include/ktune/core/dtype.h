@@ -30,7 +30,7 @@ inline constexpr DType kAllDTypes[] = {DType::kF16, DType::kBF16, DType::kF32, D
 void store_element(DType dtype, std::byte* p, double value);
 
 // IEEE half and bfloat16 conversions (round to nearest even).
-[[nodiscard]] float half_bits_to_float(std::uint16_t bits);
+[[nodiscard]] float half_bits_to_float(std::uint16_t h);
 [[nodiscard]] std::uint16_t float_to_half_bits(float value);
 [[nodiscard]] float bf16_bits_to_float(std::uint16_t bits);
 [[nodiscard]] std::uint16_t float_to_bf16_bits(float value);

@@ -71,7 +71,7 @@ class Dispatcher {
       DispatchTable table, std::unique_ptr<KernelLoader> loader);
   // read_dispatch_table, then create with make_shared_object_loader.
   [[nodiscard]] static Result<std::unique_ptr<Dispatcher>> open_table(
-      const std::filesystem::path& table);
+      const std::filesystem::path& file);
   ~Dispatcher();  // waits for background tunings
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;

@@ -205,6 +205,7 @@ class MultiKernel {
       }
     }
     std::vector<std::string> names;
+    names.reserve(variants.size());
     for (const Variant& v : variants) names.push_back(v.name);
     auto core = detail::MultiKernelCore::create(std::move(options), std::move(names));
     if (!core) return std::unexpected(core.error());

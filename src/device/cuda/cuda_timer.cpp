@@ -155,14 +155,15 @@ Status CudaTimer::sample(int count, std::vector<double>* ns) {
       if (flush_cache_) {
         if (Status s = flush_.enqueue(); !s) return s;
       }
-      KTUNE_CU(EventRecord(events[2 * i], stream_));
+      KTUNE_CU(EventRecord(events[2 * static_cast<std::size_t>(i)], stream_));
       if (Status s = run_sample(); !s) return s;
-      KTUNE_CU(EventRecord(events[2 * i + 1], stream_));
+      KTUNE_CU(EventRecord(events[2 * static_cast<std::size_t>(i) + 1], stream_));
     }
     KTUNE_CU(StreamSynchronize(stream_));
     for (int i = 0; i < batch; ++i) {
       float ms = 0;
-      KTUNE_CU(EventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
+      const std::size_t e = 2 * static_cast<std::size_t>(i);
+      KTUNE_CU(EventElapsedTime(&ms, events[e], events[e + 1]));
       ns->push_back(static_cast<double>(ms) * 1e6 / calls_per_sample_);
     }
     done += batch;
