@@ -14,10 +14,10 @@
 #include <fstream>
 
 #include "ktune/backend/cpu_backend.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
 #include "ktune/runtime/dispatcher.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
-#include "ktune/cache_sqlite/sqlite_cache.h"
 #include "ktune/tuning/spec_dispatcher.h"
 
 namespace {

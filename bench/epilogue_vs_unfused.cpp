@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "ktune/bench/bench_env.h"
+#include "core/file_util.h"
 #include "ktune/backend/cpu_backend.h"
+#include "ktune/bench/bench_env.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
 #include "ktune/choice/epilogue_pass.h"
-#include "core/file_util.h"
-#include "ktune/tensor/problem_buffers.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
+#include "ktune/tensor/problem_buffers.h"
 
 using namespace ktune;
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "ktune/runtime/multi_kernel.h"
 #include "ktune/ops/row_reduce.h"
+#include "ktune/runtime/multi_kernel.h"
 
 namespace {
 

@@ -7,13 +7,13 @@
 #include <cstdlib>
 #include <string>
 
-#include "ktune/bench/bench_env.h"
-#include "ktune/backend/cpu_backend.h"
-#include "ktune/cache_sqlite/sqlite_cache.h"
 #include "core/file_util.h"
-#include "ktune/tensor/problem_buffers.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/bench/bench_env.h"
+#include "ktune/cache_sqlite/sqlite_cache.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
+#include "ktune/tensor/problem_buffers.h"
 
 using namespace ktune;
 

@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "ktune/backend/cpu_backend.h"
+#include "ktune/cache/tuning_cache.h"
 #include "ktune/choice/kernel_template.h"
 #include "ktune/select/selector.h"
-#include "ktune/cache/tuning_cache.h"
 
 int main() {
   using namespace ktune;

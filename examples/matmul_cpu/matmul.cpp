@@ -10,9 +10,9 @@
 //   PACK_B      1: copy each B slice into a contiguous thread-local buffer first (order 0 only)
 // Columns are split across threads with OpenMP in panels of NR; ragged edges take a plain loop.
 //
-// Fused epilogue (include/ktune/core/epilogue.h): for a spec with `epilogue:`, ktune puts the hook's
-// KTUNE_EPILOGUE_* #defines in front of this file; `epilogue()` then runs once per element of C,
-// on the register tile of the last K block right before its store (and at the end of `edge`).
+// Fused epilogue (include/ktune/core/epilogue.h): for a spec with `epilogue:`, ktune puts the
+// hook's KTUNE_EPILOGUE_* #defines in front of this file; `epilogue()` then runs once per element
+// of C, on the register tile of the last K block right before its store (and at the end of `edge`).
 // Without them the hook is absent and the code is the plain GEMM's.
 #include <cstring>
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "ktune/core/status.h"
 #include "ktune/cache/tuning_cache.h"
+#include "ktune/core/status.h"
 
 namespace ktune::cache {
 

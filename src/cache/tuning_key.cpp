@@ -27,8 +27,8 @@ TuningKey make_tuning_key(const KeyInputs& inputs) {
     }
     h.add(static_cast<std::int64_t>(v->seed));
   }
-  return TuningKey{inputs.op, inputs.problem, h.hex(), inputs.device, inputs.toolchain,
-                   KTUNE_VERSION};
+  return TuningKey{inputs.op,     inputs.problem,   h.hex(),
+                   inputs.device, inputs.toolchain, KTUNE_VERSION};
 }
 
 std::string TuningKey::digest() const {

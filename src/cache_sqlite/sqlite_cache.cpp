@@ -1,6 +1,8 @@
 // open_sqlite_cache: the default TuningCache, one SQLite file (WAL) per cache folder. Several
 // processes may tune at once: writes take the lock up front (BEGIN IMMEDIATE) and wait through a
 // busy timeout instead of failing.
+#include "ktune/cache_sqlite/sqlite_cache.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -11,7 +13,6 @@
 
 #include "cache/key_util.h"
 #include "cache_sqlite/sqlite_db.h"
-#include "ktune/cache_sqlite/sqlite_cache.h"
 
 namespace ktune {
 namespace {

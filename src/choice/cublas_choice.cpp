@@ -1,6 +1,6 @@
 // The cuBLAS and cuBLASLt GEMM choices: a name, a cache identity and a launch spec each; what
 // they run lives in the worker (cublas_gemm_runner.cpp). Also the problem check both share.
-#include "choice/cublas_gemm_runner.h"
+#include "ktune/choice/cublas_choice.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "choice/cublas_gemm_runner.h"
 #include "choice/cublas_library.h"
-#include "ktune/choice/cublas_choice.h"
 #include "core/hash.h"
 
 namespace ktune {

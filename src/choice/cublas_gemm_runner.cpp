@@ -4,6 +4,8 @@
 // leading dimension ld. So C^T[n,m] = B^T[n,k] A^T[k,m] is a column-major GEMM with no
 // transposes: m' = n, n' = m, k' = k; first operand B (ld = B's row stride), second operand A
 // (ld = A's row stride), output C (ld = C's row stride). Both runners use exactly this mapping.
+#include "choice/cublas_gemm_runner.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "choice/cublas_gemm_runner.h"
 #include "choice/cublas_library.h"
 
 // Evaluates `api.call_expr`; on failure returns its Status from the enclosing function.
@@ -49,7 +50,8 @@ cudaDataType cuda_type(DType dtype) {
 
 // A device address as the pointer cuBLAS takes; an integer-to-pointer cast by nature.
 void* device_ptr(CUdeviceptr p) {
-  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(p));  // NOLINT(performance-no-int-to-ptr)
+  return reinterpret_cast<void*>(
+      static_cast<std::uintptr_t>(p));  // NOLINT(performance-no-int-to-ptr)
 }
 
 std::unexpected<Error> with_where(const Error& e, std::string_view who) {

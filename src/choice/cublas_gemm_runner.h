@@ -1,7 +1,7 @@
 // CublasGemmRunner: runs a LaunchKind::kCudaLibrary GEMM (cuBLAS or the algo-th cuBLASLt
-// heuristic result) on device buffers. Used by the worker's CUDA handler (internal header; the choices themselves are ktune/choice/cublas_choice.h, cublas_choice.cpp).
-// The device's primary context must be current: cuBLAS works through the runtime API, which
-// uses the primary context.
+// heuristic result) on device buffers. Used by the worker's CUDA handler (internal header; the
+// choices themselves are ktune/choice/cublas_choice.h, cublas_choice.cpp). The device's primary
+// context must be current: cuBLAS works through the runtime API, which uses the primary context.
 #pragma once
 
 #include <cstddef>

@@ -8,10 +8,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
-#include <iterator>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -357,8 +357,8 @@ Result<KernelFn> load_openblas_launch(const LaunchSpec& spec, const Problem& pro
   for (std::size_t i = 0; i < spec.bind.size(); ++i) {
     const int arg = spec.bind[i];
     if (arg < 0 || static_cast<std::size_t>(arg) >= problem.args.size()) {
-      return fail(fmt::format("bind[{}] = {} is not an argument of problem '{}'", i, arg,
-                              problem.name));
+      return fail(
+          fmt::format("bind[{}] = {} is not an argument of problem '{}'", i, arg, problem.name));
     }
     b.names[kRequiredRoles[i]] = problem.args[static_cast<std::size_t>(arg)].param.name;
   }

@@ -1,9 +1,9 @@
 // find_fusions: which pointwise nodes after a gemm its epilogue hook can compute.
+#include "ktune/codegen/graph_fusion.h"
+
 #include <map>
 #include <optional>
 #include <string>
-
-#include "ktune/codegen/graph_fusion.h"
 
 namespace ktune::codegen {
 namespace {

@@ -2,7 +2,6 @@
 // Selector's winner into something the wrapper can emit, and the fusion decision of each chain
 // (find_fusions is in graph_fusion.cpp).
 #include "ktune/codegen/graph_tuning.h"
-#include "ktune/codegen/graph_fusion.h"
 
 #include <fmt/format.h>
 
@@ -10,6 +9,8 @@
 #include <cstdio>
 #include <map>
 #include <utility>
+
+#include "ktune/codegen/graph_fusion.h"
 
 namespace ktune::codegen {
 namespace {

@@ -67,8 +67,8 @@ Status cuda_status(const CudaDriver& cu, CUresult r, const char* what) {
   // Out of memory is data, so that callers tell a problem too big for the GPU from a failure.
   const ErrorCode code =
       r == CUDA_ERROR_OUT_OF_MEMORY ? ErrorCode::kResourceExhausted : ErrorCode::kIo;
-  return make_error(code, fmt::format("cu{}: {} ({})", call, name ? name : "?",
-                                     text ? text : "unknown error"));
+  return make_error(
+      code, fmt::format("cu{}: {} ({})", call, name ? name : "?", text ? text : "unknown error"));
 }
 
 bool cuda_error_is_sticky(CUresult r) {

@@ -82,9 +82,8 @@ Result<Epilogue> Epilogue::parse(std::string_view text) {
       const std::string_view num = item.substr(6);
       const auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), op.scale);
       if (ec != std::errc() || end != num.data() + num.size() || !std::isfinite(op.scale)) {
-        return make_error(
-            ErrorCode::kInvalidArgument,
-            fmt::format("scale; expected a finite number, got '{}'", num));
+        return make_error(ErrorCode::kInvalidArgument,
+                          fmt::format("scale; expected a finite number, got '{}'", num));
       }
     } else {
       return make_error(ErrorCode::kInvalidArgument,

@@ -8,10 +8,8 @@ namespace ktune {
 namespace {
 
 constexpr std::pair<LaunchKind, std::string_view> kNames[] = {
-    {LaunchKind::kCpuSharedObject, "cpu_so"},
-    {LaunchKind::kCpuLibrary, "cpu_library"},
-    {LaunchKind::kCudaCubin, "cuda_cubin"},
-    {LaunchKind::kCudaLibrary, "cuda_library"},
+    {LaunchKind::kCpuSharedObject, "cpu_so"},       {LaunchKind::kCpuLibrary, "cpu_library"},
+    {LaunchKind::kCudaCubin, "cuda_cubin"},         {LaunchKind::kCudaLibrary, "cuda_library"},
     {LaunchKind::kOpenCLProgram, "opencl_program"},
 };
 

@@ -105,8 +105,8 @@ Result<DispatchTable> parse_dispatch_table(std::string_view text,
   const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) return std::unexpected(parse_error(file, "not JSON"));
   if (doc.value("format", "") != kFormat || doc.value("version", 0) != kVersion) {
-    return std::unexpected(parse_error(
-        file, fmt::format("expected format \"{}\" version {}", kFormat, kVersion)));
+    return std::unexpected(
+        parse_error(file, fmt::format("expected format \"{}\" version {}", kFormat, kVersion)));
   }
   // The schema is small: a wrong type anywhere is one error naming the field.
   DispatchTable t;

@@ -48,10 +48,10 @@ Result<std::vector<std::int64_t>> Dispatcher::State::ordered(const Sizes& sizes)
   for (const auto& [name, value] : sizes) {
     auto it = std::ranges::find(names, name);
     if (it == names.end() || seen[it - names.begin()]) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("dispatcher {}: size '{}' is {}; expected each of {} once",
-                                    table.op, name, it == names.end() ? "unknown" : "repeated",
-                                    fmt::join(names, ", ")));
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("dispatcher {}: size '{}' is {}; expected each of {} once", table.op, name,
+                      it == names.end() ? "unknown" : "repeated", fmt::join(names, ", ")));
     }
     seen[it - names.begin()] = true;
     out[it - names.begin()] = value;
@@ -68,10 +68,10 @@ Result<std::vector<std::int64_t>> Dispatcher::State::ordered(const Sizes& sizes)
 
 Status Dispatcher::State::check(Shape sizes) const {
   if (sizes.size() != table.size_names.size()) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("dispatcher {}: {} sizes given; expected {} ({})", table.op,
-                                  sizes.size(), table.size_names.size(),
-                                  fmt::join(table.size_names, ", ")));
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("dispatcher {}: {} sizes given; expected {} ({})", table.op, sizes.size(),
+                    table.size_names.size(), fmt::join(table.size_names, ", ")));
   }
   return loader->check(sizes);
 }

@@ -130,8 +130,7 @@ MultiKernelCore::MultiKernelCore(MultiKernelOptions options, std::vector<std::st
     : options_(std::move(options)),
       names_(std::move(names)),
       forced_(forced),
-      use_stored_(use_stored) {
-}
+      use_stored_(use_stored) {}
 
 TuningKey MultiKernelCore::key(const ShapeKey& bucket) const {
   // Variants are timed, never checked: no verification in the key. The set, not the order,

@@ -6,7 +6,9 @@
 namespace ktune {
 namespace {
 
-Error not_prepared() { return Error{ErrorCode::kInternal, "candidate runner used before prepare()"}; }
+Error not_prepared() {
+  return Error{ErrorCode::kInternal, "candidate runner used before prepare()"};
+}
 
 }  // namespace
 

@@ -6,10 +6,10 @@
 
 #include <memory>
 
-#include "select/stage_runner.h"
 #include "ktune/backend/backend.h"
 #include "ktune/core/problem.h"
 #include "ktune/select/selector.h"
+#include "select/stage_runner.h"
 
 namespace ktune {
 

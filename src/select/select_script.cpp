@@ -57,25 +57,23 @@ Status record_stage(const SelectorOptions& options, TuningCache& cache, Selectio
 
 void report_stage(const SelectContext& ctx, const Selection& sel, JsonLog& log) {
   if (std::FILE* out = ctx.options.out) {
-    std::fputs(
-        format_autotune_table(ctx.title, sel.record, ctx.options.table_rows, sel.from_cache)
-            .c_str(),
-        out);
+    std::fputs(format_autotune_table(ctx.title, sel.record, ctx.options.table_rows, sel.from_cache)
+                   .c_str(),
+               out);
     const std::string line =
-        sel.from_cache
-            ? fmt::format("Selected {} from the tuning cache in {:.4f} s (key {}); "
-                          "compiled nothing, measured nothing\n",
-                          sel.record.winner, sel.select_s, sel.record.key.digest().substr(0, 12))
-            : fmt::format("Selected {} ({})\n", sel.record.winner,
-                          sel.record.candidates[sel.winner_index].info);
+        sel.from_cache ? fmt::format(
+                             "Selected {} from the tuning cache in {:.4f} s (key {}); "
+                             "compiled nothing, measured nothing\n",
+                             sel.record.winner, sel.select_s, sel.record.key.digest().substr(0, 12))
+                       : fmt::format("Selected {} ({})\n", sel.record.winner,
+                                     sel.record.candidates[sel.winner_index].info);
     std::fputs(line.c_str(), out);
   }
   log.selection(ctx.title, sel.record, sel.from_cache, sel.select_s);
 }
 
-Result<Selection> select_with(const SelectContext& ctx, const Backend& backend,
-                              TuningCache& cache, const TuningKey& key, Choice* reference,
-                              StageRunner& runner) {
+Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, TuningCache& cache,
+                              const TuningKey& key, Choice* reference, StageRunner& runner) {
   const auto t_start = Clock::now();
   JsonLog log(ctx.options.json_log);
 
@@ -114,7 +112,8 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend,
   for (const CandidateRecord& r : records) log.candidate(ctx.title, r);  // final statistics
   sel.record.bench_s = seconds_since(t_bench);
   if (!winner) {
-    return make_error(winner.error().code, fmt::format("{}: {}", ctx.title, winner.error().message));
+    return make_error(winner.error().code,
+                      fmt::format("{}: {}", ctx.title, winner.error().message));
   }
   sel.winner_index = *winner;
   if (Status s = record_stage(ctx.options, cache, sel); !s) return std::unexpected(s.error());

@@ -66,8 +66,7 @@ std::string no_valid_choice_message(const std::vector<CandidateRecord>& records)
       break;
     }
   }
-  return fmt::format("no valid choice among {} candidates ({}){}", records.size(), summary,
-                     first);
+  return fmt::format("no valid choice among {} candidates ({}){}", records.size(), summary, first);
 }
 
 }  // namespace
@@ -79,7 +78,8 @@ std::vector<CandidateRecord> initial_records(const SelectContext& ctx) {
     records[i].choice_key = c.hash_key();
     records[i].name = c.name();
     records[i].info = c.info();
-    if (Status s = c.supports(ctx.problem); !s) fail(records[i], Outcome::kUnsupported, s.error().message);
+    if (Status s = c.supports(ctx.problem); !s)
+      fail(records[i], Outcome::kUnsupported, s.error().message);
   }
   return records;
 }
@@ -87,9 +87,8 @@ std::vector<CandidateRecord> initial_records(const SelectContext& ctx) {
 Status compile_stage(const SelectContext& ctx, const Backend& backend, Choice* reference,
                      std::vector<CandidateRecord>& records) {
   ThreadPool pool(ctx.options.jobs);
-  select_progress(ctx.options.progress,
-                  fmt::format("{}: compiling {} candidates on {} threads", ctx.title,
-                              ctx.candidates.size(), pool.size()));
+  select_progress(ctx.options.progress, fmt::format("{}: compiling {} candidates on {} threads",
+                                                    ctx.title, ctx.candidates.size(), pool.size()));
   ProgressCounter counter(ctx.options.progress, "compiled", ctx.candidates.size());
   // Task i writes records[i] only, and this thread reads no record until the pool is idle: the
   // records are separate objects, so no two threads touch one memory location (the bits of a
@@ -98,7 +97,8 @@ Status compile_stage(const SelectContext& ctx, const Backend& backend, Choice* r
     if (!alive(records[i])) continue;
     pool.submit([&, i] {
       Choice& c = *ctx.candidates[i];
-      if (Status s = c.compile(backend); !s) fail(records[i], Outcome::kCompileError, s.error().message);
+      if (Status s = c.compile(backend); !s)
+        fail(records[i], Outcome::kCompileError, s.error().message);
       records[i].compile_s = c.compile_s();
       counter.tick();
     });
@@ -119,8 +119,7 @@ void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
   const std::vector<std::size_t> todo = alive_indices(records);
   if (todo.empty()) return;
   select_progress(ctx.options.progress,
-                  fmt::format("{}: verifying and measuring {} candidates{}", ctx.title,
-                              todo.size(),
+                  fmt::format("{}: verifying and measuring {} candidates{}", ctx.title, todo.size(),
                               ctx.options.isolate ? " (generated code in a worker process)" : ""));
   ProgressCounter counter(ctx.options.progress, "measured", todo.size());
   for (std::size_t i : todo) {

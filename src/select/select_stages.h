@@ -40,9 +40,8 @@ void select_progress(std::FILE* f, const std::string& line);
 
 // lookup: the cached selection under `key`, when its winner is still among the candidates (a
 // record whose winner is gone is ignored, and tuning runs).
-[[nodiscard]] Result<std::optional<Selection>> lookup_stage(TuningCache& cache,
-                                                            const TuningKey& key,
-                                                            const std::vector<ChoicePtr>& candidates);
+[[nodiscard]] Result<std::optional<Selection>> lookup_stage(
+    TuningCache& cache, const TuningKey& key, const std::vector<ChoicePtr>& candidates);
 
 // The candidates' records before compiling: identity filled in, kUnsupported for a candidate
 // that cannot take the problem.

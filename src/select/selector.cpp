@@ -6,7 +6,6 @@
 
 #include <algorithm>
 
-#include "core/hash.h"
 #include "select/candidate_stage_runner.h"
 #include "select/select_stages.h"
 #include "worker/worker.h"
@@ -22,7 +21,11 @@ int Selector::worker_restarts() const { return pool_ ? pool_->restarts() : 0; }
 
 TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
                             const Choice* reference) const {
-  KeyInputs in{problem.op, problem.key(), {}, KeyVerification{}, backend_.device_fingerprint(),
+  KeyInputs in{problem.op,
+               problem.key(),
+               {},
+               KeyVerification{},
+               backend_.device_fingerprint(),
                backend_.toolchain_fingerprint()};
   for (const ChoicePtr& c : candidates) in.candidates.push_back(c->hash_key());
   if (reference) in.verification->reference = reference->hash_key();

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ktune/space/search_space.h"
 #include "ktune/core/status.h"
+#include "ktune/space/search_space.h"
 
 namespace ktune::space_detail {
 

@@ -4,9 +4,8 @@
 
 #include <fmt/format.h>
 
-#include <set>
-
 #include <limits>
+#include <set>
 
 #include "restriction_set.h"
 #include "space_walk.h"
@@ -163,7 +162,8 @@ Result<std::vector<Config>> SearchSpace::enumerate(const Limits& limits) const {
         Config& c = out.emplace_back();
         c.names = names;
         c.values.reserve(index.size());
-        for (std::size_t p = 0; p < index.size(); ++p) c.values.push_back(params[p].values[index[p]]);
+        for (std::size_t p = 0; p < index.size(); ++p)
+          c.values.push_back(params[p].values[index[p]]);
         for (std::size_t p = index.size(); p > first_free; --p) {  // advance the free digits
           if (++index[p - 1] < params[p - 1].values.size()) break;
           index[p - 1] = 0;
@@ -207,7 +207,8 @@ Result<SearchSpace::Stats> SearchSpace::stats(const Limits& limits) const {
   if (!walked) return std::unexpected(walked.error());
   stats.evaluations = *walked;
   stats.total = 1;
-  for (const Param& p : params_) stats.total = space_detail::saturating_mul(stats.total, p.values.size());
+  for (const Param& p : params_)
+    stats.total = space_detail::saturating_mul(stats.total, p.values.size());
   return stats;
 }
 

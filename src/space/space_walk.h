@@ -50,8 +50,8 @@ class SpaceWalk {
   RestrictionSet& eval_;
   const std::vector<std::vector<double>>& numeric_;
   std::vector<std::vector<std::size_t>> at_depth_;  // restrictions whose last parameter is d
-  std::vector<std::size_t> constant_;                // restrictions that name no parameter
-  std::vector<std::uint64_t> rest_;                  // rest_[d]: product of sizes d..n-1
+  std::vector<std::size_t> constant_;               // restrictions that name no parameter
+  std::vector<std::uint64_t> rest_;                 // rest_[d]: product of sizes d..n-1
   std::size_t free_from_ = 0;  // parameters from here on appear in no restriction
   std::vector<std::size_t> index_;
   std::uint64_t evaluations_ = 0;

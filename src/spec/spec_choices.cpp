@@ -1,8 +1,8 @@
 // make_spec_choices: what a spec tunes (template configs, then externs) and its reference.
 #include <fmt/format.h>
 
-#include "ktune/choice/epilogue_pass.h"
 #include "core/file_util.h"
+#include "ktune/choice/epilogue_pass.h"
 #include "ktune/choice/sequence_choice.h"
 #include "ktune/spec/spec.h"
 #include "spec/spec_sections.h"
@@ -85,8 +85,8 @@ Result<SpecChoices> make_spec_choices(const Spec& spec) {
       template_desc(spec, spec.kernel, std::move(name), std::move(*source)), std::move(*space));
   Result<std::vector<ChoicePtr>> candidates = out.kernel_template->choices();
   if (!candidates) {
-    return make_error(candidates.error().code,
-                      fmt::format("{}: params: {}", spec.file.string(), candidates.error().message));
+    return make_error(candidates.error().code, fmt::format("{}: params: {}", spec.file.string(),
+                                                           candidates.error().message));
   }
   out.candidates = std::move(*candidates);
   for (const ExternDesc& desc : spec.externs) {

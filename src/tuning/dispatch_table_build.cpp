@@ -10,7 +10,11 @@ TuningKey spec_tuning_key(const Problem& problem, const SpecChoices& choices,
                           const Backend& backend, std::uint64_t seed,
                           const std::optional<Tolerance>& tolerance) {
   // Selector::key_for's inputs, without building a Selector.
-  KeyInputs in{problem.op, problem.key(), {}, KeyVerification{}, backend.device_fingerprint(),
+  KeyInputs in{problem.op,
+               problem.key(),
+               {},
+               KeyVerification{},
+               backend.device_fingerprint(),
                backend.toolchain_fingerprint()};
   for (const ChoicePtr& c : choices.candidates) in.candidates.push_back(c->hash_key());
   if (choices.reference) in.verification->reference = choices.reference->hash_key();
@@ -95,9 +99,10 @@ Result<DispatchTableBuild> make_dispatch_table(const Spec& spec, SpecChoices& ch
     }
     if (!choice || sizes.size() != t.size_names.size()) continue;  // stale; the key prevents it
     if (!servable(*choice)) {
-      out.notes.push_back(fmt::format("{}: the pick {} is a library call; served by the nearest "
-                                      "tuned shape",
-                                      problem->name, (*hit)->winner));
+      out.notes.push_back(
+          fmt::format("{}: the pick {} is a library call; served by the nearest "
+                      "tuned shape",
+                      problem->name, (*hit)->winner));
       continue;
     }
     if (Status s = compile(*choice); !s) return std::unexpected(s.error());

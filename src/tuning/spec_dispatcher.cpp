@@ -3,6 +3,8 @@
 // per shape runs a Selector over a fresh copy of the spec's choices (candidates in a
 // ktune-worker), which stores the outcome in the tuning cache; the pick then goes to
 // Dispatcher::add_tuned.
+#include "ktune/tuning/spec_dispatcher.h"
+
 #include <fmt/format.h>
 
 #include <mutex>
@@ -12,7 +14,6 @@
 #include "core/file_util.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
-#include "ktune/tuning/spec_dispatcher.h"
 
 namespace ktune {
 namespace {
@@ -62,13 +63,13 @@ class SpecLoader final : public KernelLoader {
     threads_.emplace_back([this, &d, sizes = std::move(sizes),
                            problem = std::move(*problem)]() mutable {
       Result<std::string> winner = tune_winner(problem);
-      Status added = winner ? d.add_tuned(std::move(sizes), *winner)
-                            : Status(std::unexpected(winner.error()));
+      Status added =
+          winner ? d.add_tuned(std::move(sizes), *winner) : Status(std::unexpected(winner.error()));
       std::lock_guard lock(mu_);
       if (!added && !error_) {
-        error_ = Error{added.error().code,
-                       fmt::format("dispatcher {}: background tuning of {}: {}", spec_.name,
-                                   problem.name, added.error().message)};
+        error_ =
+            Error{added.error().code, fmt::format("dispatcher {}: background tuning of {}: {}",
+                                                  spec_.name, problem.name, added.error().message)};
       }
     });
   }
@@ -122,9 +123,9 @@ class SpecLoader final : public KernelLoader {
   std::unique_ptr<CpuBackend> backend_;
   const DispatcherOptions options_;
   std::vector<std::optional<KernelFn>> template_fns_;  // template choices, loaded once
-  mutable std::mutex mu_;                               // guards the three below
-  std::vector<std::thread> threads_;                    // background tunings not joined yet
-  std::optional<Error> error_;                          // the first, until wait()
+  mutable std::mutex mu_;                              // guards the three below
+  std::vector<std::thread> threads_;                   // background tunings not joined yet
+  std::optional<Error> error_;                         // the first, until wait()
   int started_ = 0;
 };
 

@@ -4,7 +4,6 @@
 // RLIMIT_CPU, which posix_spawn cannot express. Between fork and execve the child makes only
 // async-signal-safe calls, since the parent may have other threads (compiles, thread pools);
 // everything it needs (argv, envp, limits) is built before fork.
-#include "core/measurement_env.h"
 #include "worker/worker_process.h"
 
 #include <fcntl.h>
@@ -22,6 +21,8 @@
 #include <cstring>
 #include <thread>
 #include <vector>
+
+#include "core/measurement_env.h"
 
 extern char** environ;
 

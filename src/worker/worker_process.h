@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "ktune/core/status.h"
 #include "core/unique_fd.h"
+#include "ktune/core/status.h"
 #include "worker/worker.h"
 
 namespace ktune::worker_detail {

@@ -11,16 +11,15 @@
 #include <vector>
 
 #include "core/cuda_driver.h"
-#include "ktune/choice/cublas_choice.h"
+#include "core/thread_pool.h"
 #include "ktune/backend/cuda_backend.h"
+#include "ktune/cache/tuning_cache.h"
+#include "ktune/choice/cublas_choice.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ktune/select/selector.h"
-#include "core/thread_pool.h"
-#include "ktune/cache/tuning_cache.h"
+#include "support/all_choices.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
-#include "support/all_choices.h"
-
 
 namespace ktune::test {
 namespace {
@@ -190,7 +189,8 @@ TEST_F(CudaEpilogueGpu, ATemplateThatSkipsAStepFailsVerification) {
   CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &p, false, parse("bias,relu"));
   std::vector<ChoicePtr> candidates;
   // Same arguments (C, A, B, M, N, K, bias), but no ReLU in the store.
-  std::vector<ChoicePtr> bias_only = all_choices(cuda_gemm_templates(DType::kBF16, parse("bias"))[0]);
+  std::vector<ChoicePtr> bias_only =
+      all_choices(cuda_gemm_templates(DType::kBF16, parse("bias"))[0]);
   candidates.push_back(std::move(bias_only[0]));
   candidates.push_back(std::move(set.candidates.back()));  // a correct one: cublas + epilogue
   Result<Selection> sel = select(p, candidates, set.reference.get());

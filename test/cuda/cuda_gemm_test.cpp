@@ -14,11 +14,10 @@
 #include <variant>
 #include <vector>
 
-#include "ktune/backend/cuda_backend.h"
 #include "core/thread_pool.h"
-#include "support/temp_dir.h"
+#include "ktune/backend/cuda_backend.h"
 #include "support/all_choices.h"
-
+#include "support/temp_dir.h"
 
 namespace ktune::test {
 namespace {

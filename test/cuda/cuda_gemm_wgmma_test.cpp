@@ -15,15 +15,14 @@
 #include <vector>
 
 #include "core/cuda_driver.h"
+#include "core/thread_pool.h"
 #include "ktune/backend/cuda_backend.h"
+#include "ktune/cache/tuning_cache.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ktune/select/selector.h"
-#include "core/thread_pool.h"
-#include "ktune/cache/tuning_cache.h"
+#include "support/all_choices.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
-#include "support/all_choices.h"
-
 
 namespace ktune::test {
 namespace {

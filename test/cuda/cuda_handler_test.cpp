@@ -1,5 +1,5 @@
-// The request flow on the CUDA device: without a GPU, a clear kUnsupported answer and a worker that keeps
-// serving; with one, planted kernels (test/data/cuda/) for each outcome the handler must tell
+// The request flow on the CUDA device: without a GPU, a clear kUnsupported answer and a worker that
+// keeps serving; with one, planted kernels (test/data/cuda/) for each outcome the handler must tell
 // apart: a correct kernel timed (with and without a CUDA graph), a write past the end of C, a
 // write into an input, half of C unwritten, a bad launch configuration, an illegal address
 // (through a worker, whose context it destroys), and a cuBLAS reference.
@@ -16,12 +16,12 @@
 #include <string>
 
 #include "core/cuda_driver.h"
+#include "device/cuda/cuda_check.h"
 #include "ktune/backend/cuda_backend.h"
-#include "worker/device_handler.h"
-#include "worker/worker.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
-#include "device/cuda/cuda_check.h"
+#include "worker/device_handler.h"
+#include "worker/worker.h"
 
 namespace ktune::test {
 namespace {
@@ -133,7 +133,8 @@ TEST(CudaHandler, TheWorkerAnswersAMissingCubinAndStaysAlive) {
     BenchmarkResponse r = worker->run(request_for(missing_cubin()), kDeadline);
     EXPECT_EQ(r.outcome, gpu ? Outcome::kLoadError : Outcome::kUnsupported) << r.message << "\n"
                                                                             << r.output_tail;
-    EXPECT_THAT(r.message, HasSubstr(gpu ? "cannot open the cubin" : "cannot run on the CUDA device"));
+    EXPECT_THAT(r.message,
+                HasSubstr(gpu ? "cannot open the cubin" : "cannot run on the CUDA device"));
     EXPECT_FALSE(r.restart);
     EXPECT_TRUE(worker->alive());
   }

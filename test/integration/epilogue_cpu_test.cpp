@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "ktune/backend/cpu_backend.h"
 #include "core/file_util.h"
+#include "ktune/backend/cpu_backend.h"
+#include "ktune/cache/tuning_cache.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
-#include "ktune/cache/tuning_cache.h"
 #include "support/temp_dir.h"
 
 namespace ktune::test {

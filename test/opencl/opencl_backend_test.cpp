@@ -11,8 +11,8 @@
 #include <string>
 
 #include "backend/opencl_api.h"
-#include "support/temp_dir.h"
 #include "support/opencl_require.h"
+#include "support/temp_dir.h"
 
 namespace ktune::test {
 namespace {

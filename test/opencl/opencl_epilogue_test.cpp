@@ -14,17 +14,16 @@
 #include <vector>
 
 #include "bench/candidate_check.h"
-#include "worker/device_handler.h"
 #include "ktune/backend/opencl_backend.h"
 #include "ktune/ops/opencl_ops.h"
-#include "ktune/tensor/problem_buffers.h"
 #include "ktune/select/selector.h"
-#include "worker/worker_protocol.h"
-#include "support/cli_run.h"
-#include "support/temp_dir.h"
+#include "ktune/tensor/problem_buffers.h"
 #include "support/all_choices.h"
+#include "support/cli_run.h"
 #include "support/opencl_require.h"
-
+#include "support/temp_dir.h"
+#include "worker/device_handler.h"
+#include "worker/worker_protocol.h"
 
 namespace ktune::test {
 namespace {

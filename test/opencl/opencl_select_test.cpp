@@ -13,10 +13,9 @@
 #include "ktune/backend/opencl_backend.h"
 #include "ktune/ops/opencl_ops.h"
 #include "ktune/select/selector.h"
-#include "support/temp_dir.h"
 #include "support/all_choices.h"
 #include "support/opencl_require.h"
-
+#include "support/temp_dir.h"
 
 namespace ktune::test {
 namespace {

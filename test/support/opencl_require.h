@@ -6,9 +6,9 @@
 
 #include "ktune/backend/opencl_backend.h"
 
-#define KTUNE_REQUIRE_OPENCL()                                                 \
-  do {                                                                         \
-    if (::ktune::Status s = ::ktune::opencl_available(); !s) {                 \
-      GTEST_SKIP() << "[SKIP] no OpenCL device: " << s.error().message;        \
-    }                                                                          \
+#define KTUNE_REQUIRE_OPENCL()                                          \
+  do {                                                                  \
+    if (::ktune::Status s = ::ktune::opencl_available(); !s) {          \
+      GTEST_SKIP() << "[SKIP] no OpenCL device: " << s.error().message; \
+    }                                                                   \
   } while (0)

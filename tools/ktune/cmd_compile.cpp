@@ -6,13 +6,13 @@
 #include <cstdlib>
 
 #include "cli.h"
-#include "options.h"
 #include "ktune/backend/cpu_backend.h"
+#include "ktune/cache/tuning_cache.h"
 #include "ktune/codegen/graph.h"
 #include "ktune/codegen/graph_tuning.h"
-#include "ktune/select/selector.h"
-#include "ktune/cache/tuning_cache.h"
 #include "ktune/codegen/wrapper_codegen.h"
+#include "ktune/select/selector.h"
+#include "options.h"
 
 namespace ktune::cli {
 namespace {

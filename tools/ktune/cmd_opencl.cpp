@@ -10,11 +10,11 @@
 #include <string>
 
 #include "cli.h"
-#include "options.h"
 #include "ktune/backend/opencl_backend.h"
+#include "ktune/cache/tuning_cache.h"
 #include "ktune/ops/opencl_ops.h"
 #include "ktune/select/selector.h"
-#include "ktune/cache/tuning_cache.h"
+#include "options.h"
 
 namespace ktune::cli {
 namespace {

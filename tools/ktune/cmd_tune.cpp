@@ -11,12 +11,12 @@
 
 #include "cli.h"
 #include "gemm_run.h"
-#include "options.h"
 #include "ktune/backend/cpu_backend.h"
+#include "ktune/cache/tuning_cache.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
 #include "ktune/tuning/spec_dispatcher.h"
-#include "ktune/cache/tuning_cache.h"
+#include "options.h"
 
 namespace ktune::cli {
 namespace {

@@ -9,9 +9,9 @@
 #include <chrono>
 #include <cstdio>
 
+#include "ktune/cache/tuning_cache.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ktune/select/selector.h"
-#include "ktune/cache/tuning_cache.h"
 
 namespace ktune::cli {
 namespace {

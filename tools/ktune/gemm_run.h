@@ -10,10 +10,10 @@
 #include <string_view>
 
 #include "cli.h"
-#include "options.h"
 #include "ktune/backend/cuda_backend.h"
 #include "ktune/core/dtype.h"
 #include "ktune/core/epilogue.h"
+#include "options.h"
 
 namespace ktune::cli {
 

@@ -4,8 +4,8 @@
 #include <exception>
 
 #include "cli.h"
-#include "ktune/bench/bench_env.h"
 #include "core/file_util.h"
+#include "ktune/bench/bench_env.h"
 
 namespace {
 

@@ -19,9 +19,9 @@ std::string defaults_text(const SelectorFlagDefaults& d, F value) {
 void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefaults& d) {
   using O = const SelectorOptions&;
   cmd.add_option("--jobs,-j", f.jobs, "Parallel compiles (default: all cores)");
-  cmd.add_option("--budget-ms", f.budget_ms,
-                 "Timed milliseconds per candidate" +
-                     defaults_text(d, [](O o) { return o.bench.budget_ms; }));
+  cmd.add_option(
+      "--budget-ms", f.budget_ms,
+      "Timed milliseconds per candidate" + defaults_text(d, [](O o) { return o.bench.budget_ms; }));
   cmd.add_option("--min-runs", f.min_runs,
                  "Timed runs at least" + defaults_text(d, [](O o) { return o.bench.min_runs; }));
   cmd.add_option("--max-runs", f.max_runs,
@@ -45,15 +45,16 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
                  "Rows of the AUTOTUNE table" + defaults_text(d, [](O o) { return o.table_rows; }));
   cmd.add_flag("--quiet,-q", f.quiet, d.quiet_help);
   cmd.add_flag("--in-process", f.in_process,
-                "Run generated code in the ktune process instead of a ktune-worker (faster to "
-                "start; a crashing candidate then ends the run)");
+               "Run generated code in the ktune process instead of a ktune-worker (faster to "
+               "start; a crashing candidate then ends the run)");
   cmd.add_option("--run-timeout-ms", f.run_timeout_ms,
                  "Deadline of one candidate in a worker (default: from the reference's time, at "
                  "least 10 s)");
   if (d.host_flags) {
     cmd.add_option("--memory-limit-mb", f.memory_limit_mb,
                    "Stop a candidate whose worker's resident memory exceeds this, as "
-                   "resource_exhausted; 0: no limit" + host_only +
+                   "resource_exhausted; 0: no limit" +
+                       host_only +
                        fmt::format(" (default: {})", d.defaults.worker.memory_limit_bytes >> 20));
   }
   cmd.add_option("--json-log", f.json_log, "Append JSON lines (one per candidate) to FILE");

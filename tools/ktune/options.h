@@ -53,7 +53,6 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagD
 // `base` (the command's defaults) with every flag given applied over it. --quiet silences the
 // progress lines only; --no-cache and --retune set read_cache and write_cache (the cache itself
 // is open_tuning_cache's).
-[[nodiscard]] SelectorOptions to_selector_options(const SelectorFlags& flags,
-                                                  SelectorOptions base);
+[[nodiscard]] SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions base);
 
 }  // namespace ktune::cli

@@ -20,8 +20,9 @@ template <class E>
 class unexpected {
  public:
   template <class G = E>
-    requires(!is_same_v<remove_cvref_t<G>, unexpected> && is_constructible_v<E, G>)
-  constexpr explicit unexpected(G&& e) : e_(std::forward<G>(e)) {}
+  requires(!is_same_v<remove_cvref_t<G>, unexpected> &&
+           is_constructible_v<E, G>) constexpr explicit unexpected(G&& e)
+      : e_(std::forward<G>(e)) {}
   constexpr E& error() & noexcept { return e_; }
   constexpr const E& error() const& noexcept { return e_; }
   constexpr E&& error() && noexcept { return std::move(e_); }
@@ -43,13 +44,12 @@ class expected {
   using value_type = T;
   using error_type = E;
 
-  constexpr expected()
-    requires is_default_constructible_v<T>
-      : v_(in_place_index<0>) {}
+  constexpr expected() requires is_default_constructible_v<T> : v_(in_place_index<0>) {}
   template <class U = T>
-    requires(!is_same_v<remove_cvref_t<U>, expected> && !ktune_lint_is_unexpected<remove_cvref_t<U>> &&
-             is_constructible_v<T, U>)
-  constexpr expected(U&& v) : v_(in_place_index<0>, std::forward<U>(v)) {}
+  requires(!is_same_v<remove_cvref_t<U>, expected> &&
+           !ktune_lint_is_unexpected<remove_cvref_t<U>> &&
+           is_constructible_v<T, U>) constexpr expected(U&& v)
+      : v_(in_place_index<0>, std::forward<U>(v)) {}
   template <class G>
   constexpr expected(const unexpected<G>& u) : v_(in_place_index<1>, u.error()) {}
   template <class G>

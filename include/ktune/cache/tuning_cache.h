@@ -36,7 +36,7 @@ struct TuningKey {
 // another winner.
 struct KeyVerification {
   std::optional<std::string> reference;  // the reference's Choice::hash_key(); unset: none
-  std::optional<Tolerance> tolerance;     // unset: by dtype
+  std::optional<Tolerance> tolerance;    // unset: by dtype
   std::uint64_t seed = 0;                // of the generated inputs
 };
 

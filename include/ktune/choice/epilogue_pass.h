@@ -1,5 +1,5 @@
-// EpiloguePass: an epilogue (ktune/core/epilogue.h) applied in place to a GEMM's output C as a pass of
-// its own, after the GEMM has run: the second half of an unfused "library GEMM + separate
+// EpiloguePass: an epilogue (ktune/core/epilogue.h) applied in place to a GEMM's output C as a pass
+// of its own, after the GEMM has run: the second half of an unfused "library GEMM + separate
 // epilogue" pair (make_sequence_choice), which fused templates are measured against and verified
 // against. CPU only; runs in ktune's own process, like the library calls it follows.
 #pragma once

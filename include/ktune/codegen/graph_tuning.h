@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "ktune/backend/backend.h"
-#include "ktune/core/epilogue.h"
 #include "ktune/codegen/graph.h"
+#include "ktune/core/epilogue.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
 

@@ -12,8 +12,8 @@
 #include <memory>
 
 #include "ktune/choice/choice.h"
-#include "ktune/core/epilogue.h"
 #include "ktune/choice/kernel_template.h"
+#include "ktune/core/epilogue.h"
 #include "ktune/core/problem.h"
 #include "ktune/space/search_space.h"
 

@@ -26,9 +26,9 @@
 
 #include "ktune/bench/bench_stats.h"
 #include "ktune/bench/cpu_benchmarker.h"
-#include "ktune/tensor/host_buffer.h"
-#include "ktune/core/status.h"
 #include "ktune/cache/tuning_cache.h"
+#include "ktune/core/status.h"
+#include "ktune/tensor/host_buffer.h"
 
 namespace ktune {
 
@@ -50,11 +50,11 @@ struct MultiKernelOptions {
   // more than this budget. With flush_cache set, only the clones of the mutated arguments are
   // flushed (the whole last-level cache when there are none).
   BenchOptions bench{.warmup_runs = 1,
-                        .budget_ms = 20,
-                        .min_runs = 3,
-                        .max_runs = 200,
-                        .flush_cache = false,
-                        .flush_bytes = 0};
+                     .budget_ms = 20,
+                     .min_runs = 3,
+                     .max_runs = 200,
+                     .flush_cache = false,
+                     .flush_bytes = 0};
 };
 
 // The shape bucket of a call, e.g. rows and cols rounded up to powers of two; unused slots 0.

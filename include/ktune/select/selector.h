@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "ktune/backend/backend.h"
-#include "ktune/choice/choice.h"
-#include "ktune/tensor/compare.h"
 #include "ktune/bench/cpu_benchmarker.h"
-#include "ktune/core/problem.h"
 #include "ktune/cache/tuning_cache.h"
+#include "ktune/choice/choice.h"
+#include "ktune/core/problem.h"
+#include "ktune/tensor/compare.h"
 #include "ktune/worker/worker_options.h"
 
 namespace ktune {

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "ktune/choice/choice.h"
-#include "ktune/tensor/compare.h"
-#include "ktune/core/epilogue.h"
 #include "ktune/choice/extern_choice.h"
 #include "ktune/choice/kernel_template.h"
+#include "ktune/core/epilogue.h"
 #include "ktune/core/problem.h"
 #include "ktune/space/search_space.h"
+#include "ktune/tensor/compare.h"
 
 namespace ktune {
 

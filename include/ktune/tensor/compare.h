@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string>
 
-#include "ktune/tensor/host_buffer.h"
 #include "ktune/core/outcome.h"
 #include "ktune/core/tensor_spec.h"
+#include "ktune/tensor/host_buffer.h"
 
 namespace ktune {
 

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "ktune/tensor/host_buffer.h"
 #include "ktune/core/problem.h"
+#include "ktune/tensor/host_buffer.h"
 
 namespace ktune {
 

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
-#include "ktune/tensor/host_buffer.h"
 #include "ktune/core/tensor_spec.h"
+#include "ktune/tensor/host_buffer.h"
 
 namespace ktune {
 

@@ -42,8 +42,8 @@ struct DispatcherOptions {
 // default options (same compiler flags, the spec's seed and tolerance); a problem without a
 // record is untuned. Every pick and the default are compiled (code-cache hits when tuned) and
 // loaded here. Fails on a bad spec, an unknown default_choice or a pick that does not load.
-[[nodiscard]] Result<std::unique_ptr<Dispatcher>> open_dispatcher(
-    const std::filesystem::path& spec, DispatcherOptions options = {});
+[[nodiscard]] Result<std::unique_ptr<Dispatcher>> open_dispatcher(const std::filesystem::path& spec,
+                                                                  DispatcherOptions options = {});
 
 // The tuning-cache key that a Selector with this seed and tolerance uses for `problem` over the
 // spec's candidates and reference on `backend`.

@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "core/cuda_driver.h"
-#include "ktune/tensor/host_buffer.h"
 #include "ktune/core/problem.h"
-#include "ktune/tensor/problem_buffers.h"
 #include "ktune/core/status.h"
+#include "ktune/tensor/host_buffer.h"
+#include "ktune/tensor/problem_buffers.h"
 
 namespace ktune {
 

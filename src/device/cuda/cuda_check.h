@@ -19,9 +19,9 @@
 
 #include "backend/cuda_module.h"
 #include "core/cuda_driver.h"
-#include "ktune/tensor/compare.h"
 #include "ktune/core/dtype.h"
 #include "ktune/core/status.h"
+#include "ktune/tensor/compare.h"
 
 namespace ktune {
 

@@ -24,7 +24,7 @@ KeyInputs checked() {
 
 KeyInputs unchecked() {
   return KeyInputs{"multi_kernel:row_sum", "1024x256x0x0", {"looped", "persistent"},
-                   std::nullopt, "cpu:Xeon x16", "in-process"};
+                   std::nullopt,           "cpu:Xeon x16", "in-process"};
 }
 
 // The Selector's layout as it was written before make_tuning_key.

@@ -5,8 +5,8 @@
 #include <cctype>
 #include <memory>
 
-#include "unit/cache/cache_fixtures.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
+#include "unit/cache/cache_fixtures.h"
 
 namespace ktune {
 namespace {

@@ -1,5 +1,7 @@
 // The SQLite store beyond the shared contract: the file on disk, WAL, schema versions, several
 // writers at once, and what a damaged file gives.
+#include "ktune/cache_sqlite/sqlite_cache.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "unit/cache/cache_fixtures.h"
-#include "ktune/cache_sqlite/sqlite_cache.h"
 
 namespace ktune {
 namespace {

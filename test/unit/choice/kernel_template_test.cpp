@@ -10,9 +10,8 @@
 #include <vector>
 
 #include "ktune/backend/cpu_backend.h"
-#include "support/temp_dir.h"
 #include "support/all_choices.h"
-
+#include "support/temp_dir.h"
 
 namespace ktune {
 

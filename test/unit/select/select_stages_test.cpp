@@ -51,8 +51,8 @@ class SelectStagesTest : public testing::Test {
 
 TEST_F(SelectStagesTest, PicksTheFastest) {
   auto candidates = fake_candidates({{"a"}, {"b"}, {"c"}});
-  runner_.fixed = {{"a", {Outcome::kOk, 300}}, {"b", {Outcome::kOk, 100}},
-                   {"c", {Outcome::kOk, 200}}};
+  runner_.fixed = {
+      {"a", {Outcome::kOk, 300}}, {"b", {Outcome::kOk, 100}}, {"c", {Outcome::kOk, 200}}};
   auto sel = select(candidates);
   ASSERT_TRUE(sel) << sel.error().message;
   EXPECT_EQ(sel->winner_index, 1u);
@@ -69,8 +69,10 @@ TEST_F(SelectStagesTest, PicksTheFastest) {
 
 TEST_F(SelectStagesTest, CloseCallsAreRemeasuredAndTheNewTimesDecide) {
   auto candidates = fake_candidates({{"a"}, {"b"}, {"c"}, {"d"}});
-  runner_.fixed = {{"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, 300}},
-                   {"c", {Outcome::kOk, 104}}, {"d", {Outcome::kOk, 106}}};
+  runner_.fixed = {{"a", {Outcome::kOk, 100}},
+                   {"b", {Outcome::kOk, 300}},
+                   {"c", {Outcome::kOk, 104}},
+                   {"d", {Outcome::kOk, 106}}};
   runner_.remeasured_ns = {{"a", 110}, {"c", 101}};
   options_.close_call_rounds = 7;
   auto sel = select(candidates);
@@ -99,8 +101,8 @@ TEST_F(SelectStagesTest, AWiderBandTakesMoreCloseCalls) {
 
 TEST_F(SelectStagesTest, TiesGoToTheEarlierCandidate) {
   auto candidates = fake_candidates({{"a"}, {"b"}, {"c"}});
-  runner_.fixed = {{"a", {Outcome::kOk, 200}}, {"b", {Outcome::kOk, 100}},
-                   {"c", {Outcome::kOk, 100}}};
+  runner_.fixed = {
+      {"a", {Outcome::kOk, 200}}, {"b", {Outcome::kOk, 100}}, {"c", {Outcome::kOk, 100}}};
   auto sel = select(candidates);
   ASSERT_TRUE(sel) << sel.error().message;
   ASSERT_EQ(runner_.remeasure_calls.size(), 1u);  // b and c, still equal afterwards
@@ -131,8 +133,8 @@ TEST_F(SelectStagesTest, ACachedWinnerThatIsGoneIsIgnored) {
   TuningRecord stale;
   stale.key = key_;
   stale.winner = "gone";
-  stale.candidates.push_back(CandidateRecord{"fake:gone", "gone", "", Outcome::kOk, "",
-                                             FakeRunner::stats(1), 0});
+  stale.candidates.push_back(
+      CandidateRecord{"fake:gone", "gone", "", Outcome::kOk, "", FakeRunner::stats(1), 0});
   ASSERT_TRUE(cache_->store(stale));
   auto candidates = fake_candidates({{"a"}, {"b"}});
   runner_.fixed = {{"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, 300}}};
@@ -227,8 +229,7 @@ TEST_F(SelectStagesTest, AReferenceThatFailsEndsTheSelection) {
   auto sel = select(candidates, &broken_reference);
   ASSERT_FALSE(sel);
   EXPECT_EQ(sel.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(sel.error().message,
-            "fake_op(n=1): reference ref does not compile: ref: syntax error");
+  EXPECT_EQ(sel.error().message, "fake_op(n=1): reference ref does not compile: ref: syntax error");
   EXPECT_EQ(runner_.prepared, 0);
 
   FakeChoice reference({"ref"});

@@ -30,7 +30,7 @@ TEST(SearchSpace, EnumeratesLastParameterFastest) {
   auto space = SearchSpace::create({{"A", Values{1, 2}}, {"B", Values{"x", "y", "z"}}}, {});
   ASSERT_TRUE(space) << space.error().message;
   EXPECT_EQ(strs(all_configs(*space)), (std::vector<std::string>{"A=1 B=x", "A=1 B=y", "A=1 B=z",
-                                                                "A=2 B=x", "A=2 B=y", "A=2 B=z"}));
+                                                                 "A=2 B=x", "A=2 B=y", "A=2 B=z"}));
   const SearchSpace::Stats stats = space_stats(*space);
   EXPECT_EQ(stats.total, 6u);
   EXPECT_EQ(stats.valid, 6u);

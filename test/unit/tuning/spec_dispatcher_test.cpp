@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "ktune/backend/cpu_backend.h"
-#include "ktune/spec/spec.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
+#include "ktune/spec/spec.h"
 #include "support/cli_run.h"
 
 namespace ktune::test {

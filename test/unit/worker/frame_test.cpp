@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "core/unique_fd.h"
-#include "worker/worker_protocol.h"
 #include "support/temp_dir.h"
+#include "worker/worker_protocol.h"
 
 namespace ktune {
 namespace {

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "bench/candidate_check.h"
+#include "core/unique_fd.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/tensor/problem_buffers.h"
-#include "core/unique_fd.h"
-#include "worker/worker_protocol.h"
 #include "support/temp_dir.h"
+#include "worker/worker_protocol.h"
 
 extern char** environ;
 
