@@ -77,11 +77,10 @@ std::optional<StatLine> read_stat(pid_t pid) {
   return s;
 }
 
-bool children_files_exist(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/task/%d/children", static_cast<int>(pid),
-                static_cast<int>(pid));
-  return ::access(path, R_OK) == 0;
+// Whether the kernel has children files (CONFIG_PROC_CHILDREN): asked once, of ourselves.
+bool children_files_exist() {
+  static const bool exist = ::access("/proc/thread-self/children", R_OK) == 0;
+  return exist;
 }
 
 // The direct children of `pid`, from each of its threads' children files.
@@ -134,7 +133,7 @@ std::optional<ProcessId> process_id(pid_t pid) {
 
 std::vector<ProcessId> descendants(pid_t root) {
   std::vector<ProcessId> out;
-  const bool by_files = children_files_exist(root);
+  const bool by_files = children_files_exist();
   std::vector<std::pair<pid_t, pid_t>> parents;  // filled once, by the scan only
   std::vector<pid_t> frontier = {root};
   while (!frontier.empty() && out.size() < 4096) {
@@ -177,7 +176,7 @@ void kill_tree(pid_t root, bool include_root, const std::vector<ProcessId>& know
   }
 }
 
-std::optional<TreeMemory> tree_memory(pid_t root) {
+std::optional<TreeMemory> tree_memory(pid_t root, std::vector<ProcessId>* found) {
   auto status_kib = [](pid_t pid, const char* field, std::size_t& out) {
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
@@ -192,13 +191,15 @@ std::optional<TreeMemory> tree_memory(pid_t root) {
   if (!status_kib(root, "VmRSS:", m.resident_bytes)) return std::nullopt;
   status_kib(root, "VmSize:", m.virtual_bytes);
   m.processes = 1;
-  for (const ProcessId& d : descendants(root)) {
+  std::vector<ProcessId> tree = descendants(root);
+  for (const ProcessId& d : tree) {
     std::size_t rss = 0;
     if (status_kib(d.pid, "VmRSS:", rss)) {
       m.resident_bytes += rss;
       ++m.processes;
     }
   }
+  if (found != nullptr) *found = std::move(tree);
   return m;
 }
 

@@ -41,8 +41,9 @@ struct TreeMemory {
   std::size_t virtual_bytes = 0;   // VmSize of root
   int processes = 0;               // root and its descendants
 };
-// nullopt when root is gone.
-[[nodiscard]] std::optional<TreeMemory> tree_memory(pid_t root);
+// nullopt when root is gone. `found`, when given, gets the descendants walked.
+[[nodiscard]] std::optional<TreeMemory> tree_memory(pid_t root,
+                                                    std::vector<ProcessId>* found = nullptr);
 
 // The thread ids of `pid` (its main thread included).
 [[nodiscard]] std::vector<pid_t> threads(pid_t pid);

@@ -228,8 +228,12 @@ len=$(head -c 4 <&3 | od -An -tu4 | tr -d ' ')
 nonce=$(head -c "$len" <&3 | sed -n 's/.*"nonce":"\([0-9a-f]*\)".*/\1/p')
 body=$(sed "s/NONCE/$nonce/" response.json)
 n=${#body}
-for i in $(seq )SH" + std::to_string(times) + R"SH(); do
-  printf "\\$(printf %03o $((n % 256)))\\$(printf %03o $((n / 256)))\\000\\000" >&4
+lo=$(printf %03o $((n % 256)))
+hi=$(printf %03o $((n / 256)))
+times=$(seq )SH" + std::to_string(times) + R"SH()
+# Builtins only from here: a command run as a child would be a process left behind.
+for i in $times; do
+  printf "\\$lo\\$hi\\000\\000" >&4
   printf '%s' "$body" >&4
 done
 exec sleep 30)SH");
