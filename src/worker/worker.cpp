@@ -3,8 +3,15 @@
 // Every exchange (the ping at start, each request) is one poll() loop over the response pipe, the
 // worker's output and, until the frame is written, the request pipe; it ends at a complete frame
 // or at the deadline. The output is drained all along into a fixed-size tail, so that a kernel
-// printing megabytes never blocks the worker nor grows memory here. With a memory limit the loop
-// also wakes every 10 ms to read the worker's /proc/<pid>/status.
+// printing megabytes never blocks the worker nor grows memory here. The loop also wakes every
+// 10 ms to note the worker's descendants (so that they can be killed even after the worker dies
+// and they are re-parented away) and, with a memory limit, to add up the resident memory of the
+// worker's whole tree.
+//
+// An answer is believed only when it echoes the request's nonce, comes alone, and claims times
+// that fit in the parent's own wall time of the exchange; the worker's tree and threads are then
+// checked for what the candidate left behind (worker_checks.h). A forged answer or a leftover
+// costs the candidate that made it (crashed) and the worker, never the next candidate.
 //
 // SIGPIPE: the request pipe is written with SIGPIPE blocked in the calling thread only, and a
 // SIGPIPE that the write raised is consumed (sigtimedwait), so a dead worker shows as EPIPE while
@@ -24,6 +31,8 @@
 #include <optional>
 #include <system_error>
 
+#include "worker/process_tree.h"
+#include "worker/worker_checks.h"
 #include "worker/worker_process.h"
 
 namespace ktune {
@@ -32,13 +41,16 @@ namespace {
 using worker_detail::Clock;
 
 constexpr std::chrono::milliseconds kWatchInterval{10};
+// While the worker has no descendants, its tree is walked only every 5th look (about 60 us a
+// walk on a loaded 2-core machine); with descendants, at every look.
+constexpr int kTreeWalkEvery = 5;
 constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
 constexpr int kMaxReadsPerWakeup = 64;  // 4 MiB of output, then the other pipes get a look
 
 std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
 
 // How an exchange ended without a frame.
-enum class LossKind { kDeadline, kClosed, kProtocol, kMemory };
+enum class LossKind { kDeadline, kClosed, kProtocol, kMemory, kForged, kLeftover };
 struct Loss {
   LossKind kind;
   std::string detail;
@@ -83,6 +95,10 @@ struct Worker::State {
   UniqueFd request, response, output;
   worker_detail::OutputTail tail;
   std::string inbox;  // response bytes read so far
+  std::vector<worker_detail::ProcessId> seen;  // descendants seen since the last request
+  bool had_descendants = false;                // at the last walk
+  int looks = 0;
+  worker_detail::ThreadWatch thread_watch;
 
   explicit State(const WorkerOptions& o) : options(o), tail(o.output_tail_bytes) {}
   ~State() { stop(); }
@@ -106,15 +122,34 @@ struct Worker::State {
     }
   }
 
-  std::optional<Loss> check_memory() const {
-    const std::optional<worker_detail::MemoryUse> use = worker_detail::read_memory_use(pid);
+  // Notes the descendants, and checks the tree's memory when there is a limit.
+  std::optional<Loss> watch_tree() {
+    std::vector<worker_detail::ProcessId> now;
+    std::optional<worker_detail::TreeMemory> use;
+    const bool walk = had_descendants || ++looks % kTreeWalkEvery == 0;
+    if (options.memory_limit_bytes > 0 && walk) {
+      use = worker_detail::tree_memory(pid, &now);
+    } else if (options.memory_limit_bytes > 0) {
+      if (std::optional<worker_detail::MemoryUse> own = worker_detail::read_memory_use(pid)) {
+        use = worker_detail::TreeMemory{own->resident_bytes, own->virtual_bytes, 1};
+      }
+    } else if (walk) {
+      now = worker_detail::descendants(pid);
+    }
+    if (walk) had_descendants = !now.empty();
+    for (const worker_detail::ProcessId& p : now) {
+      if (std::find(seen.begin(), seen.end(), p) == seen.end()) seen.push_back(p);
+    }
+    if (options.memory_limit_bytes == 0) return std::nullopt;
     // Resident memory is what hurts the machine; address space alone does not (glibc arenas and
-    // GPU runtimes reserve gigabytes untouched), so it is only reported.
+    // GPU runtimes reserve gigabytes untouched), so it is only reported. A candidate's child
+    // processes count: a limit on the worker alone would be escaped by forking.
     if (!use || use->resident_bytes <= options.memory_limit_bytes) return std::nullopt;
     return Loss{LossKind::kMemory,
-                fmt::format("used {} MiB, limit {} MiB (resident; {} MiB of address space)",
+                fmt::format("used {} MiB, limit {} MiB (resident, {} process(es) of its tree; "
+                            "{} MiB of address space)",
                             use->resident_bytes >> 20, options.memory_limit_bytes >> 20,
-                            use->virtual_bytes >> 20)};
+                            use->processes, use->virtual_bytes >> 20)};
   }
 
   // Sends `payload` as one frame and returns the next frame's payload.
@@ -124,7 +159,6 @@ struct Worker::State {
     }
     const std::string frame = encode_frame(payload);
     std::size_t written = 0;
-    const bool watch = options.memory_limit_bytes > 0;
     Clock::time_point next_watch = Clock::now();
     char buf[kReadChunk];
     for (;;) {
@@ -141,8 +175,8 @@ struct Worker::State {
         }
       }
       const Clock::time_point now = Clock::now();
-      if (watch && now >= next_watch) {
-        if (std::optional<Loss> loss = check_memory()) return std::unexpected(std::move(*loss));
+      if (now >= next_watch) {
+        if (std::optional<Loss> loss = watch_tree()) return std::unexpected(std::move(*loss));
         next_watch = now + kWatchInterval;
       }
       if (now >= deadline) return lost(LossKind::kDeadline);
@@ -154,7 +188,7 @@ struct Worker::State {
       if (out_at < 3) fds[out_at] = {output.get(), POLLIN, 0};
       const nfds_t req_at = written < frame.size() ? count++ : 3;
       if (req_at < 3) fds[req_at] = {request.get(), POLLOUT, 0};
-      if (::poll(fds, count, ms_until(watch ? std::min(deadline, next_watch) : deadline)) < 0) {
+      if (::poll(fds, count, ms_until(std::min(deadline, next_watch))) < 0) {
         if (errno == EINTR) continue;
         return lost(LossKind::kProtocol, "poll failed; " + errno_text(errno));
       }
@@ -203,25 +237,38 @@ struct Worker::State {
     std::pair<Outcome, std::string> result;
     switch (loss.kind) {
       case LossKind::kDeadline:
-        worker_detail::terminate_group(pid, options.term_grace, status);
+        worker_detail::terminate_group(pid, options.term_grace, status, seen);
         result = {Outcome::kTimedOut, fmt::format("{} gave no answer within {} ms; terminated",
                                                   who(), deadline.count())};
         break;
       case LossKind::kMemory:
-        worker_detail::kill_group(pid, status);
+        worker_detail::kill_group(pid, status, seen);
         result = {Outcome::kResourceExhausted, fmt::format("{} {}; killed", who(), loss.detail)};
         break;
       case LossKind::kProtocol:
-        worker_detail::terminate_group(pid, options.term_grace, status);
+        worker_detail::terminate_group(pid, options.term_grace, status, seen);
         result = {Outcome::kCrashed, fmt::format("{} broke the protocol: {}", who(), loss.detail)};
+        break;
+      case LossKind::kForged:
+        // Whatever wrote it may still be running in the worker: no grace.
+        worker_detail::kill_group(pid, status, seen);
+        result = {Outcome::kCrashed,
+                  fmt::format("forged worker answer: {} {}; killed", who(), loss.detail)};
+        break;
+      case LossKind::kLeftover:
+        worker_detail::kill_group(pid, status, seen);
+        result = {Outcome::kCrashed, fmt::format("{} {}; killed it and its tree", who(),
+                                                 loss.detail)};
         break;
       case LossKind::kClosed:
         // Usually the worker is dying: its exit status says why.
         if (worker_detail::reap_until(pid, status, Clock::now() + options.term_grace)) {
           ::kill(-pid, SIGKILL);  // whatever it started
+          // Descendants seen while it ran, re-parented away when it died.
+          worker_detail::kill_tree(pid, /*include_root=*/false, seen);
           result = describe_exit(status, phase);
         } else {
-          worker_detail::terminate_group(pid, options.term_grace, status);
+          worker_detail::terminate_group(pid, options.term_grace, status, seen);
           result = {Outcome::kCrashed,
                     fmt::format("{} broke the protocol: {} but kept running", who(), loss.detail)};
         }
@@ -232,9 +279,38 @@ struct Worker::State {
     response.reset();
     output.reset();
     inbox.clear();
+    seen.clear();
     pid = -1;
     alive = false;
     return result;
+  }
+
+  // Bytes the worker wrote after its answer (read now, without waiting).
+  bool has_unasked_bytes() {
+    char buf[kReadChunk];
+    ssize_t n;
+    while (response && (n = ::read(response.get(), buf, sizeof buf)) > 0) {
+      inbox.append(buf, static_cast<std::size_t>(n));
+    }
+    return !inbox.empty();
+  }
+
+  // After a believed answer: what the candidate left behind, as the loss it makes, if any.
+  // `restart` is set when the worker should be replaced without blaming the candidate.
+  std::optional<Loss> leftovers(bool host_code, bool& restart) {
+    const std::vector<worker_detail::ProcessId> left = worker_detail::descendants(pid);
+    if (!left.empty()) {
+      for (const worker_detail::ProcessId& p : left) {
+        if (std::find(seen.begin(), seen.end(), p) == seen.end()) seen.push_back(p);
+      }
+      return Loss{LossKind::kLeftover,
+                  fmt::format("left {} process(es) running after the call returned (pid {})",
+                              left.size(), left.front().pid)};
+    }
+    worker_detail::ThreadWatch::Verdict v = thread_watch.after_request(host_code);
+    restart = v.restart;
+    if (!v.fault.empty()) return Loss{LossKind::kLeftover, std::move(v.fault)};
+    return std::nullopt;
   }
 
   void stop() {
@@ -244,12 +320,16 @@ struct Worker::State {
     response.reset();
     output.reset();
     int status = 0;
+    // Its descendants first: they may be in other groups, and once it exits they are no
+    // longer its descendants.
+    worker_detail::kill_tree(pid, /*include_root=*/false, seen);
     if (worker_detail::reap_until(pid, status, Clock::now() + options.term_grace)) {
       ::kill(-pid, SIGKILL);  // whatever it started
     } else {
-      worker_detail::terminate_group(pid, options.term_grace, status);
+      worker_detail::terminate_group(pid, options.term_grace, status, seen);
     }
     inbox.clear();
+    seen.clear();
     pid = -1;
   }
 
@@ -300,7 +380,10 @@ Result<Worker> Worker::start(const WorkerOptions& options) {
                     message->pong_version.empty() ? "unknown" : message->pong_version,
                     kWorkerProtocolVersion, KTUNE_VERSION));
   }
-  if (!loss) return Worker(std::move(state));
+  if (!loss) {
+    state->thread_watch.start(state->pid);
+    return Worker(std::move(state));
+  }
   const auto [outcome, what] = state->bury(*loss, options.start_timeout, " before the pong");
   const std::string output = state->tail.str();
   return make_error(
@@ -326,23 +409,50 @@ BenchmarkResponse Worker::run(const BenchmarkRequest& request, std::chrono::mill
   State& s = *state_;
   s.drain_output(kMaxReadsPerWakeup);  // left from an earlier request: not this one's
   s.tail.clear();
+  Result<std::string> nonce = make_nonce();
+  if (!nonce) {
+    response.outcome = Outcome::kCrashed;
+    response.message = where + ": " + nonce.error().message;
+    return response;
+  }
 
+  const Clock::time_point sent = Clock::now();
   std::expected<std::string, Loss> reply =
-      s.exchange(encode_request(request), Clock::now() + deadline);
+      s.exchange(encode_request(request, *nonce), sent + deadline);
+  const auto wall = Clock::now() - sent;
   std::optional<Loss> loss;
+  bool restart = false;
   if (!reply) {
     loss = reply.error();
   } else if (Result<WorkerMessage> message = decode_message(*reply); !message) {
     loss = Loss{LossKind::kProtocol, "an undecodable response: " + message.error().message};
   } else if (!message->response) {
     loss = Loss{LossKind::kProtocol, "answered a request with another message than response"};
+  } else if (message->nonce != *nonce) {
+    // Checked before anything else in the answer: none of it is the worker's.
+    loss = Loss{LossKind::kForged, "answered without this request's nonce"};
   } else if (message->response->id != request.id) {
     loss = Loss{LossKind::kProtocol, fmt::format("answered request {} with response {}", request.id,
                                                  message->response->id)};
+  } else if (std::string why = message->response->stats
+                                   ? worker_detail::implausible_stats(*message->response->stats,
+                                                                      wall)
+                                   : std::string();
+             !why.empty()) {
+    loss = Loss{LossKind::kForged, why};
+  } else if (s.has_unasked_bytes()) {
+    loss = Loss{LossKind::kForged, fmt::format("wrote {} more bytes after its answer to one "
+                                               "request",
+                                               s.inbox.size())};
+  } else if (std::optional<Loss> left = s.leftovers(
+                 request.launch.kind == LaunchKind::kCpuSharedObject, restart)) {
+    loss = std::move(left);
   } else {
     response = std::move(*message->response);
+    response.restart = response.restart || restart;
     s.drain_output(kMaxReadsPerWakeup);
     response.output_tail = s.tail.str();
+    if (response.restart) s.stop();  // the next request gets a fresh worker
     return response;
   }
   auto [outcome, what] = s.bury(*loss, deadline, " during the run");
@@ -350,6 +460,23 @@ BenchmarkResponse Worker::run(const BenchmarkRequest& request, std::chrono::mill
   response.message = where + ": " + what;
   response.output_tail = s.tail.str();
   return response;
+}
+
+bool Worker::fit_for_next(std::string* why) {
+  if (!alive()) return false;
+  State& s = *state_;
+  std::string problem;
+  if (s.has_unasked_bytes()) {
+    problem = fmt::format("it wrote {} bytes between requests", s.inbox.size());
+  } else if (std::vector<worker_detail::ProcessId> left = worker_detail::descendants(s.pid);
+             !left.empty()) {
+    problem = fmt::format("{} process(es) of its tree appeared between requests", left.size());
+  } else {
+    problem = s.thread_watch.woken_since();
+  }
+  if (problem.empty()) return true;
+  if (why != nullptr) *why = problem;
+  return false;
 }
 
 bool Worker::alive() const { return state_ && state_->alive && !state_->exited(); }

@@ -33,12 +33,19 @@ class Worker {
   // output all the while. Never fails: a lost worker becomes the response's outcome
   //   kCrashed (message names the signal, or the exit status, or the broken protocol),
   //   kTimedOut (deadline passed; the worker got SIGTERM, then SIGKILL),
-  //   kResourceExhausted (memory watchdog or RLIMIT_CPU),
+  //   kResourceExhausted (memory watchdog over the worker's whole tree, or RLIMIT_CPU),
+  //   kCrashed "forged worker answer" (no nonce, times the parent's clock rules out, a second
+  //     frame), or "left N process(es)/thread(s) running" (worker_checks.h),
   // and alive() is false afterwards. output_tail holds the worker's recent output either way.
+  // A response with restart set asks the caller to stop this worker before the next request.
   [[nodiscard]] BenchmarkResponse run(const BenchmarkRequest& request,
                                       std::chrono::milliseconds deadline);
 
   [[nodiscard]] bool alive() const;
+  // alive(), and nothing an earlier candidate left behind woke up since its answer: no bytes
+  // written after it, no descendant, every thread of a candidate's pool still parked. A worker
+  // that is not fit is replaced before the next request rather than blamed on it; `why` says why.
+  [[nodiscard]] bool fit_for_next(std::string* why = nullptr);
   [[nodiscard]] pid_t pid() const;
   // Closes the request pipe (the worker exits by itself), then SIGTERM, then SIGKILL; reaps.
   void stop();

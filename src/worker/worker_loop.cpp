@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "worker/device_handler.h"
+#include "worker/worker_guard.h"
 #include "worker/worker_protocol.h"
 
 namespace ktune {
@@ -22,10 +24,21 @@ constexpr int kExitDeviceLost = 4;
 // One request flow per device kind, each created on its first request.
 class Handlers {
  public:
-  BenchmarkResponse handle(const BenchmarkRequest& request) {
+  // The flow is created before the guard's reset, so that what a device runtime sets up as it
+  // starts (threads, signal handlers) is the worker's own state, not a candidate's.
+  BenchmarkResponse handle(const BenchmarkRequest& request, CandidateGuard* guard) {
     std::unique_ptr<RequestFlow>& flow = flows_[launch_device(request.launch.kind)];
     if (!flow) flow = make_request_flow(launch_device(request.launch.kind));
-    return flow->serve(request);
+    if (guard != nullptr) guard->reset();
+    BenchmarkResponse response = flow->serve(request);
+    if (guard == nullptr) return response;
+    if (std::string problem = guard->check(); !problem.empty()) {
+      response.outcome = Outcome::kCrashed;
+      response.message = request.candidate + ": " + problem;
+      response.stats.reset();
+      response.restart = true;  // decoys are placed once per worker: a fresh one gets new ones
+    }
+    return response;
   }
 
  private:
@@ -34,10 +47,11 @@ class Handlers {
 
 }  // namespace
 
-int run_worker_loop(int in_fd, int out_fd) {
+int run_worker_loop(int in_fd, int out_fd, CandidateGuard* guard, pid_t parent_pid) {
   Handlers handler;
   for (;;) {
     Result<std::string> frame = read_frame(in_fd);
+    if (parent_pid > 0 && ::getppid() != parent_pid) return kExitProtocol;  // orphaned
     if (!frame) {
       // The parent closed the request pipe between frames: the normal way to stop us.
       // Anything else (an end inside a frame, a failed read) is a broken protocol.
@@ -46,6 +60,10 @@ int run_worker_loop(int in_fd, int out_fd) {
       return kExitProtocol;
     }
     Result<WorkerMessage> message = decode_message(*frame);
+    // The nonce stays in `nonce` only, out of the request the candidate's flow sees; the frame's
+    // copy is wiped (a candidate can still search this process's memory: see the docs).
+    ::explicit_bzero(frame->data(), frame->size());
+    const std::string nonce = message ? message->nonce : std::string();
     if (!message || !(message->ping || message->request)) {
       std::fprintf(stderr, "error: ktune-worker: %s\n",
                    message ? "unexpected message; expected ping or request, got pong or response"
@@ -57,9 +75,9 @@ int run_worker_loop(int in_fd, int out_fd) {
     if (message->ping) {
       reply = encode_pong(static_cast<int>(::getpid()));
     } else {
-      BenchmarkResponse response = handler.handle(*message->request);
+      BenchmarkResponse response = handler.handle(*message->request, guard);
       device_lost = response.restart;
-      reply = encode_response(response);
+      reply = encode_response(response, nonce);
     }
     // What a kernel printed reaches the parent's output tail now, not at exit.
     std::fflush(stdout);

@@ -2,10 +2,19 @@
 // the inputs, run check_candidate() and, if it passes and measuring is asked, measure; answer
 // with the outcome. Returns the process exit code when the parent closes the request pipe (0) or
 // the protocol breaks (3).
+// With a guard (ktune-worker's, after harden_worker), each request starts from a reset process
+// state and a candidate that wrote to or replaced the decoy descriptors is answered as crashed,
+// with restart set; every response echoes its request's nonce. When the parent `parent_pid`
+// (> 0) is gone, the loop ends (exit code 3) instead of serving another request.
 #pragma once
+
+#include <sys/types.h>
 
 namespace ktune {
 
-[[nodiscard]] int run_worker_loop(int in_fd, int out_fd);
+class CandidateGuard;
+
+[[nodiscard]] int run_worker_loop(int in_fd, int out_fd, CandidateGuard* guard = nullptr,
+                                  pid_t parent_pid = 0);
 
 }  // namespace ktune

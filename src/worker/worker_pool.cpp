@@ -19,10 +19,13 @@ Result<BenchmarkResponse> WorkerPool::run(const BenchmarkRequest& request,
                                           std::chrono::milliseconds deadline) {
   std::unique_ptr<Worker>* slot = nullptr;
   for (std::unique_ptr<Worker>& w : workers_) {
-    if (w && w->alive()) {
+    // A worker that an earlier candidate left unfit (a thread woke, a process appeared) is
+    // replaced now, so that the next candidate does not pay for it.
+    if (w && w->fit_for_next()) {
       slot = &w;
       break;
     }
+    if (w && w->alive()) w->stop();
   }
   if (slot == nullptr) {
     slot = &workers_.front();

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "core/measurement_env.h"
+#include "worker/process_tree.h"
 
 extern char** environ;
 
@@ -104,6 +106,7 @@ struct ChildPlan {
   int exec_error_write = -1;
   bool set_cpu_limit = false;
   rlimit cpu_limit{};
+  pid_t parent_pid = -1;
 };
 
 [[noreturn]] void child_fail(int report_fd) {
@@ -115,6 +118,12 @@ struct ChildPlan {
 // In the child, between fork and execve: async-signal-safe calls only.
 [[noreturn]] void exec_child(const ChildPlan& plan) {
   ::setpgid(0, 0);
+  // The worker dies with ktune: SIGTERM, which its guardian thread turns into killing the
+  // worker's whole tree (descendants do not inherit a death signal). The signal follows the
+  // thread that forked, so the worker also checks its parent by pid, at start and each request.
+  // A parent already gone before prctl is caught here.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != plan.parent_pid) ::_exit(127);
   // Move every source above the targets first, so that no dup2 overwrites one still needed.
   const int report = ::fcntl(plan.exec_error_write, F_DUPFD_CLOEXEC, 10);
   if (report < 0) child_fail(plan.exec_error_write);
@@ -164,8 +173,14 @@ Result<SpawnedWorker> spawn_worker(const fs::path& executable, const WorkerOptio
     return make_error(ErrorCode::kIo, where + ": pipe2 failed; " + errno_text(errno));
   }
 
-  std::vector<std::string> args = {executable.string(), "--in-fd", std::to_string(kChildRequestFd),
-                                   "--out-fd", std::to_string(kChildResponseFd)};
+  const pid_t self = ::getpid();
+  std::vector<std::string> args = {executable.string(),
+                                   "--in-fd",
+                                   std::to_string(kChildRequestFd),
+                                   "--out-fd",
+                                   std::to_string(kChildResponseFd),
+                                   "--parent-pid",
+                                   std::to_string(self)};
   std::vector<std::string> env = worker_environment(options);
   std::vector<char*> argv, envp;
   for (std::string& a : args) argv.push_back(a.data());
@@ -181,6 +196,7 @@ Result<SpawnedWorker> spawn_worker(const fs::path& executable, const WorkerOptio
   plan.response_write = response_write.get();
   plan.output_write = output_write.get();
   plan.exec_error_write = report_write.get();
+  plan.parent_pid = self;
   if (options.cpu_limit_s > 0) {
     // Soft limit: SIGXCPU, which the parent reports; the hard limit a second later: SIGKILL.
     rlimit current{};
@@ -244,21 +260,26 @@ bool reap_until(pid_t pid, int& status, Clock::time_point deadline) {
   return true;
 }
 
-void kill_group(pid_t pid, int& status) {
+void kill_group(pid_t pid, int& status, const std::vector<ProcessId>& known) {
+  kill_tree(pid, /*include_root=*/true, known);
   ::kill(-pid, SIGKILL);
   ::kill(pid, SIGKILL);  // in case it never reached setpgid
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
 }
 
-void terminate_group(pid_t pid, std::chrono::milliseconds grace, int& status) {
+void terminate_group(pid_t pid, std::chrono::milliseconds grace, int& status,
+                     const std::vector<ProcessId>& known) {
+  // Descendants first, while they are still the worker's: once it exits they are re-parented
+  // out of its tree. Those in its group die by the group's signals too.
+  kill_tree(pid, /*include_root=*/false, known);
   ::kill(-pid, SIGTERM);
   ::kill(-pid, SIGCONT);
   if (reap_until(pid, status, Clock::now() + grace)) {
     ::kill(-pid, SIGKILL);  // stragglers the leader left behind
     return;
   }
-  kill_group(pid, status);
+  kill_group(pid, status, known);
 }
 
 std::string signal_text(int signal) {

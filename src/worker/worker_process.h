@@ -11,9 +11,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/unique_fd.h"
 #include "ktune/core/status.h"
+#include "worker/process_tree.h"
 #include "worker/worker.h"
 
 namespace ktune::worker_detail {
@@ -49,7 +51,8 @@ struct SpawnedWorker {
   UniqueFd output;    // parent reads the child's stdout and stderr here
 };
 
-// fork + execve of `executable` --in-fd 3 --out-fd 4 in its own process group, stdin from
+// fork + execve of `executable` --in-fd 3 --out-fd 4 --parent-pid <ours> in its own process
+// group, with SIGTERM as its parent-death signal, stdin from
 // /dev/null, stdout and stderr on one pipe, every other descriptor closed, RLIMIT_CPU when asked,
 // and the environment of worker.h. kNotFound or kIo when the executable cannot be run (reported
 // by the child through a CLOEXEC pipe, so no pong timeout is needed to notice).
@@ -60,11 +63,14 @@ struct SpawnedWorker {
 [[nodiscard]] bool try_reap(pid_t pid, int& status);
 // Waits for `pid` to exit until `deadline`; true when reaped.
 [[nodiscard]] bool reap_until(pid_t pid, int& status, Clock::time_point deadline);
-// SIGTERM and SIGCONT to the group (a stopped worker acts on SIGTERM only once continued),
-// `grace`, then SIGKILL; always reaps the leader and SIGKILLs what is left of the group.
-void terminate_group(pid_t pid, std::chrono::milliseconds grace, int& status);
-// SIGKILL to the group at once, then reap.
-void kill_group(pid_t pid, int& status);
+// Kills the worker's descendants (kill_tree: in any group or session, and `known` ones seen
+// earlier), then SIGTERM and SIGCONT to the group (a stopped worker acts on SIGTERM only once
+// continued), `grace`, then SIGKILL; always reaps the leader and SIGKILLs what is left of the
+// group.
+void terminate_group(pid_t pid, std::chrono::milliseconds grace, int& status,
+                     const std::vector<ProcessId>& known = {});
+// SIGKILL to the whole tree and the group at once, then reap.
+void kill_group(pid_t pid, int& status, const std::vector<ProcessId>& known = {});
 
 // "SIGSEGV (Segmentation fault)".
 [[nodiscard]] std::string signal_text(int signal);

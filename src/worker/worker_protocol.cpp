@@ -7,8 +7,11 @@
 #include "worker/worker_protocol.h"
 
 #include <fmt/format.h>
+#include <sys/random.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -87,7 +90,24 @@ std::string encode_pong(int pid) {
                         {"version", KTUNE_VERSION}});
 }
 
-std::string encode_request(const BenchmarkRequest& request) {
+Result<std::string> make_nonce() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return make_error(ErrorCode::kIo,
+                        fmt::format("make_nonce: getrandom failed; {}", std::strerror(errno)));
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  std::string hex;
+  for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
+  return hex;
+}
+
+std::string encode_request(const BenchmarkRequest& request, std::string_view nonce) {
   Json j = {{"type", "request"},
             {"id", request.id},
             {"candidate", request.candidate},
@@ -100,10 +120,11 @@ std::string encode_request(const BenchmarkRequest& request) {
             {"verify", request.verify}};
   if (request.tolerance) j["tolerance"] = Json(encode_json(*request.tolerance));
   if (request.reference) j["reference"] = Json(encode_json(*request.reference));
+  if (!nonce.empty()) j["nonce"] = std::string(nonce);
   return json_dump(j);
 }
 
-std::string encode_response(const BenchmarkResponse& response) {
+std::string encode_response(const BenchmarkResponse& response, std::string_view nonce) {
   Json j = {{"type", "response"},
             {"id", response.id},
             {"outcome", Json(encode_json(response.outcome))},
@@ -111,6 +132,7 @@ std::string encode_response(const BenchmarkResponse& response) {
             {"output_tail", response.output_tail},
             {"restart", response.restart}};
   if (response.stats) j["stats"] = Json(encode_json(*response.stats));
+  if (!nonce.empty()) j["nonce"] = std::string(nonce);
   return json_dump(j);
 }
 
@@ -132,8 +154,10 @@ Result<WorkerMessage> decode_message(std::string_view payload) {
     if (JsonReader::has(j, "version")) m.pong_version = r.str(j, "", "version");
   } else if (type == "request") {
     m.request = decode_request(r, j);
+    if (JsonReader::has(j, "nonce")) m.nonce = r.str(j, "", "nonce");
   } else if (type == "response") {
     m.response = decode_response(r, j);
+    if (JsonReader::has(j, "nonce")) m.nonce = r.str(j, "", "nonce");
   } else {
     r.fail("type", fmt::format("expected ping, pong, request or response, got '{}'", type));
   }

@@ -1,9 +1,12 @@
 // The worker protocol: what the parent and a ktune-worker say to each other over the worker's own
 // pipe pair (never its stdout/stderr, which kernels may write to). Each message is one frame: a
 // 4-byte little-endian length, then that many bytes of JSON with a "type" field:
-//   parent -> worker: {"type":"ping"}, {"type":"request", ...BenchmarkRequest}
+//   parent -> worker: {"type":"ping"}, {"type":"request","nonce":"<hex>", ...BenchmarkRequest}
 //   worker -> parent: {"type":"pong","pid":N,"protocol":P,"version":"..."},
-//                     {"type":"response", ...}
+//                     {"type":"response","nonce":"<the request's>", ...}
+// The nonce is fresh for each request (make_nonce); the parent takes only a response that
+// echoes it, so that a candidate writing a well-formed answer into the pipe is not believed
+// unless it also finds the nonce in the worker's memory.
 // A request has no pointers: the worker rebuilds the inputs from the TensorSpecs and the seed,
 // loads the artifact itself and reads the reference's outputs from a file.
 #pragma once
@@ -28,12 +31,17 @@ inline constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
 // bump it whenever a message changes (a field added, removed, renamed or re-typed), so that a
 // parent and a ktune-worker of different builds refuse each other at the start instead of
 // misreading a request. A pong without it is from before versioning: protocol 0.
-inline constexpr int kWorkerProtocolVersion = 1;
+inline constexpr int kWorkerProtocolVersion = 2;  // 2: the nonce
 
 [[nodiscard]] std::string encode_ping();
 [[nodiscard]] std::string encode_pong(int pid);
-[[nodiscard]] std::string encode_request(const BenchmarkRequest& request);
-[[nodiscard]] std::string encode_response(const BenchmarkResponse& response);
+[[nodiscard]] std::string encode_request(const BenchmarkRequest& request,
+                                         std::string_view nonce = {});
+[[nodiscard]] std::string encode_response(const BenchmarkResponse& response,
+                                          std::string_view nonce = {});
+
+// 128 bits from getrandom(), as 32 hex digits; kIo when the kernel has none to give.
+[[nodiscard]] Result<std::string> make_nonce();
 
 // A decoded frame: exactly one of the members is set, by its "type".
 struct WorkerMessage {
@@ -44,6 +52,7 @@ struct WorkerMessage {
   std::string pong_version;
   std::optional<BenchmarkRequest> request;
   std::optional<BenchmarkResponse> response;
+  std::string nonce;  // a request's or response's "nonce"; empty when it has none
 };
 // kParse naming the field on bad input.
 [[nodiscard]] Result<WorkerMessage> decode_message(std::string_view payload);

@@ -11,15 +11,17 @@
 
 namespace ktune::test {
 
-// Writes spec.yaml (with faults.cpp and faults_ref.cpp beside it) tuning FAULT over `faults`.
-inline std::string write_fault_spec(const ScratchDir& dir, const std::vector<int>& faults) {
-  for (const char* f : {"faults.cpp", "faults_ref.cpp"}) {
-    std::filesystem::copy_file(data_path(std::string("faults/") + f), dir.path() / f,
+// Writes spec.yaml (with `source`, a file of test/data/faults/, and faults_ref.cpp beside it)
+// tuning FAULT over `faults`.
+inline std::string write_fault_spec_from(const ScratchDir& dir, const std::string& source,
+                                         const std::vector<int>& faults) {
+  for (const std::string& f : {source, std::string("faults_ref.cpp")}) {
+    std::filesystem::copy_file(data_path("faults/" + f), dir.path() / f,
                                std::filesystem::copy_options::overwrite_existing);
   }
   return write_text(dir.path(), "spec.yaml",
                     fmt::format(R"(name: add
-kernel: {{source: faults.cpp, entry: add}}
+kernel: {{source: {}, entry: add}}
 args:
   - {{name: C, role: out, dtype: f32, shape: [n]}}
   - {{name: A, role: in, dtype: f32, shape: [n]}}
@@ -32,7 +34,12 @@ params:
 reference:
   kernel: {{source: faults_ref.cpp, entry: add_ref}}
 )",
-                                fmt::join(faults, ", ")));
+                                source, fmt::join(faults, ", ")));
+}
+
+// Writes spec.yaml (with faults.cpp and faults_ref.cpp beside it) tuning FAULT over `faults`.
+inline std::string write_fault_spec(const ScratchDir& dir, const std::vector<int>& faults) {
+  return write_fault_spec_from(dir, "faults.cpp", faults);
 }
 
 // Tuning flags that keep the suite quick: a 3 s deadline per candidate, a 256 MiB memory limit

@@ -192,7 +192,9 @@ void write_frame_file(const std::filesystem::path& path, const std::string& payl
   std::ofstream(path, std::ios::binary).write(length, 4) << payload;
 }
 
-TEST(Worker, AResponseToAnotherRequestBreaksTheProtocol) {
+// A well-formed response that does not echo the request's nonce (here: written by a script that
+// never read the request) is a forged answer, whatever it says.
+TEST(Worker, AResponseWithoutTheNonceIsForged) {
   ScratchDir dir("fake-wrong-id");
   write_frame_file(dir.path() / "pong.bin", encode_pong(1));
   BenchmarkResponse wrong;
@@ -210,8 +212,85 @@ TEST(Worker, AResponseToAnotherRequestBreaksTheProtocol) {
   BenchmarkResponse r = worker->run(request, 10s);
   EXPECT_EQ(r.outcome, Outcome::kCrashed);
   EXPECT_EQ(r.id, 7u);
-  EXPECT_THAT(r.message, HasSubstr("broke the protocol: answered request 7 with response 99"));
+  EXPECT_THAT(r.message, HasSubstr("forged worker answer"));
+  EXPECT_THAT(r.message, HasSubstr("without this request's nonce"));
   EXPECT_FALSE(worker->alive());
+}
+
+// A fake worker that reads the ping (19 bytes) and the request, takes its nonce and answers with `response` (JSON with
+// NONCE in place of the nonce), `times` times.
+std::filesystem::path write_nonce_echoing_script(const ScratchDir& dir, const std::string& response,
+                                                 int times) {
+  write_frame_file(dir.path() / "pong.bin", encode_pong(1));
+  std::ofstream(dir.path() / "response.json") << response;
+  return write_script(dir.path(), "cd " + dir.path().string() + R"SH( && head -c 19 <&3 >/dev/null && cat pong.bin >&4
+len=$(head -c 4 <&3 | od -An -tu4 | tr -d ' ')
+nonce=$(head -c "$len" <&3 | sed -n 's/.*"nonce":"\([0-9a-f]*\)".*/\1/p')
+body=$(sed "s/NONCE/$nonce/" response.json)
+n=${#body}
+lo=$(printf %03o $((n % 256)))
+hi=$(printf %03o $((n / 256)))
+times=$(seq )SH" + std::to_string(times) + R"SH()
+# Builtins only from here: a command run as a child would be a process left behind.
+for i in $times; do
+  printf "\\$lo\\$hi\\000\\000" >&4
+  printf '%s' "$body" >&4
+done
+exec sleep 30)SH");
+}
+
+// The nonce is right, but 100 runs of 1 s each cannot fit in the milliseconds the exchange took
+// on the parent's clock.
+TEST(Worker, TimesThatDoNotFitTheWallTimeAreForged) {
+  ScratchDir dir("fake-impossible-times");
+  WorkerOptions o;
+  o.term_grace = 100ms;
+  o.executable = write_nonce_echoing_script(
+      dir,
+      R"({"type":"response","id":7,"nonce":"NONCE","outcome":"ok","message":"",)"
+      R"("output_tail":"","restart":false,"stats":{"median_ns":1e9,"min_ns":1e9,)"
+      R"("max_ns":1e9,"mad_ns":0,"runs":100}})",
+      1);
+  Result<Worker> worker = Worker::start(o);
+  ASSERT_TRUE(worker) << worker.error().message;
+  BenchmarkRequest request;
+  request.id = 7;
+  BenchmarkResponse r = worker->run(request, 10s);
+  EXPECT_EQ(r.outcome, Outcome::kCrashed) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("forged worker answer"));
+  EXPECT_THAT(r.message, HasSubstr("of the parent's wall time")) << r.output_tail;
+  EXPECT_FALSE(r.stats);
+  EXPECT_FALSE(worker->alive());
+}
+
+// A second frame for one request (here: the same, echoing the nonce) is a forged answer of this
+// request, not a protocol error charged to the next one.
+TEST(Worker, ASecondAnswerToOneRequestIsForged) {
+  ScratchDir dir("fake-second-answer");
+  WorkerOptions o;
+  o.term_grace = 100ms;
+  o.executable = write_nonce_echoing_script(
+      dir,
+      R"({"type":"response","id":7,"nonce":"NONCE","outcome":"ok","message":"",)"
+      R"("output_tail":"","restart":false})",
+      2);
+  Result<Worker> worker = Worker::start(o);
+  ASSERT_TRUE(worker) << worker.error().message;
+  BenchmarkRequest request;
+  request.id = 7;
+  BenchmarkResponse r = worker->run(request, 10s);
+  // Both frames may arrive in one read or in two: either way the second is seen, at once or
+  // before the next request.
+  if (r.outcome == Outcome::kOk) {
+    std::this_thread::sleep_for(100ms);
+    std::string why;
+    EXPECT_FALSE(worker->fit_for_next(&why));
+    EXPECT_THAT(why, HasSubstr("between requests"));
+  } else {
+    EXPECT_EQ(r.outcome, Outcome::kCrashed);
+    EXPECT_THAT(r.message, HasSubstr("forged worker answer"));
+    EXPECT_THAT(r.message, HasSubstr("after its answer to one request"));
+  }
 }
 
 // A worker of another build answers the ping with its own protocol version: the parent refuses
@@ -418,7 +497,8 @@ TEST_F(WorkerRun, CpuTimeLimitEndsASpinningKernel) {
 TEST_F(WorkerRun, ClosingTheProtocolPipesIsACrash) {
   BenchmarkResponse r = run_one(kClosePipes, real_worker(), 30s);
   EXPECT_EQ(r.outcome, Outcome::kCrashed);
-  EXPECT_THAT(r.message, AnyOf(HasSubstr("exited with status 3"), HasSubstr("protocol")));
+  // The protocol's descriptors are no longer 3 and 4: the candidate closed the decoys.
+  EXPECT_THAT(r.message, HasSubstr("tampered with the worker's descriptors"));
   EXPECT_FALSE(worker_->alive());
   EXPECT_TRUE(process_gone(pid_));
 }

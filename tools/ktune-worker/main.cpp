@@ -5,6 +5,7 @@
 // the request pipe, 2 on a usage error, 3 when the protocol breaks.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/types.h>
 
 #include <charconv>
 #include <cstdio>
@@ -12,14 +13,16 @@
 #include <string>
 #include <string_view>
 
+#include "worker/worker_guard.h"
 #include "worker/worker_loop.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ktune-worker --in-fd N --out-fd M\n"
+    "usage: ktune-worker --in-fd N --out-fd M [--parent-pid P]\n"
     "       ktune-worker --version | --help\n"
-    "Reads length-prefixed JSON requests from descriptor N and answers on descriptor M.\n";
+    "Reads length-prefixed JSON requests from descriptor N and answers on descriptor M;\n"
+    "with P, exits as soon as process P is no longer its parent.\n";
 
 int usage_error(const std::string& what) {
   std::fprintf(stderr, "error: ktune-worker: %s\n%s", what.c_str(), kUsage);
@@ -40,6 +43,7 @@ std::optional<int> parse_fd(std::string_view text) {
 int main(int argc, char** argv) {
   std::optional<int> in_fd;
   std::optional<int> out_fd;
+  pid_t parent_pid = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--version") {
@@ -49,6 +53,14 @@ int main(int argc, char** argv) {
     if (arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
+    }
+    if (arg == "--parent-pid" && i + 1 < argc) {
+      const std::string_view text = argv[++i];
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parent_pid);
+      if (ec != std::errc() || end != text.data() + text.size() || parent_pid <= 0) {
+        return usage_error("--parent-pid: expected a process id, got '" + std::string(text) + "'");
+      }
+      continue;
     }
     if (arg != "--in-fd" && arg != "--out-fd") {
       return usage_error("unknown argument '" + std::string(arg) + "'");
@@ -65,9 +77,15 @@ int main(int argc, char** argv) {
 
   // A kernel that writes to a closed stdout gets EPIPE rather than killing the worker.
   ::signal(SIGPIPE, SIG_IGN);
-  // Processes a kernel might start must not hold the protocol pipes open: the parent sees the
-  // worker's end by end of stream.
-  ::fcntl(*in_fd, F_SETFD, FD_CLOEXEC);
-  ::fcntl(*out_fd, F_SETFD, FD_CLOEXEC);
-  return ktune::run_worker_loop(*in_fd, *out_fd);
+  if (*in_fd == *out_fd) return usage_error("--in-fd and --out-fd must differ");
+  // Processes a kernel might start must not hold the protocol pipes open (the parent sees the
+  // worker's end by end of stream): the moved descriptors are CLOEXEC.
+  const ktune::ProtocolFds given{*in_fd, *out_fd};
+  ktune::Result<ktune::HardenedFds> hardened = ktune::harden_worker(given, parent_pid);
+  if (!hardened) {
+    std::fprintf(stderr, "error: ktune-worker: %s\n", hardened.error().message.c_str());
+    return 3;
+  }
+  ktune::CandidateGuard guard(given, hardened->decoy_reader);
+  return ktune::run_worker_loop(hardened->protocol.in, hardened->protocol.out, &guard, parent_pid);
 }
