@@ -30,7 +30,7 @@ Result<std::string> read_owned(const std::filesystem::path& p, std::size_t limit
   if (!fd) {
     return refused(p, fmt::format("cannot open: {}", std::strerror(errno)));
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return refused(p, "not a regular file");
   }
@@ -96,7 +96,8 @@ Status record_artifact_digest(const std::filesystem::path& artifact, std::string
 Result<std::string> read_verified_artifact(const std::filesystem::path& artifact) {
   Result<std::string> record = read_owned(digest_path(artifact), 1024);
   if (!record) {
-    return refused(artifact, "no digest recorded when it was compiled (" + record.error().message + ")");
+    return refused(artifact,
+                   "no digest recorded when it was compiled (" + record.error().message + ")");
   }
   const std::string expected = record->substr(0, record->find_first_of("\r\n"));
   if (expected.size() != kDigestHex) {
@@ -105,7 +106,8 @@ Result<std::string> read_verified_artifact(const std::filesystem::path& artifact
   Result<std::string> bytes = read_owned(artifact, std::size_t{1} << 31);
   if (!bytes) return std::unexpected(bytes.error());
   if (sha256_hex(*bytes) != expected) {
-    return refused(artifact, "its content does not match the SHA-256 recorded when it was compiled");
+    return refused(artifact,
+                   "its content does not match the SHA-256 recorded when it was compiled");
   }
   return bytes;
 }

@@ -61,7 +61,7 @@ Result<std::filesystem::path> CodeCache::commit(const std::filesystem::path& tem
                                                   temp.string(), bytes.error().message));
   }
   // Nobody but this user may change it once in place (a umask of 002 would let the group).
-  struct stat st{};
+  struct stat st {};
   if (::stat(temp.c_str(), &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     ::chmod(temp.c_str(), st.st_mode & 0755);
   }

@@ -217,8 +217,10 @@ Result<std::unique_ptr<Module>> load_cpu_module(const std::filesystem::path& pat
       open_path.parent_path() / temp_file_name(open_path.filename().string());
   {
     auto fd = create_exclusive(copy, 0700);
-    if (!fd) return make_error(ErrorCode::kIo, fmt::format("load '{}': {}", path.string(),
-                                                           fd.error().message));
+    if (!fd) {
+      return make_error(ErrorCode::kIo,
+                        fmt::format("load '{}': {}", path.string(), fd.error().message));
+    }
     if (Status s = write_all(fd->get(), *bytes, copy); !s) {
       remove_quietly(copy);
       return make_error(ErrorCode::kIo,

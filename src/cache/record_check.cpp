@@ -28,9 +28,10 @@ Status check_stats(const CandidateRecord& w, std::size_t rows) {
   const BenchStats& s = *w.stats;
   if (!finite_positive(s.median_ns) || !finite_positive(s.min_ns) || !std::isfinite(s.max_ns) ||
       s.min_ns > s.median_ns || s.median_ns > s.max_ns || s.runs < 1) {
-    return bad(fmt::format("the winner '{}' has impossible statistics (median {} ns, min {} ns, "
-                           "max {} ns, {} runs)",
-                           w.name, s.median_ns, s.min_ns, s.max_ns, s.runs));
+    return bad(
+        fmt::format("the winner '{}' has impossible statistics (median {} ns, min {} ns, "
+                    "max {} ns, {} runs)",
+                    w.name, s.median_ns, s.min_ns, s.max_ns, s.runs));
   }
   return {};
 }

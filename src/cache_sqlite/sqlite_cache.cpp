@@ -95,8 +95,8 @@ class SqliteCache final : public TuningCache {
     // The file is anyone's to edit (sqlite3, another program, a half-copied file): the record
     // is served only whole and with a valid winner.
     if (Status s = check_record(hit.record, key, hit.count); !s) {
-      warn(fmt::format("tuning cache {}: record {} ({}) not served: {}; tuning again",
-                       db_.path(), key.digest().substr(0, 12), key.op, s.error().message));
+      warn(fmt::format("tuning cache {}: record {} ({}) not served: {}; tuning again", db_.path(),
+                       key.digest().substr(0, 12), key.op, s.error().message));
       return std::optional<TuningRecord>();
     }
     return std::optional<TuningRecord>(std::move(hit.record));
@@ -327,9 +327,8 @@ Status enable_wal(SqliteDb& db) {
 Result<std::unique_ptr<TuningCache>> open_sqlite_cache(const std::filesystem::path& dir,
                                                        bool allow_shared_dir) {
   if (Status s = create_private_dirs(dir); !s) {
-    return make_error(ErrorCode::kIo,
-                      fmt::format("tuning cache {}: create folder: {}", dir.string(),
-                                  s.error().message));
+    return make_error(ErrorCode::kIo, fmt::format("tuning cache {}: create folder: {}",
+                                                  dir.string(), s.error().message));
   }
   // Whoever can write the folder or the file can choose the picks served; so can the owner of
   // a file planted there before this user's first tuning.
@@ -345,9 +344,9 @@ Result<std::unique_ptr<TuningCache>> open_sqlite_cache(const std::filesystem::pa
                                     "another --cache-dir, or pass --allow-shared-cache-dir",
                                     s.error().message));
     }
-    std::fputs(fmt::format("ktune: warning: tuning cache: {} (allowed)\n", s.error().message)
-                   .c_str(),
-               stderr);
+    std::fputs(
+        fmt::format("ktune: warning: tuning cache: {} (allowed)\n", s.error().message).c_str(),
+        stderr);
   }
   auto db = SqliteDb::open(file, kBusyTimeoutMs);
   if (!db) return std::unexpected(db.error());

@@ -118,7 +118,7 @@ std::size_t sweep_stale_temps(const std::filesystem::path& folder, std::chrono::
     const std::string name = e.path().filename().string();
     const pid_t pid = temp_owner(name);
     if (pid == 0 || process_alive(pid)) continue;
-    struct stat st{};
+    struct stat st {};
     // lstat: a link is removed as a link, never followed; only this user's files are touched.
     if (::lstat(e.path().c_str(), &st) != 0 || st.st_uid != ::geteuid()) continue;
     std::error_code tec;
@@ -134,15 +134,15 @@ Status create_private_dirs(const std::filesystem::path& dir) {
   for (const auto& part : dir) {
     built /= part;
     if (::mkdir(built.c_str(), 0700) != 0 && errno != EEXIST) {
-      return make_error(ErrorCode::kIo, fmt::format("{}: cannot create folder: {}",
-                                                    built.string(), std::strerror(errno)));
+      return make_error(ErrorCode::kIo, fmt::format("{}: cannot create folder: {}", built.string(),
+                                                    std::strerror(errno)));
     }
   }
   return {};
 }
 
 Status check_not_shared(const std::filesystem::path& path) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return {};
   // A link is judged by its owner (who could re-point it) and then by what it names.
   if (S_ISLNK(st.st_mode) && st.st_uid == ::geteuid() && ::stat(path.c_str(), &st) != 0) return {};
@@ -153,11 +153,10 @@ Status check_not_shared(const std::filesystem::path& path) {
   }
   const bool sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0;
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !sticky_dir) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{} is writable by {} (mode {:o}) without the sticky bit",
-                                  path.string(),
-                                  (st.st_mode & S_IWOTH) != 0 ? "everyone" : "its group",
-                                  st.st_mode & 07777));
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{} is writable by {} (mode {:o}) without the sticky bit", path.string(),
+                    (st.st_mode & S_IWOTH) != 0 ? "everyone" : "its group", st.st_mode & 07777));
   }
   return {};
 }

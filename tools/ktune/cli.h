@@ -14,7 +14,7 @@ inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
 struct CliContext {
-  std::filesystem::path cache_dir;  // --cache-dir, else $KTUNE_CACHE_DIR, else ~/.cache/ktune
+  std::filesystem::path cache_dir;      // --cache-dir, else $KTUNE_CACHE_DIR, else ~/.cache/ktune
   bool allow_shared_cache_dir = false;  // --allow-shared-cache-dir
   int exit_code = 0;
 };

@@ -145,14 +145,14 @@ TEST(CodeCache, TemporariesAreCreatedPrivateAndSweptWhenStale) {
   CodeCache cache(dir.path());
   auto tmp = cache.temp_path_for("aa77", "cpp");
   ASSERT_TRUE(tmp.has_value());
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(tmp->c_str(), &st), 0);  // reserved by creating it
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   ASSERT_EQ(::stat(tmp->parent_path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   // This process is alive: its temporary stays, however old.
-  std::filesystem::last_write_time(*tmp, std::filesystem::file_time_type::clock::now() -
-                                             std::chrono::hours(1));
+  std::filesystem::last_write_time(
+      *tmp, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
   EXPECT_EQ(cache.sweep_temporaries(std::chrono::seconds(60)), 0u);
   EXPECT_TRUE(std::filesystem::exists(*tmp));
 }

@@ -66,10 +66,10 @@ TEST(CheckRecord, DuplicateRowsAreRefused) {
 TEST(CheckRecord, ImpossibleWinnerStatisticsAreRefused) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  for (BenchStats s : {BenchStats{0, 0, 0, 0, 3}, BenchStats{-5, -5, -5, 0, 3},
-                       BenchStats{nan, 1, 2, 0, 3}, BenchStats{inf, 1, inf, 0, 3},
-                       BenchStats{10, 20, 30, 0, 3}, BenchStats{10, 5, 8, 0, 3},
-                       BenchStats{10, 5, 20, 0, 0}}) {
+  for (BenchStats s :
+       {BenchStats{0, 0, 0, 0, 3}, BenchStats{-5, -5, -5, 0, 3}, BenchStats{nan, 1, 2, 0, 3},
+        BenchStats{inf, 1, inf, 0, 3}, BenchStats{10, 20, 30, 0, 3}, BenchStats{10, 5, 8, 0, 3},
+        BenchStats{10, 5, 20, 0, 0}}) {
     TuningRecord r = sample_record(1);
     r.candidates[0].stats = s;
     EXPECT_THAT(why(r), HasSubstr("impossible statistics")) << s.median_ns << " " << s.min_ns;

@@ -23,7 +23,7 @@ std::string slurp(const fs::path& p) {
 }
 
 mode_t mode_of(const fs::path& p) {
-  struct stat st{};
+  struct stat st {};
   EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
   return st.st_mode & 07777;
 }
