@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 BUILD_TYPE ?= Release
 CMAKE_ARGS ?=
 DEBIAN_PACKAGES = cmake g++ make pkg-config libfmt-dev nlohmann-json3-dev libyaml-cpp-dev \
-  libcli11-dev libsqlite3-dev libkainjow-mustache-dev libmuparser-dev libopenblas-dev \
+  libcli11-dev libsqlite3-dev libssl-dev libkainjow-mustache-dev libmuparser-dev libopenblas-dev \
   libgtest-dev libgmock-dev libbenchmark-dev ocl-icd-opencl-dev pocl-opencl-icd opencl-c-headers
 
 .PHONY: deps configure build demo test clean

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "backend/artifact_digest.h"
+#include "core/file_util.h"
 #include "core/hash.h"
 #include "core/subprocess.h"
 
@@ -145,7 +147,10 @@ Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
   Result<std::filesystem::path> tmp_cpp = code_cache_.temp_path_for(key, "cpp");
   if (!tmp_cpp) return std::unexpected(tmp_cpp.error());
   Result<std::filesystem::path> tmp_so = code_cache_.temp_path_for(key, "so");
-  if (!tmp_so) return std::unexpected(tmp_so.error());
+  if (!tmp_so) {
+    remove_quietly(*tmp_cpp);
+    return std::unexpected(tmp_so.error());
+  }
   {
     std::ofstream out(*tmp_cpp, std::ios::binary);
     out << tu;
@@ -199,7 +204,31 @@ Result<std::unique_ptr<Module>> load_cpu_module(const std::filesystem::path& pat
   std::error_code ec;
   const std::filesystem::path full = std::filesystem::absolute(path, ec);
   const std::filesystem::path& open_path = ec ? path : full;
-  void* handle = ::dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // Checked against the digest recorded when it was compiled, never loaded otherwise.
+  Result<std::string> bytes = read_verified_artifact(open_path);
+  if (!bytes) {
+    return make_error(bytes.error().code,
+                      fmt::format("load '{}': {}", path.string(), bytes.error().message));
+  }
+  // dlopen reads the file again by name, and what is at that name may have changed since the
+  // check; so the bytes just checked are loaded from a copy under a fresh name that only this
+  // process writes (a fresh name also keeps dlopen from returning an earlier object by name).
+  const std::filesystem::path copy =
+      open_path.parent_path() / temp_file_name(open_path.filename().string());
+  {
+    auto fd = create_exclusive(copy, 0700);
+    if (!fd) {
+      return make_error(ErrorCode::kIo,
+                        fmt::format("load '{}': {}", path.string(), fd.error().message));
+    }
+    if (Status s = write_all(fd->get(), *bytes, copy); !s) {
+      remove_quietly(copy);
+      return make_error(ErrorCode::kIo,
+                        fmt::format("load '{}': {}", path.string(), s.error().message));
+    }
+  }
+  void* handle = ::dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+  remove_quietly(copy);  // mapped now; the name is not needed
   if (handle == nullptr) {
     return make_error(ErrorCode::kIo,
                       fmt::format("load '{}': dlopen failed: {}", path.string(), dl_error_text()));

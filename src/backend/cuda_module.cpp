@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "backend/artifact_digest.h"
+
 namespace ktune {
 namespace {
 
@@ -19,16 +21,13 @@ namespace {
 constexpr std::uint32_t kDefaultSharedBytes = 48 * 1024;
 
 Result<std::vector<char>> read_cubin(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return make_error(ErrorCode::kIo,
-                      fmt::format("load '{}': cannot open the cubin", path.string()));
+  // Checked against the digest recorded when it was compiled, never loaded otherwise.
+  Result<std::string> read = read_verified_artifact(path);
+  if (!read) {
+    return make_error(read.error().code,
+                      fmt::format("load '{}': {}", path.string(), read.error().message));
   }
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    return make_error(ErrorCode::kIo,
-                      fmt::format("load '{}': cannot read the cubin", path.string()));
-  }
+  std::vector<char> bytes(read->begin(), read->end());
   if (bytes.size() < 4 || bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' ||
       bytes[3] != 'F') {
     return make_error(ErrorCode::kInvalidArgument,

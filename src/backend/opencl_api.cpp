@@ -15,6 +15,8 @@
 #include <sstream>
 #include <vector>
 
+#include "backend/artifact_digest.h"
+
 namespace ktune {
 namespace {
 
@@ -333,16 +335,23 @@ Result<OpenCLProgram> load_opencl_artifact(const OpenCLContext& ctx,
   std::filesystem::path path(artifact_path);
   std::filesystem::path stem = path;
   stem.replace_extension();
-  Result<std::string> options = read_file(stem.string() + ".clopt");
+  // Each file is checked against the digest recorded when it was compiled: the build options
+  // and the source are as much the kernel as the binary.
+  Result<std::string> options = read_verified_artifact(stem.string() + ".clopt");
   if (!options) return std::unexpected(options.error());
   if (path.extension() == ".clbin") {
-    if (Result<std::string> binary = read_file(path); binary && !binary->empty()) {
+    Result<std::string> binary = read_verified_artifact(path);
+    if (!binary && binary.error().code == ErrorCode::kInvalidArgument &&
+        std::filesystem::exists(path)) {
+      return std::unexpected(binary.error());  // there but not as compiled: refused, not skipped
+    }
+    if (binary && !binary->empty()) {
       Result<OpenCLProgram> p = build_opencl_binary(ctx, *binary, *options);
       if (p) return p;
     }
     // A binary of another device or driver: the source beside it still builds.
   }
-  Result<std::string> source = read_file(stem.string() + ".cl");
+  Result<std::string> source = read_verified_artifact(stem.string() + ".cl");
   if (!source) return std::unexpected(source.error());
   return build_opencl_source(ctx, *source, *options);
 }

@@ -44,6 +44,7 @@ OrderedJson record_to_json(const TuningRecord& r) {
                      {"created_unix", r.created_unix},
                      {"compile_s", json_number(r.compile_s)},
                      {"bench_s", json_number(r.bench_s)},
+                     {"candidate_count", r.candidates.size()},
                      {"candidates", std::move(candidates)}};
 }
 
@@ -63,7 +64,10 @@ CandidateRecord read_candidate(JsonReader& in, const Json& c, const std::string&
   return out;
 }
 
-TuningRecord read_record(JsonReader& in, const Json& r, const std::string& path) {
+// Exports written before candidate_count existed have none; their rows are still checked against
+// the candidates asked for when a pick is read (lookup_checked).
+TuningRecord read_record(JsonReader& in, const Json& r, const std::string& path,
+                         std::optional<std::size_t>& count) {
   TuningRecord out;
   if (const Json* k = in.object(r, path, "key")) {
     const std::string at = JsonReader::sub(path, "key");
@@ -78,6 +82,9 @@ TuningRecord read_record(JsonReader& in, const Json& r, const std::string& path)
   out.created_unix = in.i64(r, path, "created_unix");
   out.compile_s = in.f64(r, path, "compile_s");
   out.bench_s = in.f64(r, path, "bench_s");
+  if (r.contains("candidate_count")) {
+    count = static_cast<std::size_t>(in.integer(r, path, "candidate_count", 0, 1 << 30));
+  }
   if (const Json* cs = in.array(r, path, "candidates")) {
     for (std::size_t i = 0; i < cs->size() && in.ok(); ++i) {
       const std::string at = JsonReader::index(JsonReader::sub(path, "candidates"), i);
@@ -108,7 +115,15 @@ Result<std::vector<TuningRecord>> read_document(const Json& doc) {
     for (std::size_t i = 0; i < rs->size() && in.ok(); ++i) {
       const std::string at = JsonReader::index("records", i);
       if (!in.is_object((*rs)[i], at)) break;
-      records.push_back(read_record(in, (*rs)[i], at));
+      std::optional<std::size_t> count;
+      records.push_back(read_record(in, (*rs)[i], at, count));
+      // Rows cut out of a document (by hand, or a truncated copy) make it inconsistent. Whether
+      // a whole record may be served is check_record's question, asked where picks are read.
+      if (in.ok() && count && *count != records.back().candidates.size()) {
+        in.fail(JsonReader::sub(at, "candidates"),
+                fmt::format("{} rows; candidate_count says {}", records.back().candidates.size(),
+                            *count));
+      }
     }
   }
   if (const auto& f = in.failure()) {

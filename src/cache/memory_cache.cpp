@@ -1,6 +1,8 @@
 // make_memory_cache: a TuningCache held in memory, for tests and --no-cache. It follows the
 // SQLite store's rules exactly (ordering, prefix validation, replacement) so that tests written
 // against one hold for the other.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -22,6 +24,13 @@ class MemoryCache final : public TuningCache {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key.digest());
     if (it == entries_.end() || !cache::same_key(it->second.record.key, key)) {
+      return std::optional<TuningRecord>();
+    }
+    // Held in memory it cannot be edited, but a caller may have stored a record that is not
+    // servable; the same rule as the files' keeps the two stores interchangeable in tests.
+    if (Status s = check_record(it->second.record, key); !s) {
+      warn(fmt::format("tuning cache: record {} ({}) not served: {}; tuning again",
+                       key.digest().substr(0, 12), key.op, s.error().message));
       return std::optional<TuningRecord>();
     }
     return std::optional<TuningRecord>(it->second.record);

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
+#include <limits>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -13,6 +15,7 @@
 
 #include "cache/key_util.h"
 #include "cache_sqlite/sqlite_db.h"
+#include "core/file_util.h"
 
 namespace ktune {
 namespace {
@@ -24,7 +27,7 @@ using cache::SqliteTransaction;
 constexpr int kBusyTimeoutMs = 5000;
 // PRAGMA user_version of the layout below. 0 is a fresh file. A new version adds a migration
 // step in migrate() and never changes what an older step does.
-constexpr std::int64_t kSchemaVersion = 1;
+constexpr std::int64_t kSchemaVersion = 2;
 
 constexpr std::string_view kSchemaV1 = R"sql(
 CREATE TABLE IF NOT EXISTS tunings(
@@ -42,9 +45,14 @@ CREATE TABLE IF NOT EXISTS candidates(
   PRIMARY KEY(digest, ord));
 )sql";
 
+// v2: how many candidate rows a tuning was stored with, so that a record whose rows were cut
+// (deleted, or lost with part of a file) is told apart from a whole one. NULL in rows of v1.
+constexpr std::string_view kSchemaV2 =
+    "ALTER TABLE tunings ADD COLUMN candidate_count INTEGER NULL;";
+
 constexpr std::string_view kSelectTunings =
     "SELECT digest, op, problem, candidate_set, device, toolchain, version, winner, created_unix, "
-    "compile_s, bench_s FROM tunings ";
+    "compile_s, bench_s, candidate_count FROM tunings ";
 // rowid breaks ties in created_unix: a re-stored record gets a new rowid, so it sorts as newest.
 constexpr std::string_view kNewestFirst = " ORDER BY created_unix DESC, rowid DESC";
 constexpr std::string_view kSelectCandidates =
@@ -78,12 +86,20 @@ class SqliteCache final : public TuningCache {
 
   Result<std::optional<TuningRecord>> lookup(const TuningKey& key) override {
     std::lock_guard lock(mutex_);
-    auto records = load("WHERE digest = ?1", key.digest());
-    if (!records) return std::unexpected(records.error());
-    if (records->empty() || !cache::same_key(records->front().key, key)) {
+    auto rows = load("WHERE digest = ?1", key.digest());
+    if (!rows) return std::unexpected(rows.error());
+    if (rows->empty() || !cache::same_key(rows->front().record.key, key)) {
       return std::optional<TuningRecord>();
     }
-    return std::optional<TuningRecord>(std::move(records->front()));
+    Loaded& hit = rows->front();
+    // The file is anyone's to edit (sqlite3, another program, a half-copied file): the record
+    // is served only whole and with a valid winner.
+    if (Status s = check_record(hit.record, key, hit.count); !s) {
+      warn(fmt::format("tuning cache {}: record {} ({}) not served: {}; tuning again", db_.path(),
+                       key.digest().substr(0, 12), key.op, s.error().message));
+      return std::optional<TuningRecord>();
+    }
+    return std::optional<TuningRecord>(std::move(hit.record));
   }
 
   Status store(const TuningRecord& record) override {
@@ -105,7 +121,7 @@ class SqliteCache final : public TuningCache {
 
   Result<std::vector<TuningRecord>> list() override {
     std::lock_guard lock(mutex_);
-    return load("", std::nullopt);
+    return records_of(load("", std::nullopt));
   }
 
   Result<std::vector<TuningRecord>> find_prefix(std::string_view prefix) override {
@@ -113,7 +129,7 @@ class SqliteCache final : public TuningCache {
     if (!normalized) return std::unexpected(normalized.error());
     std::lock_guard lock(mutex_);
     // Safe as a LIKE pattern: the prefix holds only hex digits, no wildcards.
-    return load("WHERE digest LIKE ?1", *normalized + "%");
+    return records_of(load("WHERE digest LIKE ?1", *normalized + "%"));
   }
 
   Result<std::size_t> clear() override {
@@ -130,13 +146,30 @@ class SqliteCache final : public TuningCache {
   }
 
  private:
+  // A tunings row and its candidate rows, as read back; count is NULL in rows of schema v1.
+  struct Loaded {
+    TuningRecord record;
+    std::optional<std::size_t> count;
+  };
+
+  static Result<std::vector<TuningRecord>> records_of(Result<std::vector<Loaded>> rows) {
+    if (!rows) return std::unexpected(rows.error());
+    std::vector<TuningRecord> out;
+    out.reserve(rows->size());
+    for (Loaded& l : *rows) out.push_back(std::move(l.record));
+    return out;
+  }
+
   Status insert_tuning(const std::string& digest, const TuningRecord& r) {
-    auto stmt =
-        db_.prepare("INSERT INTO tunings VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    auto stmt = db_.prepare(
+        "INSERT INTO tunings(digest, op, problem, candidate_set, device, toolchain, version, "
+        "winner, created_unix, compile_s, bench_s, candidate_count) VALUES(?1, ?2, ?3, ?4, ?5, "
+        "?6, ?7, ?8, ?9, ?10, ?11, ?12)");
     if (!stmt) return std::unexpected(stmt.error());
     const TuningKey& k = r.key;
     auto s = Binder(*stmt)(digest)(k.op)(k.problem)(k.candidate_set)(k.device)(k.toolchain)(
-                 k.version)(r.winner)(r.created_unix)(r.compile_s)(r.bench_s)
+                 k.version)(r.winner)(r.created_unix)(r.compile_s)(r.bench_s)(
+                 static_cast<std::int64_t>(r.candidates.size()))
                  .status();
     if (!s) return s;
     return stmt->run();
@@ -167,7 +200,7 @@ class SqliteCache final : public TuningCache {
 
   // Records matching `where` (with ?1 bound to `param` when given), newest first, read in one
   // transaction so that a concurrent store is seen whole or not at all.
-  Result<std::vector<TuningRecord>> load(std::string_view where, std::optional<std::string> param) {
+  Result<std::vector<Loaded>> load(std::string_view where, std::optional<std::string> param) {
     auto txn = SqliteTransaction::begin(db_, SqliteTransaction::Kind::kRead);
     if (!txn) return std::unexpected(txn.error());
     auto tunings = db_.prepare(fmt::format("{}{}{}", kSelectTunings, where, kNewestFirst));
@@ -175,19 +208,25 @@ class SqliteCache final : public TuningCache {
     if (param) {
       if (auto s = tunings->bind(1, *param); !s) return std::unexpected(s.error());
     }
-    std::vector<TuningRecord> records;
+    std::vector<Loaded> records;
     std::vector<std::string> digests;
     for (;;) {
       auto row = tunings->step();
       if (!row) return std::unexpected(row.error());
       if (!*row) break;
       digests.push_back(tunings->column_text(0));
-      records.push_back(read_tuning(*tunings));
+      Loaded l{read_tuning(*tunings), std::nullopt};
+      // A negative count is as foreign as a missing row: it can match no record.
+      if (!tunings->column_is_null(11)) {
+        const std::int64_t n = tunings->column_int(11);
+        l.count = n < 0 ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(n);
+      }
+      records.push_back(std::move(l));
     }
     auto candidates = db_.prepare(kSelectCandidates);
     if (!candidates) return std::unexpected(candidates.error());
     for (std::size_t i = 0; i < records.size(); ++i) {
-      if (auto s = read_candidates(*candidates, digests[i], records[i]); !s) {
+      if (auto s = read_candidates(*candidates, digests[i], records[i].record); !s) {
         return std::unexpected(s.error());
       }
     }
@@ -256,6 +295,9 @@ Status migrate(SqliteDb& db) {
   if (*version < 1) {
     if (auto s = db.exec(kSchemaV1); !s) return s;
   }
+  if (*version < 2) {
+    if (auto s = db.exec(kSchemaV2); !s) return s;
+  }
   if (*version != kSchemaVersion) {
     if (auto s = db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)); !s) return s;
   }
@@ -282,14 +324,31 @@ Status enable_wal(SqliteDb& db) {
 
 }  // namespace
 
-Result<std::unique_ptr<TuningCache>> open_sqlite_cache(const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
+Result<std::unique_ptr<TuningCache>> open_sqlite_cache(const std::filesystem::path& dir,
+                                                       bool allow_shared_dir) {
+  if (Status s = create_private_dirs(dir); !s) {
     return make_error(ErrorCode::kIo, fmt::format("tuning cache {}: create folder: {}",
-                                                  dir.string(), ec.message()));
+                                                  dir.string(), s.error().message));
   }
-  auto db = SqliteDb::open(dir / "tuning.sqlite3", kBusyTimeoutMs);
+  // Whoever can write the folder or the file can choose the picks served; so can the owner of
+  // a file planted there before this user's first tuning.
+  const std::filesystem::path file = dir / "tuning.sqlite3";
+  for (const std::filesystem::path& p :
+       {dir, file, dir / "tuning.sqlite3-wal", dir / "tuning.sqlite3-shm"}) {
+    Status s = check_not_shared(p);
+    if (s) continue;
+    if (!allow_shared_dir) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("tuning cache: {}: others could change the picks ktune "
+                                    "serves; make it yours alone (chown, chmod go-w), choose "
+                                    "another --cache-dir, or pass --allow-shared-cache-dir",
+                                    s.error().message));
+    }
+    std::fputs(
+        fmt::format("ktune: warning: tuning cache: {} (allowed)\n", s.error().message).c_str(),
+        stderr);
+  }
+  auto db = SqliteDb::open(file, kBusyTimeoutMs);
   if (!db) return std::unexpected(db.error());
   if (auto s = enable_wal(*db); !s) return std::unexpected(s.error());
   // NORMAL is safe from corruption in WAL mode; a power cut may lose the last store, which only

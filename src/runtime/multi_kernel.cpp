@@ -166,7 +166,7 @@ MultiKernelCore::Entry MultiKernelCore::pick(const ShapeKey& bucket, const Measu
   if (forced_) return Entry{bucket, *forced_, PickSource::kForced};
   const TuningKey k = key(bucket);
   if (options_.cache != nullptr && use_stored_) {
-    auto stored = options_.cache->lookup(k);
+    auto stored = lookup_checked(*options_.cache, k, names_);
     if (!stored) {
       note_cache_error(stored.error());
     } else if (*stored) {

@@ -3,18 +3,50 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
+
+#include "core/file_util.h"
+#include "ktune/backend/code_cache.h"
 
 namespace ktune::cli {
 
-std::unique_ptr<TuningCache> open_tuning_cache(bool no_cache, const CliContext& ctx) {
-  if (no_cache) return make_memory_cache();
-  auto opened = open_sqlite_cache(ctx.cache_dir);
+// A temporary is swept only when its writer is gone and it has not changed for this long.
+constexpr std::chrono::seconds kStaleTempAge{60};
+
+bool prepare_cache_dir(const CliContext& ctx) {
+  if (Status s = check_not_shared(ctx.cache_dir / "code"); !s) {
+    if (!ctx.allow_shared_cache_dir) {
+      fmt::print(stderr,
+                 "error: code cache: {}: others could replace the kernels ktune runs; make it "
+                 "yours alone (chown, chmod go-w), choose another --cache-dir, or pass "
+                 "--allow-shared-cache-dir\n",
+                 s.error().message);
+      return false;
+    }
+    fmt::print(stderr, "ktune: warning: code cache: {} (allowed by --allow-shared-cache-dir)\n",
+               s.error().message);
+  }
+  CodeCache(ctx.cache_dir).sweep_temporaries(kStaleTempAge);
+  sweep_stale_temps(ctx.cache_dir, kStaleTempAge);
+  return true;
+}
+
+std::unique_ptr<TuningCache> open_sqlite_in(const CliContext& ctx) {
+  if (!prepare_cache_dir(ctx)) return nullptr;
+  auto opened = open_sqlite_cache(ctx.cache_dir, ctx.allow_shared_cache_dir);
   if (!opened) {
     fmt::print(stderr, "error: {}\n", opened.error().message);
     return nullptr;
   }
   return std::move(*opened);
+}
+
+std::unique_ptr<TuningCache> open_tuning_cache(bool no_cache, const CliContext& ctx) {
+  if (!no_cache) return open_sqlite_in(ctx);
+  // The code cache is used all the same.
+  if (!prepare_cache_dir(ctx)) return nullptr;
+  return make_memory_cache();
 }
 
 }  // namespace ktune::cli

@@ -14,12 +14,20 @@ inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
 struct CliContext {
-  std::filesystem::path cache_dir;  // --cache-dir, else $KTUNE_CACHE_DIR, else ~/.cache/ktune
+  std::filesystem::path cache_dir;      // --cache-dir, else $KTUNE_CACHE_DIR, else ~/.cache/ktune
+  bool allow_shared_cache_dir = false;  // --allow-shared-cache-dir
   int exit_code = 0;
 };
 
-// The tuning cache of the tuning commands: in memory with --no-cache, else the SQLite file in
-// ctx.cache_dir. Null, with the error printed, when that cannot be opened.
+// Before a command uses ctx.cache_dir: the code cache folder must be this user's alone (refused
+// otherwise, a warning with --allow-shared-cache-dir), and the temporaries that a killed ktune
+// left in it are removed. False, with the error printed, when the folder is refused.
+[[nodiscard]] bool prepare_cache_dir(const CliContext& ctx);
+// The SQLite tuning cache in ctx.cache_dir (prepare_cache_dir first). Null, with the error
+// printed, when it cannot be opened or its folder is refused.
+[[nodiscard]] std::unique_ptr<TuningCache> open_sqlite_in(const CliContext& ctx);
+// The tuning cache of the tuning commands: in memory with --no-cache, else open_sqlite_in(ctx).
+// Null, with the error printed, when that cannot be opened.
 [[nodiscard]] std::unique_ptr<TuningCache> open_tuning_cache(bool no_cache, const CliContext& ctx);
 
 // Each registers a subcommand on `app`; its callback runs after parsing and sets ctx.exit_code.

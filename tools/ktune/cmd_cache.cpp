@@ -38,9 +38,9 @@ std::string micros(const std::optional<BenchStats>& stats, double BenchStats::*f
 }
 
 int run_list(const CliContext& ctx) {
-  auto cache = open_sqlite_cache(ctx.cache_dir);
-  if (!cache) return fail("list", cache.error().message);
-  auto records = (*cache)->list();
+  auto cache = open_sqlite_in(ctx);  // the error is printed
+  if (!cache) return kExitError;
+  auto records = cache->list();
   if (!records) return fail("list", records.error().message);
   if (records->empty()) {
     fmt::print("no tuning records in {}\n", ctx.cache_dir.string());
@@ -80,6 +80,10 @@ void print_record(const TuningRecord& r) {
   fmt::print("compile_s      {:.3f}\n", r.compile_s);
   fmt::print("bench_s        {:.3f}\n", r.bench_s);
   fmt::print("candidates     {}\n", r.candidates.size());
+  // What a lookup would say of it: a record that would not be served says why.
+  if (Status s = check_record(r, r.key); !s) {
+    fmt::print("not served     {}\n", s.error().message);
+  }
   if (r.candidates.empty()) return;
   std::size_t name_width = 4;
   for (const CandidateRecord& c : r.candidates) name_width = std::max(name_width, c.name.size());
@@ -105,9 +109,9 @@ void print_record(const TuningRecord& r) {
 }
 
 int run_show(const CliContext& ctx, const std::string& prefix) {
-  auto cache = open_sqlite_cache(ctx.cache_dir);
-  if (!cache) return fail("show", cache.error().message);
-  auto found = (*cache)->find_prefix(prefix);
+  auto cache = open_sqlite_in(ctx);  // the error is printed
+  if (!cache) return kExitError;
+  auto found = cache->find_prefix(prefix);
   if (!found) return fail("show", found.error().message);
   if (found->empty()) return fail("show", fmt::format("no record matches '{}'", prefix));
   if (found->size() > 1) {
@@ -119,9 +123,9 @@ int run_show(const CliContext& ctx, const std::string& prefix) {
 }
 
 int run_export(const CliContext& ctx, const std::string& file) {
-  auto cache = open_sqlite_cache(ctx.cache_dir);
-  if (!cache) return fail("export", cache.error().message);
-  auto records = (*cache)->list();
+  auto cache = open_sqlite_in(ctx);  // the error is printed
+  if (!cache) return kExitError;
+  auto records = cache->list();
   if (!records) return fail("export", records.error().message);
   const std::string text = export_json(*records);
   if (file == "-") {
@@ -145,19 +149,29 @@ int run_import(const CliContext& ctx, const std::string& file) {
   // The whole file is validated before anything is stored: bad input changes nothing.
   auto records = import_json(text);
   if (!records) return fail("import", fmt::format("{}: {}", file, records.error().message));
-  auto cache = open_sqlite_cache(ctx.cache_dir);
-  if (!cache) return fail("import", cache.error().message);
-  for (const TuningRecord& r : *records) {
-    if (auto s = (*cache)->store(r); !s) return fail("import", s.error().message);
+  auto cache = open_sqlite_in(ctx);  // the error is printed
+  if (!cache) return kExitError;
+  // A record that a lookup would refuse (its winner crashed, rows missing) is not stored: it
+  // would only be tuned again, and it must not replace a good record of the same key.
+  std::size_t stored = 0;
+  for (std::size_t i = 0; i < records->size(); ++i) {
+    const TuningRecord& r = (*records)[i];
+    if (Status ok = check_record(r, r.key); !ok) {
+      fmt::print(stderr, "ktune: warning: {}: records[{}] ({}) not imported: {}\n", file, i,
+                 r.key.digest().substr(0, 12), ok.error().message);
+      continue;
+    }
+    if (auto s = cache->store(r); !s) return fail("import", s.error().message);
+    ++stored;
   }
-  fmt::print("imported {} record(s) into {}\n", records->size(), ctx.cache_dir.string());
+  fmt::print("imported {} record(s) into {}\n", stored, ctx.cache_dir.string());
   return 0;
 }
 
 int run_clear(const CliContext& ctx) {
-  auto cache = open_sqlite_cache(ctx.cache_dir);
-  if (!cache) return fail("clear", cache.error().message);
-  auto removed = (*cache)->clear();
+  auto cache = open_sqlite_in(ctx);  // the error is printed
+  if (!cache) return kExitError;
+  auto removed = cache->clear();
   if (!removed) return fail("clear", removed.error().message);
   fmt::print("removed {} record(s) from {}\n", *removed, ctx.cache_dir.string());
   return 0;

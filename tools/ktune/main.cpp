@@ -24,6 +24,10 @@ int run(int argc, char** argv) {
   app.add_option("--cache-dir", ctx.cache_dir,
                  "Folder of the code and tuning caches (default: $KTUNE_CACHE_DIR, else "
                  "~/.cache/ktune)");
+  app.add_flag("--allow-shared-cache-dir", ctx.allow_shared_cache_dir,
+               "Use a cache folder that other users can write (or that another user owns), with "
+               "a warning; refused by default, since they could change the picks and kernels "
+               "ktune serves");
 
   add_tune_command(app, ctx);
   add_space_command(app, ctx);

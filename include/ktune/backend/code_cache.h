@@ -1,7 +1,11 @@
 // CodeCache: compiled artifacts on disk, content-addressed, so nothing is compiled twice.
-// Layout: <dir>/code/<key[0:2]>/<key>.<ext>. Writers write a temporary name and rename.
+// Layout: <dir>/code/<key[0:2]>/<key>.<ext>, each file with <key>.<ext>.sha256 beside it (the
+// SHA-256 of its bytes, recorded when it was committed). Writers fill a temporary created
+// exclusively and rename it into place; find() serves a file only while it matches its record.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -17,15 +21,23 @@ class CodeCache {
 
   [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
   [[nodiscard]] std::filesystem::path path_for(std::string_view key, std::string_view ext) const;
+  // The file when it is there and matches the digest recorded at commit (owned by this user,
+  // not writable by others); a file that does not is a miss, with a warning on stderr, and the
+  // caller's compile replaces it.
   [[nodiscard]] std::optional<std::filesystem::path> find(std::string_view key,
                                                           std::string_view ext) const;
-  // A fresh, unique path in the same folder as path_for(key, ext), for a writer to fill.
+  // A fresh file (empty, created exclusively, mode 0600) in the same folder as
+  // path_for(key, ext), for a writer to fill. Missing folders are created 0700.
   [[nodiscard]] Result<std::filesystem::path> temp_path_for(std::string_view key,
                                                             std::string_view ext) const;
-  // Renames `temp` onto path_for(key, ext) atomically; returns the final path.
+  // Records the SHA-256 of `temp`, then renames it onto path_for(key, ext) atomically; returns
+  // the final path.
   [[nodiscard]] Result<std::filesystem::path> commit(const std::filesystem::path& temp,
                                                      std::string_view key,
                                                      std::string_view ext) const;
+  // Removes the temporaries that writers killed before their rename left behind: ktune's by
+  // name, this user's, their process gone and older than `min_age`. Returns how many.
+  std::size_t sweep_temporaries(std::chrono::seconds min_age) const;
 
  private:
   std::filesystem::path dir_;

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,9 +78,23 @@ struct TuningRecord {
   double bench_s = 0;    // wall time of measuring and verifying
 };
 
+// Why a stored record must not be served, or ok. A file can be edited, truncated or written by
+// an older or foreign program, so nothing read back is trusted on its word: the key must be the
+// one asked for, the winner must be one of the rows, exactly once, and valid (outcome ok, a
+// finite positive median where it was measured), candidate names and keys unique, and the rows
+// as many as the store recorded (`stored_count`, when the store keeps one). With `identities`
+// (the Choice::hash_key() or variant names the caller keyed the lookup with), the rows must be
+// exactly those candidates: a record with a row missing or foreign is incomplete.
+[[nodiscard]] Status check_record(const TuningRecord& record, const TuningKey& asked,
+                                  std::optional<std::size_t> stored_count = std::nullopt,
+                                  std::span<const std::string> identities = {});
+
 class TuningCache {
  public:
+  using WarningSink = std::function<void(const std::string&)>;
   virtual ~TuningCache() = default;
+  // A stored record that fails check_record() is a miss, with a warning that says why; the
+  // tuning that follows overwrites it.
   [[nodiscard]] virtual Result<std::optional<TuningRecord>> lookup(const TuningKey& key) = 0;
   // Replaces any record with the same key digest.
   [[nodiscard]] virtual Status store(const TuningRecord& record) = 0;
@@ -88,12 +104,27 @@ class TuningCache {
   [[nodiscard]] virtual Result<std::vector<TuningRecord>> find_prefix(std::string_view prefix) = 0;
   // Returns how many records were removed.
   [[nodiscard]] virtual Result<std::size_t> clear() = 0;
+
+  // Where warnings about records not served go; by default one "ktune: warning: " line on
+  // stderr. Set before the cache is shared between threads.
+  void set_warning_sink(WarningSink sink) { warn_ = std::move(sink); }
+  void warn(const std::string& message) const;
+
+ private:
+  WarningSink warn_;
 };
+
+// lookup() plus the check against the candidates the caller keyed it with (check_record's
+// `identities`): what every reader of stored picks (Selector, MultiKernel, dispatch tables) uses.
+[[nodiscard]] Result<std::optional<TuningRecord>> lookup_checked(
+    TuningCache& cache, const TuningKey& key, std::span<const std::string> identities);
 
 // For tests and --no-cache: lives as long as the object.
 [[nodiscard]] std::unique_ptr<TuningCache> make_memory_cache();
 
-// JSON: {"format": "ktune-tuning-cache", "version": 1, "records": [...]}.
+// JSON: {"format": "ktune-tuning-cache", "version": 1, "records": [...]}. Each record carries its
+// candidate_count; a record whose rows disagree with it is a parse error. Records that parse but
+// could not be served (check_record) are returned as they are: `ktune cache import` skips them.
 [[nodiscard]] std::string export_json(const std::vector<TuningRecord>& records);
 // kParse with the offending path ("records[3].candidates[0].outcome") on bad input.
 [[nodiscard]] Result<std::vector<TuningRecord>> import_json(std::string_view text);

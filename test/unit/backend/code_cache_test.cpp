@@ -1,12 +1,15 @@
-// CodeCache: layout, temporary names, commit by rename, lookups.
+// CodeCache: layout, temporary names, commit by rename, lookups, and the digest check that keeps
+// a file swapped in after compiling from being served or loaded.
 #include "ktune/backend/code_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <iterator>
 #include <string>
 
+#include "backend/artifact_digest.h"
 #include "support/temp_dir.h"
 
 namespace ktune {
@@ -74,6 +77,84 @@ TEST(CodeCache, CommitOfAMissingFileIsAnIoError) {
   EXPECT_EQ(r.error().code, ErrorCode::kIo);
   EXPECT_NE(r.error().message.find("does-not-exist"), std::string::npos) << r.error().message;
   EXPECT_FALSE(cache.find("bb22", "so").has_value());
+}
+
+// Commits "payload" under key/ext and returns the final path.
+std::filesystem::path committed(const CodeCache& cache, std::string_view key, std::string_view ext,
+                                const std::string& payload) {
+  auto tmp = cache.temp_path_for(key, ext);
+  EXPECT_TRUE(tmp.has_value());
+  std::ofstream(*tmp) << payload;
+  auto final_path = cache.commit(*tmp, key, ext);
+  EXPECT_TRUE(final_path.has_value()) << final_path.error().message;
+  return *final_path;
+}
+
+TEST(CodeCache, CommitRecordsTheSha256OfTheBytes) {
+  test::TempDir dir;
+  CodeCache cache(dir.path());
+  const auto p = committed(cache, "cc33", "so", "abc");
+  // The FIPS 180-2 test vector of "abc".
+  EXPECT_EQ(slurp(digest_path(p)),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  auto bytes = read_verified_artifact(p);
+  ASSERT_TRUE(bytes.has_value()) << bytes.error().message;
+  EXPECT_EQ(*bytes, "abc");
+}
+
+TEST(CodeCache, SwappedFileIsAMissAndIsNeverReadAsVerified) {
+  test::TempDir dir;
+  CodeCache cache(dir.path());
+  const auto p = committed(cache, "dd44", "so", "compiled");
+  std::ofstream(p, std::ios::trunc) << "swapped";
+  EXPECT_FALSE(cache.find("dd44", "so").has_value());
+  auto bytes = read_verified_artifact(p);
+  ASSERT_FALSE(bytes.has_value());
+  EXPECT_NE(bytes.error().message.find("does not match the SHA-256"), std::string::npos)
+      << bytes.error().message;
+  // Compiled again: served again.
+  committed(cache, "dd44", "so", "compiled");
+  EXPECT_TRUE(cache.find("dd44", "so").has_value());
+}
+
+TEST(CodeCache, FileWithoutADigestRecordOrWritableByOthersIsRefused) {
+  test::TempDir dir;
+  CodeCache cache(dir.path());
+  const auto planted = cache.path_for("ee55", "so");
+  std::filesystem::create_directories(planted.parent_path());
+  std::ofstream(planted) << "planted";
+  EXPECT_FALSE(cache.find("ee55", "so").has_value());
+  EXPECT_NE(read_verified_artifact(planted).error().message.find("no digest recorded"),
+            std::string::npos);
+
+  const auto p = committed(cache, "ff66", "so", "compiled");
+  ASSERT_EQ(::chmod(p.c_str(), 0666), 0);
+  auto bytes = read_verified_artifact(p);
+  ASSERT_FALSE(bytes.has_value());
+  EXPECT_NE(bytes.error().message.find("writable by others"), std::string::npos);
+  // A link in place of the file is not followed.
+  ASSERT_EQ(::chmod(p.c_str(), 0644), 0);
+  std::filesystem::rename(p, dir.path() / "elsewhere.so");
+  std::filesystem::create_symlink(dir.path() / "elsewhere.so", p);
+  EXPECT_FALSE(read_verified_artifact(p).has_value());
+}
+
+TEST(CodeCache, TemporariesAreCreatedPrivateAndSweptWhenStale) {
+  test::TempDir dir;
+  CodeCache cache(dir.path());
+  auto tmp = cache.temp_path_for("aa77", "cpp");
+  ASSERT_TRUE(tmp.has_value());
+  struct stat st {};
+  ASSERT_EQ(::stat(tmp->c_str(), &st), 0);  // reserved by creating it
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(tmp->parent_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // This process is alive: its temporary stays, however old.
+  std::filesystem::last_write_time(
+      *tmp, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  EXPECT_EQ(cache.sweep_temporaries(std::chrono::seconds(60)), 0u);
+  EXPECT_TRUE(std::filesystem::exists(*tmp));
 }
 
 }  // namespace

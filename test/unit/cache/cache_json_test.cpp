@@ -47,6 +47,7 @@ TEST(CacheJson, DocumentShape) {
   const json& r = doc["records"][0];
   EXPECT_EQ(r["digest"], sample_record(0).key.digest());
   EXPECT_EQ(r["key"]["op"], "mm");
+  EXPECT_EQ(r["candidate_count"], 2);
   EXPECT_EQ(r["candidates"][0]["outcome"], "ok");
   EXPECT_EQ(r["candidates"][0]["stats"]["runs"], 57);
   EXPECT_TRUE(r["candidates"][1]["stats"].is_null());
@@ -101,6 +102,10 @@ const BadCase kBadCases[] = {
     {"newer version", [](json& d) { d["version"] = 2; },
      "version: unsupported version 2; expected 1"},
     {"missing format", [](json& d) { d.erase("format"); }, "format: missing"},
+    {"rows cut", [](json& d) { d["records"][0]["candidates"].erase(1); },
+     "records[0].candidates: 1 rows; candidate_count says 2"},
+    {"negative count", [](json& d) { d["records"][0]["candidate_count"] = -1; },
+     "records[0].candidate_count: -1 out of range; expected 0 to 1073741824"},
     {"not an object", [](json& d) { d = json::array(); },
      "tuning cache JSON: expected an object, got array"},
 };

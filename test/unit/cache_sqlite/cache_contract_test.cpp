@@ -59,13 +59,34 @@ TYPED_TEST(TuningCacheContract, StoreThenLookupKeepsEveryField) {
   EXPECT_TRUE(same_record(**found, record));
 }
 
-TYPED_TEST(TuningCacheContract, RecordWithoutCandidatesRoundTrips) {
+// Kept and listed as stored, but never served: its winner is among no rows (check_record).
+TYPED_TEST(TuningCacheContract, RecordWithoutCandidatesIsListedButNotServed) {
   TuningRecord record = sample_record(2);
   record.candidates.clear();
+  std::vector<std::string> warnings;
+  this->cache_->set_warning_sink([&](const std::string& w) { warnings.push_back(w); });
+  ASSERT_TRUE(this->cache_->store(record).has_value());
+  auto all = this->cache_->list();
+  ASSERT_TRUE(all.has_value() && all->size() == 1u);
+  EXPECT_TRUE(same_record(all->front(), record));
+  auto found = this->cache_->lookup(record.key);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_FALSE(found->has_value());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("is not among its 0 candidate rows"), std::string::npos)
+      << warnings[0];
+}
+
+// A winner whose own row says it crashed is a miss, whatever store holds it.
+TYPED_TEST(TuningCacheContract, CrashedWinnerIsNotServed) {
+  TuningRecord record = sample_record(3);
+  record.candidates[0].outcome = Outcome::kCrashed;
+  record.candidates[0].message = "killed by SIGSEGV";
+  this->cache_->set_warning_sink([](const std::string&) {});
   ASSERT_TRUE(this->cache_->store(record).has_value());
   auto found = this->cache_->lookup(record.key);
-  ASSERT_TRUE(found.has_value() && found->has_value());
-  EXPECT_TRUE(same_record(**found, record));
+  ASSERT_TRUE(found.has_value());
+  EXPECT_FALSE(found->has_value());
 }
 
 TYPED_TEST(TuningCacheContract, StoreReplacesRecordWithSameKey) {
@@ -73,7 +94,8 @@ TYPED_TEST(TuningCacheContract, StoreReplacesRecordWithSameKey) {
   TuningRecord second = sample_record(1);
   second.winner = "other";
   second.candidates.resize(1);  // fewer candidates: none of the old ones may linger
-  second.candidates[0].stats.reset();
+  second.candidates[0].name = "other";
+  second.candidates[0].stats.reset();  // a single candidate is not measured
   ASSERT_TRUE(this->cache_->store(second).has_value());
 
   auto found = this->cache_->lookup(second.key);

@@ -92,13 +92,64 @@ TEST(SqliteCache, PersistsAcrossReopen) {
   EXPECT_EQ(all->front().key.candidate_set, "cset-2");
 }
 
-TEST(SqliteCache, UsesWalAndSchemaVersionOne) {
+TEST(SqliteCache, UsesWalAndSchemaVersionTwo) {
   TempDir tmp;
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
   const auto file = tmp.path() / "tuning.sqlite3";
   EXPECT_EQ(raw_sql(file, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "1");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "2");
+}
+
+// A file of schema v1 (no candidate_count) is migrated in place; its records are still served,
+// their rows checked against the candidates asked for instead of a stored count.
+TEST(SqliteCache, SchemaOneFileIsMigratedAndStillServed) {
+  TempDir tmp;
+  const auto file = tmp.path() / "tuning.sqlite3";
+  {
+    auto cache = open_sqlite_cache(tmp.path());
+    ASSERT_TRUE(cache.has_value());
+    ASSERT_TRUE((*cache)->store(sample_record(1)).has_value());
+  }
+  raw_sql(file, "ALTER TABLE tunings DROP COLUMN candidate_count");
+  raw_sql(file, "PRAGMA user_version = 1");
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value()) << cache.error().message;
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "2");
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM tunings WHERE candidate_count IS NULL"), "1");
+  auto found = (*cache)->lookup(sample_key(1));
+  ASSERT_TRUE(found.has_value() && found->has_value());
+  EXPECT_TRUE(same_record(**found, sample_record(1)));
+}
+
+// The file edited behind ktune's back, one way per case: each is a miss with a warning that
+// says why, and the next store (a re-tune) makes the key served again.
+TEST(SqliteCache, EditedRecordsAreMissesThatSayWhy) {
+  const std::pair<const char*, const char*> edits[] = {
+      {"DELETE FROM candidates WHERE ord = 1", "holds 1 candidate rows of the 2"},
+      {"UPDATE candidates SET outcome = 'crashed' WHERE ord = 0", "outcome crashed"},
+      {"UPDATE tunings SET winner = 'gemm_t256x256'", "outcome compile_error"},
+      {"UPDATE tunings SET winner = 'nobody'", "'nobody' is not among"},
+      {"UPDATE candidates SET median_ns = -1 WHERE ord = 0", "impossible statistics"},
+      {"UPDATE tunings SET candidate_count = 5", "of the 5 it was stored with"},
+  };
+  for (const auto& [sql, why] : edits) {
+    TempDir tmp;
+    auto cache = open_sqlite_cache(tmp.path());
+    ASSERT_TRUE(cache.has_value());
+    std::vector<std::string> warnings;
+    (*cache)->set_warning_sink([&](const std::string& w) { warnings.push_back(w); });
+    ASSERT_TRUE((*cache)->store(sample_record(1)).has_value());
+    raw_sql(tmp.path() / "tuning.sqlite3", sql);
+    auto found = (*cache)->lookup(sample_key(1));
+    ASSERT_TRUE(found.has_value()) << found.error().message;
+    EXPECT_FALSE(found->has_value()) << sql;
+    ASSERT_EQ(warnings.size(), 1u) << sql;
+    EXPECT_NE(warnings[0].find(why), std::string::npos) << sql << ": " << warnings[0];
+    ASSERT_TRUE((*cache)->store(sample_record(1)).has_value());
+    found = (*cache)->lookup(sample_key(1));
+    ASSERT_TRUE(found.has_value() && found->has_value()) << sql;
+  }
 }
 
 TEST(SqliteCache, StoresOneRowPerCandidateAndNullStats) {

@@ -173,6 +173,44 @@ TEST_F(MultiKernelTest, PickSurvivesARestartThroughTheCacheRecords) {
   EXPECT_EQ(mk.picks()[0].source, PickSource::kStored);
 }
 
+// A stored record is served only whole and with a valid winner (check_record): one whose winner's
+// row says crashed, or with a variant's row missing, is benchmarked again, with a warning.
+TEST_F(MultiKernelTest, StoredPickThatIsNotWholeOrValidIsBenchmarkedAgain) {
+  std::vector<TuningRecord> stored;
+  {
+    auto cache = make_memory_cache();
+    Toy mk = make_toy(fast_options(cache.get()));
+    std::vector<float> in = ramp(100);
+    float out = 0;
+    mk(&out, in.data(), 100);
+    stored = *cache->list();
+  }
+  ASSERT_EQ(stored.size(), 1u);
+  for (int edit = 0; edit < 2; ++edit) {
+    TuningRecord r = stored[0];
+    if (edit == 0) {
+      for (CandidateRecord& c : r.candidates) {
+        if (c.name == r.winner) c.outcome = Outcome::kCrashed;
+      }
+    } else {
+      std::erase_if(r.candidates, [&](const CandidateRecord& c) { return c.name != r.winner; });
+    }
+    auto cache = make_memory_cache();
+    std::vector<std::string> warnings;
+    cache->set_warning_sink([&](const std::string& w) { warnings.push_back(w); });
+    ASSERT_TRUE(cache->store(r));
+    Toy mk = make_toy(fast_options(cache.get()));
+    std::vector<float> in = ramp(100);
+    float out = 0;
+    mk(&out, in.data(), 100);
+    EXPECT_EQ(mk.benchmarks_run(), 1u) << edit;
+    ASSERT_EQ(mk.picks().size(), 1u);
+    EXPECT_EQ(mk.picks()[0].source, PickSource::kBenchmarked);
+    ASSERT_EQ(warnings.size(), 1u) << edit;
+    EXPECT_NE(warnings[0].find("not served"), std::string::npos) << warnings[0];
+  }
+}
+
 TEST_F(MultiKernelTest, ForcedPickInOptionsWinsOverBenchmarkAndCache) {
   auto cache = make_memory_cache();
   for (const char* forced : {"doubling_scribbler", "plain"}) {
