@@ -85,6 +85,31 @@ TEST(FilesFaults, EditedTuningRecordIsTunedAgainNotServed) {
   }
 }
 
+// `ktune compile` reads its picks through the same check: a stored gemm pick whose own row says
+// it crashed is tuned again, never emitted into the program.
+TEST(FilesFaults, CompileDoesNotEmitAStoredPickThatCrashed) {
+  ScratchDir cache("files-compile-cache"), out("files-compile-out");
+  const std::string graph = data_path("../../examples/mlp_block/graph.yaml");
+  const std::string spec = data_path("codegen/matmul_small.yaml");
+  const std::vector<std::string> args = {
+      "compile",     graph,      "-o",          (out.path() / "mlp").string(),
+      "--gemm-spec", spec,       "--budget-ms", "5",
+      "-q",          "--no-fuse"};
+  CliResult first = run_cli(cache.path(), args);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  sql(cache.path(),
+      "UPDATE candidates SET outcome = 'crashed', message = 'killed by SIGSEGV' WHERE "
+      "EXISTS (SELECT 1 FROM tunings t WHERE t.digest = candidates.digest AND t.winner = "
+      "candidates.name)");
+  CliResult second = run_cli(cache.path(), args);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_THAT(second.output, HasSubstr("has outcome crashed in its own row"));
+  EXPECT_THAT(second.output, HasSubstr("(0 from the tuning cache)"));
+  CliResult third = run_cli(cache.path(), args);
+  ASSERT_EQ(third.exit_code, 0) << third.output;
+  EXPECT_THAT(third.output, HasSubstr("(2 from the tuning cache)"));
+}
+
 // `ktune cache import` stores no record that a lookup would refuse, and says which.
 TEST(FilesFaults, ImportSkipsRecordsWhoseWinnerCrashed) {
   Tuned t;
