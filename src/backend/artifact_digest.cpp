@@ -28,7 +28,10 @@ std::unexpected<Error> refused(const std::filesystem::path& p, std::string why) 
 Result<std::string> read_owned(const std::filesystem::path& p, std::size_t limit) {
   UniqueFd fd(::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) {
-    return refused(p, fmt::format("cannot open: {}", std::strerror(errno)));
+    // A link in its place is a refusal; anything else is the OS's answer.
+    if (errno == ELOOP) return refused(p, "a symbolic link, not followed");
+    return make_error(ErrorCode::kIo,
+                      fmt::format("'{}': cannot open: {}", p.string(), std::strerror(errno)));
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -94,6 +97,9 @@ Status record_artifact_digest(const std::filesystem::path& artifact, std::string
 }
 
 Result<std::string> read_verified_artifact(const std::filesystem::path& artifact) {
+  // The artifact first, so that a missing one is the OS's kIo, as before the check existed.
+  Result<std::string> bytes = read_owned(artifact, std::size_t{1} << 31);
+  if (!bytes) return std::unexpected(bytes.error());
   Result<std::string> record = read_owned(digest_path(artifact), 1024);
   if (!record) {
     return refused(artifact,
@@ -103,8 +109,6 @@ Result<std::string> read_verified_artifact(const std::filesystem::path& artifact
   if (expected.size() != kDigestHex) {
     return refused(artifact, "its digest record is malformed");
   }
-  Result<std::string> bytes = read_owned(artifact, std::size_t{1} << 31);
-  if (!bytes) return std::unexpected(bytes.error());
   if (sha256_hex(*bytes) != expected) {
     return refused(artifact,
                    "its content does not match the SHA-256 recorded when it was compiled");

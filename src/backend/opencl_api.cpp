@@ -10,9 +10,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <vector>
 
 #include "backend/artifact_digest.h"
@@ -107,14 +105,6 @@ Result<OpenCLProgram> finish_build(const OpenCLContext& ctx, cl_program program,
                                                        build_log(ctx, program)));
   }
   return owned;
-}
-
-Result<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::kIo, fmt::format("cannot read '{}'", path.string()));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace
@@ -340,16 +330,12 @@ Result<OpenCLProgram> load_opencl_artifact(const OpenCLContext& ctx,
   Result<std::string> options = read_verified_artifact(stem.string() + ".clopt");
   if (!options) return std::unexpected(options.error());
   if (path.extension() == ".clbin") {
-    Result<std::string> binary = read_verified_artifact(path);
-    if (!binary && binary.error().code == ErrorCode::kInvalidArgument &&
-        std::filesystem::exists(path)) {
-      return std::unexpected(binary.error());  // there but not as compiled: refused, not skipped
-    }
-    if (binary && !binary->empty()) {
+    // A binary that is not as compiled is never built: the checked source beside it is.
+    if (Result<std::string> binary = read_verified_artifact(path); binary && !binary->empty()) {
       Result<OpenCLProgram> p = build_opencl_binary(ctx, *binary, *options);
       if (p) return p;
     }
-    // A binary of another device or driver: the source beside it still builds.
+    // A binary of another device or driver, or one refused: the source beside it still builds.
   }
   Result<std::string> source = read_verified_artifact(stem.string() + ".cl");
   if (!source) return std::unexpected(source.error());

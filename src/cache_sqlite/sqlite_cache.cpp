@@ -1,21 +1,14 @@
-// open_sqlite_cache: the default TuningCache, one SQLite file (WAL) per cache folder. Several
-// processes may tune at once: writes take the lock up front (BEGIN IMMEDIATE) and wait through a
-// busy timeout instead of failing.
-#include "ktune/cache_sqlite/sqlite_cache.h"
-
+// The default TuningCache, one SQLite file (WAL) per cache folder (opened by sqlite_open.cpp).
+// Several processes may tune at once: writes take the lock up front (BEGIN IMMEDIATE) and wait
+// through a busy timeout instead of failing. A record read back is served only when
+// check_record() passes: the file is anyone's with this user's rights to edit.
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cstdio>
 #include <limits>
 #include <mutex>
-#include <system_error>
-#include <thread>
-#include <unordered_map>
 
 #include "cache/key_util.h"
 #include "cache_sqlite/sqlite_db.h"
-#include "core/file_util.h"
 
 namespace ktune {
 namespace {
@@ -23,32 +16,6 @@ namespace {
 using cache::SqliteDb;
 using cache::SqliteStmt;
 using cache::SqliteTransaction;
-
-constexpr int kBusyTimeoutMs = 5000;
-// PRAGMA user_version of the layout below. 0 is a fresh file. A new version adds a migration
-// step in migrate() and never changes what an older step does.
-constexpr std::int64_t kSchemaVersion = 2;
-
-constexpr std::string_view kSchemaV1 = R"sql(
-CREATE TABLE IF NOT EXISTS tunings(
-  digest TEXT PRIMARY KEY NOT NULL,
-  op TEXT NOT NULL, problem TEXT NOT NULL, candidate_set TEXT NOT NULL, device TEXT NOT NULL,
-  toolchain TEXT NOT NULL, version TEXT NOT NULL, winner TEXT NOT NULL,
-  created_unix INTEGER NOT NULL, compile_s REAL NOT NULL, bench_s REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS tunings_by_created ON tunings(created_unix);
-CREATE TABLE IF NOT EXISTS candidates(
-  digest TEXT NOT NULL REFERENCES tunings(digest) ON DELETE CASCADE,
-  ord INTEGER NOT NULL, choice_key TEXT NOT NULL, name TEXT NOT NULL, info TEXT NOT NULL,
-  outcome TEXT NOT NULL, message TEXT NOT NULL,
-  median_ns REAL NULL, min_ns REAL NULL, max_ns REAL NULL, mad_ns REAL NULL, runs INTEGER NULL,
-  compile_s REAL NOT NULL,
-  PRIMARY KEY(digest, ord));
-)sql";
-
-// v2: how many candidate rows a tuning was stored with, so that a record whose rows were cut
-// (deleted, or lost with part of a file) is told apart from a whole one. NULL in rows of v1.
-constexpr std::string_view kSchemaV2 =
-    "ALTER TABLE tunings ADD COLUMN candidate_count INTEGER NULL;";
 
 constexpr std::string_view kSelectTunings =
     "SELECT digest, op, problem, candidate_set, device, toolchain, version, winner, created_unix, "
@@ -278,86 +245,13 @@ class SqliteCache final : public TuningCache {
   std::mutex mutex_;  // one connection; its transactions must not interleave across threads
   SqliteDb db_;
 };
-
-// Brings a fresh or older file to kSchemaVersion; refuses one written by a newer ktune.
-Status migrate(SqliteDb& db) {
-  auto txn = SqliteTransaction::begin(db, SqliteTransaction::Kind::kWrite);
-  if (!txn) return std::unexpected(txn.error());
-  auto version = db.query_int("PRAGMA user_version");
-  if (!version) return std::unexpected(version.error());
-  if (*version > kSchemaVersion) {
-    return make_error(ErrorCode::kIo,
-                      fmt::format("tuning cache {}: schema version {} is newer than this ktune "
-                                  "understands; expected at most {} (upgrade ktune or use "
-                                  "another --cache-dir)",
-                                  db.path(), *version, kSchemaVersion));
-  }
-  if (*version < 1) {
-    if (auto s = db.exec(kSchemaV1); !s) return s;
-  }
-  if (*version < 2) {
-    if (auto s = db.exec(kSchemaV2); !s) return s;
-  }
-  if (*version != kSchemaVersion) {
-    if (auto s = db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)); !s) return s;
-  }
-  return txn->commit();
-}
-
-// WAL lets readers proceed while one process writes. Where the file system cannot do WAL
-// (network mounts), SQLite keeps its rollback journal, which is slower but still correct.
-Status enable_wal(SqliteDb& db) {
-  // Switching the journal mode needs an exclusive lock and SQLite answers SQLITE_BUSY at once,
-  // without the busy handler, when another connection is opening the same fresh file. So wait
-  // here, for as long as the busy timeout would.
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
-  for (;;) {
-    auto mode = db.query_text("PRAGMA journal_mode = WAL");
-    if (mode) return {};
-    if (!db.last_error_was_busy() || std::chrono::steady_clock::now() >= deadline) {
-      return std::unexpected(mode.error());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
-
 }  // namespace
 
-Result<std::unique_ptr<TuningCache>> open_sqlite_cache(const std::filesystem::path& dir,
-                                                       bool allow_shared_dir) {
-  if (Status s = create_private_dirs(dir); !s) {
-    return make_error(ErrorCode::kIo, fmt::format("tuning cache {}: create folder: {}",
-                                                  dir.string(), s.error().message));
-  }
-  // Whoever can write the folder or the file can choose the picks served; so can the owner of
-  // a file planted there before this user's first tuning.
-  const std::filesystem::path file = dir / "tuning.sqlite3";
-  for (const std::filesystem::path& p :
-       {dir, file, dir / "tuning.sqlite3-wal", dir / "tuning.sqlite3-shm"}) {
-    Status s = check_not_shared(p);
-    if (s) continue;
-    if (!allow_shared_dir) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("tuning cache: {}: others could change the picks ktune "
-                                    "serves; make it yours alone (chown, chmod go-w), choose "
-                                    "another --cache-dir, or pass --allow-shared-cache-dir",
-                                    s.error().message));
-    }
-    std::fputs(
-        fmt::format("ktune: warning: tuning cache: {} (allowed)\n", s.error().message).c_str(),
-        stderr);
-  }
-  auto db = SqliteDb::open(file, kBusyTimeoutMs);
-  if (!db) return std::unexpected(db.error());
-  if (auto s = enable_wal(*db); !s) return std::unexpected(s.error());
-  // NORMAL is safe from corruption in WAL mode; a power cut may lose the last store, which only
-  // costs a re-tune.
-  if (auto s = db->exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"); !s) {
-    return std::unexpected(s.error());
-  }
-  if (auto s = migrate(*db); !s) return std::unexpected(s.error());
-  return std::unique_ptr<TuningCache>(std::make_unique<SqliteCache>(std::move(*db)));
+namespace cache {
+
+std::unique_ptr<TuningCache> make_sqlite_cache(SqliteDb db) {
+  return std::make_unique<SqliteCache>(std::move(db));
 }
 
+}  // namespace cache
 }  // namespace ktune

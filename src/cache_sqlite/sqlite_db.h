@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "ktune/cache/tuning_cache.h"
 #include "ktune/core/status.h"
 
 struct sqlite3;
@@ -104,5 +106,9 @@ class SqliteTransaction {
   explicit SqliteTransaction(SqliteDb* db) : db_(db) {}
   SqliteDb* db_ = nullptr;  // null once committed or moved from
 };
+
+// The TuningCache over an open, migrated connection (sqlite_cache.cpp); open_sqlite_cache
+// (sqlite_open.cpp) is what makes one.
+[[nodiscard]] std::unique_ptr<TuningCache> make_sqlite_cache(SqliteDb db);
 
 }  // namespace ktune::cache

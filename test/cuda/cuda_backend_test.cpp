@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/artifact_digest.h"
 #include "backend/cuda_module.h"
 #include "core/cuda_driver.h"
 #include "support/temp_dir.h"
@@ -369,6 +370,11 @@ TEST(CudaKernel, LoadErrorsNameTheCubinAndEntry) {
 
   std::filesystem::path text = dir.path() / "not_a_cubin";
   std::ofstream(text) << "hello";
+  // Not committed by a code cache: no digest recorded, so refused before it is read as a cubin.
+  Result<std::unique_ptr<CudaKernel>> unrecorded = CudaKernel::load(cu, text, "saxpy", 0);
+  ASSERT_FALSE(unrecorded);
+  EXPECT_THAT(unrecorded.error().message, HasSubstr("no digest recorded"));
+  ASSERT_TRUE(record_artifact_digest(text, "hello"));
   Result<std::unique_ptr<CudaKernel>> junk = CudaKernel::load(cu, text, "saxpy", 0);
   ASSERT_FALSE(junk);
   EXPECT_THAT(junk.error().message, HasSubstr("not a cubin"));

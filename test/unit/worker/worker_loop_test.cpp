@@ -217,7 +217,10 @@ TEST_F(WorkerLoopTest, LoadedModulesAreKeptForTheProcess) {
   // A private copy, so that nothing else holds it open; once loaded, deleting the file must not
   // matter, because the worker does not open it again.
   const auto copy = dir_.path() / "copy.so";
-  std::filesystem::copy_file(compile(false).path, copy);
+  const auto original = compile(false).path;
+  std::filesystem::copy_file(original, copy);
+  // With its digest record: an artifact is loaded only when it matches one.
+  std::filesystem::copy_file(original.string() + ".sha256", copy.string() + ".sha256");
   BenchmarkRequest q = add_request(3, copy);
   q.measure = false;
   ASSERT_EQ(run(q).outcome, Outcome::kOk);
