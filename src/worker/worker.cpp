@@ -440,6 +440,10 @@ BenchmarkResponse Worker::run(const BenchmarkRequest& request, std::chrono::mill
                                    : std::string();
              !why.empty()) {
     loss = Loss{LossKind::kForged, why};
+  } else if (!message->response->restart && s.exited()) {
+    // The worker exits after an answer only when it says so (restart): this one came from a
+    // copy of it (a candidate that forked, then ended the worker).
+    loss = Loss{LossKind::kForged, "answered, but had exited: a forked copy of it answered"};
   } else if (s.has_unasked_bytes()) {
     loss = Loss{LossKind::kForged, fmt::format("wrote {} more bytes after its answer to one "
                                                "request",

@@ -136,6 +136,13 @@ void add(float* C, float* A, const float* B, int n) {
     note_pid(child);
     spin();
   }
+  if (FAULT == 53) {  // a copy of the worker carries on while the worker itself exits
+    static bool forked = false;
+    if (!forked) {
+      forked = true;
+      if (::fork() != 0) ::_exit(0);
+    }
+  }
   if (FAULT == 52) {  // correct, with an idle pool thread kept between calls, as OpenMP does
     static std::mutex m;
     static std::condition_variable cv;
