@@ -165,8 +165,8 @@ TEST(WorkerFaults, KillingKtuneKillsTheWorkerAndItsDescendants) {
                               ? std::getenv("KTUNE_TEST_CLI")
                               : KTUNE_CLI;
   const std::string cache = (dir.path() / "cache").string();
-  std::vector<std::string> args = {cli,    "--cache-dir",      cache,  "tune",
-                                   spec,   "--run-timeout-ms", "120000"};
+  std::vector<std::string> args = {cli,  "--cache-dir",      cache,   "tune",
+                                   spec, "--run-timeout-ms", "120000"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

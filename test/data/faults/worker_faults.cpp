@@ -10,9 +10,9 @@
 #include <unistd.h>
 #include <xmmintrin.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
