@@ -40,19 +40,20 @@ TEST_P(EachFault, CostsOnlyItsCandidate) {
 
 INSTANTIATE_TEST_SUITE_P(
     Faults, EachFault,
-    ::testing::Values(
-        Fault{10, "segfault", "crashed", "SIGSEGV"}, Fault{11, "abort", "crashed", "SIGABRT"},
-        Fault{12, "exit0", "crashed", "status 0"},
-        Fault{13, "infinite_loop", "timed_out", "no answer within"},
-        Fault{14, "sleep", "timed_out", "no answer within"},
-        Fault{15, "one_past_end", "redzone_violation", "C"},
-        Fault{16, "far_out_of_bounds", "crashed", "SIGSEGV"},
-        Fault{17, "writes_input", "input_modified", "A"},
-        Fault{18, "partial_output", "unwritten_output", "unwritten"},
-        Fault{19, "nan", "nan_output", "NaN"}, Fault{20, "wrong_value", "wrong_result", "differ"},
-        Fault{21, "unbounded_memory", "resource_exhausted", "limit"},
-        Fault{23, "closes_protocol_fd", "crashed", "tampered with the worker's descriptors"},
-        Fault{24, "sigstop", "timed_out", "no answer within"}),
+    ::testing::Values(Fault{10, "segfault", "crashed", "SIGSEGV"},
+                      Fault{11, "abort", "crashed", "SIGABRT"},
+                      Fault{12, "exit0", "crashed", "status 0"},
+                      Fault{13, "infinite_loop", "timed_out", "no answer within"},
+                      Fault{14, "sleep", "timed_out", "no answer within"},
+                      Fault{15, "one_past_end", "redzone_violation", "C"},
+                      Fault{16, "far_out_of_bounds", "crashed", "SIGSEGV"},
+                      Fault{17, "writes_input", "input_modified", "A"},
+                      Fault{18, "partial_output", "unwritten_output", "unwritten"},
+                      Fault{19, "nan", "nan_output", "NaN"},
+                      Fault{20, "wrong_value", "wrong_result", "differ"},
+                      Fault{21, "unbounded_memory", "resource_exhausted", "limit"},
+                      Fault{23, "closes_protocol_fd", "crashed", "descriptor 3 was closed"},
+                      Fault{24, "sigstop", "timed_out", "no answer within"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Printing megabytes is not a fault of the result: the kernel is correct and must stay valid,
