@@ -232,8 +232,8 @@ ThreadState thread_state(pid_t pid, pid_t tid, std::string* what) {
   if (n < 7) return ThreadState::kBusy;
   const unsigned long long nr = v[0];
   if (nr == SYS_futex) {
-    const unsigned long long op = v[2] & ~static_cast<unsigned long long>(
-                                             FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
+    const unsigned long long op =
+        v[2] & ~static_cast<unsigned long long>(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
     const bool wait = op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET;
     return wait && v[4] == 0 ? ThreadState::kParked : ThreadState::kBusy;
   }

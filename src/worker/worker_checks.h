@@ -18,8 +18,7 @@ namespace ktune::worker_detail {
 // exchange, so min x runs and median x ceil(runs / 2) (at least half the samples are no shorter
 // than the median) are at most `wall`; no call takes less than a nanosecond (the timer's own
 // reading costs more); the statistics must be finite and ordered (min <= median <= max).
-[[nodiscard]] std::string implausible_stats(const BenchStats& stats,
-                                            std::chrono::nanoseconds wall);
+[[nodiscard]] std::string implausible_stats(const BenchStats& stats, std::chrono::nanoseconds wall);
 
 // A worker's threads as the parent tracks them. Threads present when the worker answered its
 // ping are its own (the main thread, the guardian) and exempt; threads that appear while a
@@ -44,9 +43,9 @@ class ThreadWatch {
 
  private:
   pid_t pid_ = -1;
-  bool readable_ = true;          // /proc/<pid>/task/<tid>/syscall could be read at start
-  std::vector<pid_t> adopted_;    // the worker's own and the runtimes' threads
-  std::vector<pid_t> parked_;     // threads of candidates' pools, vetted as parked
+  bool readable_ = true;        // /proc/<pid>/task/<tid>/syscall could be read at start
+  std::vector<pid_t> adopted_;  // the worker's own and the runtimes' threads
+  std::vector<pid_t> parked_;   // threads of candidates' pools, vetted as parked
 };
 
 }  // namespace ktune::worker_detail

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <fenv.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -21,10 +22,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "worker/process_tree.h"
 
@@ -57,8 +57,8 @@ Result<int> move_to_random_fd(int fd) {
   }
   const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(kLow));
   if (moved < 0) {
-    return make_error(ErrorCode::kIo, fmt::format("cannot move descriptor {}: {}", fd,
-                                                  std::strerror(errno)));
+    return make_error(ErrorCode::kIo,
+                      fmt::format("cannot move descriptor {}: {}", fd, std::strerror(errno)));
   }
   return moved;
 }

@@ -52,7 +52,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Fault{19, "nan", "nan_output", "NaN"},
                       Fault{20, "wrong_value", "wrong_result", "differ"},
                       Fault{21, "unbounded_memory", "resource_exhausted", "limit"},
-                      Fault{23, "closes_protocol_fd", "crashed", "tampered with the worker's descriptors"},
+                      Fault{23, "closes_protocol_fd", "crashed", "descriptor 3 was closed"},
                       Fault{24, "sigstop", "timed_out", "no answer within"}),
     [](const auto& info) { return std::string(info.param.name); });
 

@@ -116,6 +116,22 @@ INSTANTIATE_TEST_SUITE_P(
         Case{50, "child_allocates_1GiB", "resource_exhausted", "limit 256 MiB"}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// The worker forks inside the candidate and exits; its copy carries on, verifies, measures and
+// answers with the nonce it inherited. The answer is not believed: its worker is gone (or the
+// copy is a process left running, when the parent looks before the worker is).
+TEST(WorkerFaults, AnAnswerFromAForkedCopyOfTheWorkerIsForged) {
+  ScratchDir dir("worker-fault-forked-copy");
+  const std::string spec = write_fault_spec_from(dir, "worker_faults.cpp", {53, 0});
+  CliResult r = run_cli(dir.path() / "cache", fault_tune_args(spec));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Selected add_FAULT0 "));
+  const std::string row = row_of(r.output, 53);
+  EXPECT_THAT(row, HasSubstr("crashed")) << r.output;
+  EXPECT_THAT(row, ::testing::AnyOf(HasSubstr("a forked copy of it answered"),
+                                    HasSubstr("process(es) running")))
+      << r.output;
+}
+
 // A candidate that leaves the rounding mode, FTZ/DAZ, the working directory or the umask
 // changed is itself fine, but the innocent candidate after it, in the same worker, must see the
 // state the worker started with (FAULT 45 is right only then).
@@ -149,8 +165,8 @@ TEST(WorkerFaults, KillingKtuneKillsTheWorkerAndItsDescendants) {
                               ? std::getenv("KTUNE_TEST_CLI")
                               : KTUNE_CLI;
   const std::string cache = (dir.path() / "cache").string();
-  std::vector<std::string> args = {cli,    "--cache-dir",      cache,  "tune",
-                                   spec,   "--run-timeout-ms", "120000"};
+  std::vector<std::string> args = {cli,  "--cache-dir",      cache,   "tune",
+                                   spec, "--run-timeout-ms", "120000"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

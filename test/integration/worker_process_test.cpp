@@ -217,20 +217,22 @@ TEST(Worker, AResponseWithoutTheNonceIsForged) {
   EXPECT_FALSE(worker->alive());
 }
 
-// A fake worker that reads the ping (19 bytes) and the request, takes its nonce and answers with `response` (JSON with
-// NONCE in place of the nonce), `times` times.
+// A fake worker that reads the ping (19 bytes) and the request, takes its nonce and answers with
+// `response` (JSON with NONCE in place of the nonce), `times` times.
 std::filesystem::path write_nonce_echoing_script(const ScratchDir& dir, const std::string& response,
                                                  int times) {
   write_frame_file(dir.path() / "pong.bin", encode_pong(1));
   std::ofstream(dir.path() / "response.json") << response;
-  return write_script(dir.path(), "cd " + dir.path().string() + R"SH( && head -c 19 <&3 >/dev/null && cat pong.bin >&4
+  return write_script(dir.path(), "cd " + dir.path().string() +
+                                      R"SH( && head -c 19 <&3 >/dev/null && cat pong.bin >&4
 len=$(head -c 4 <&3 | od -An -tu4 | tr -d ' ')
 nonce=$(head -c "$len" <&3 | sed -n 's/.*"nonce":"\([0-9a-f]*\)".*/\1/p')
 body=$(sed "s/NONCE/$nonce/" response.json)
 n=${#body}
 lo=$(printf %03o $((n % 256)))
 hi=$(printf %03o $((n / 256)))
-times=$(seq )SH" + std::to_string(times) + R"SH()
+times=$(seq )SH" + std::to_string(times) +
+                                      R"SH()
 # Builtins only from here: a command run as a child would be a process left behind.
 for i in $times; do
   printf "\\$lo\\$hi\\000\\000" >&4

@@ -10,9 +10,9 @@
 #include <unistd.h>
 #include <xmmintrin.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -135,6 +135,13 @@ void add(float* C, float* A, const float* B, int n) {
     }
     note_pid(child);
     spin();
+  }
+  if (FAULT == 53) {  // a copy of the worker carries on while the worker itself exits
+    static bool forked = false;
+    if (!forked) {
+      forked = true;
+      if (::fork() != 0) ::_exit(0);
+    }
   }
   if (FAULT == 52) {  // correct, with an idle pool thread kept between calls, as OpenMP does
     static std::mutex m;
