@@ -85,6 +85,34 @@ std::string dl_error_text() {
   return e != nullptr ? e : "unknown dlerror";
 }
 
+// dlopen of an artifact whose bytes were just checked. dlopen reads the file again by name: in a
+// folder that only this user can change, under a parent only this user can change, nobody else
+// can put another file at that name in between, so it is opened in place. Elsewhere (a shared
+// folder allowed by --allow-shared-cache-dir, an artifact outside a cache) the checked bytes are
+// loaded from a copy under a fresh name that only this process writes; a fresh name also keeps
+// dlopen from answering with an earlier object of the same name.
+Result<void*> dlopen_checked(const std::filesystem::path& path, std::string_view bytes) {
+  const std::filesystem::path folder = path.parent_path();
+  if (check_not_shared(folder) && check_not_shared(folder.parent_path())) {
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return make_error(ErrorCode::kIo, "dlopen failed: " + dl_error_text());
+    return handle;
+  }
+  const std::filesystem::path copy = folder / temp_file_name(path.filename().string());
+  {
+    auto fd = create_exclusive(copy, 0700);
+    if (!fd) return std::unexpected(fd.error());
+    if (Status s = write_all(fd->get(), bytes, copy); !s) {
+      remove_quietly(copy);
+      return std::unexpected(s.error());
+    }
+  }
+  void* handle = ::dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+  remove_quietly(copy);  // mapped now; the name is not needed
+  if (handle == nullptr) return make_error(ErrorCode::kIo, "dlopen failed: " + dl_error_text());
+  return handle;
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(CpuCompileOptions options, std::filesystem::path cache_dir,
@@ -210,39 +238,21 @@ Result<std::unique_ptr<Module>> load_cpu_module(const std::filesystem::path& pat
     return make_error(bytes.error().code,
                       fmt::format("load '{}': {}", path.string(), bytes.error().message));
   }
-  // dlopen reads the file again by name, and what is at that name may have changed since the
-  // check; so the bytes just checked are loaded from a copy under a fresh name that only this
-  // process writes (a fresh name also keeps dlopen from returning an earlier object by name).
-  const std::filesystem::path copy =
-      open_path.parent_path() / temp_file_name(open_path.filename().string());
-  {
-    auto fd = create_exclusive(copy, 0700);
-    if (!fd) {
-      return make_error(ErrorCode::kIo,
-                        fmt::format("load '{}': {}", path.string(), fd.error().message));
-    }
-    if (Status s = write_all(fd->get(), *bytes, copy); !s) {
-      remove_quietly(copy);
-      return make_error(ErrorCode::kIo,
-                        fmt::format("load '{}': {}", path.string(), s.error().message));
-    }
-  }
-  void* handle = ::dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
-  remove_quietly(copy);  // mapped now; the name is not needed
-  if (handle == nullptr) {
+  Result<void*> handle = dlopen_checked(open_path, *bytes);
+  if (!handle) {
     return make_error(ErrorCode::kIo,
-                      fmt::format("load '{}': dlopen failed: {}", path.string(), dl_error_text()));
+                      fmt::format("load '{}': {}", path.string(), handle.error().message));
   }
   ::dlerror();  // clear, so a null symbol is told apart from an error
-  void* sym = ::dlsym(handle, "ktune_entry");
+  void* sym = ::dlsym(*handle, "ktune_entry");
   if (sym == nullptr) {
     std::string why = dl_error_text();
-    ::dlclose(handle);
+    ::dlclose(*handle);
     return make_error(ErrorCode::kIo,
                       fmt::format("load '{}': no ktune_entry: {}", path.string(), why));
   }
   auto entry = reinterpret_cast<CpuModule::EntryFn>(sym);
-  return std::unique_ptr<Module>(std::make_unique<CpuModule>(handle, entry));
+  return std::unique_ptr<Module>(std::make_unique<CpuModule>(*handle, entry));
 }
 
 }  // namespace ktune

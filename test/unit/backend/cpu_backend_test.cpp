@@ -209,6 +209,33 @@ TEST_F(CpuBackendTest, LoadOfAMissingArtifactIsAnIoError) {
   EXPECT_NE(r.error().message.find("nothing.so"), std::string::npos) << r.error().message;
 }
 
+// An artifact is loaded only as compiled: one swapped after compiling is refused, and one in a
+// folder others can write is loaded from a private copy of the checked bytes, which is removed.
+TEST_F(CpuBackendTest, LoadChecksTheDigestAndCopiesOutOfASharedFolder) {
+  CpuBackend backend = make(test_options());
+  auto a = backend.compile(scale_source("1"));
+  ASSERT_TRUE(a.has_value()) << a.error().message;
+  const std::filesystem::path shared = dir_.path() / "shared";
+  std::filesystem::create_directory(shared);
+  std::filesystem::permissions(shared, std::filesystem::perms::all);
+  const std::filesystem::path so = shared / "k.so";
+  std::filesystem::copy_file(a->path, so);
+  std::filesystem::copy_file(a->path.string() + ".sha256", so.string() + ".sha256");
+  auto loaded = load_cpu_module(so);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(shared)) files += e.exists() ? 1 : 0;
+  EXPECT_EQ(files, 2);  // the artifact and its record; the copy is gone
+
+  auto other = backend.compile(scale_source("2"));
+  ASSERT_TRUE(other.has_value());
+  std::filesystem::copy_file(other->path, so, std::filesystem::copy_options::overwrite_existing);
+  auto swapped = load_cpu_module(so);
+  ASSERT_FALSE(swapped.has_value());
+  EXPECT_NE(swapped.error().message.find("does not match the SHA-256"), std::string::npos)
+      << swapped.error().message;
+}
+
 TEST_F(CpuBackendTest, FingerprintsNameTheCompilerAndFlags) {
   CpuBackend backend = make(test_options());
   EXPECT_EQ(backend.kind(), DeviceKind::kCpu);
