@@ -73,7 +73,10 @@ std::vector<std::size_t> deciding_candidates(const std::vector<CandidateRecord>&
 double LoadWatch::others(StageRunner& runner) const {
   if (!start) return 0;
   const std::optional<CpuClock> now = runner.cpu_clock();
-  return now ? others_load(*start, *now) : 0;
+  // CPU time comes in 10 ms ticks per CPU: over less than half a second the reading could be off
+  // by a tenth of a core or more, so it says nothing (the spread of the rounds still does).
+  if (!now || now->wall_s - start->wall_s < 0.5) return 0;
+  return others_load(*start, *now);
 }
 
 int Decision::tier(std::size_t record) const {
@@ -113,12 +116,20 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
   std::vector<std::size_t> contenders(finalists.size());  // into d.finalists
   for (std::size_t j = 0; j < contenders.size(); ++j) contenders[j] = j;
   const int batch = std::clamp(o.decide_batch, 1, o.close_call_rounds);
+  // A round: one warm-up, then timed runs for a tenth of the budget (one for a kernel slower
+  // than that). Robustness comes from the many rounds and their pairing, not from runs within
+  // a round, so a long kernel costs two calls a round rather than four.
+  BenchOptions round = o.bench;
+  round.warmup_runs = 1;
+  round.budget_ms = o.bench.budget_ms / 10;
+  round.min_runs = 1;
+  round.max_runs = std::clamp(o.bench.max_runs / 8, 1, 25);
   int cap = o.close_call_rounds;
   while (d.rounds < cap && contenders.size() > 1) {
     std::vector<Choice*> choices;
     for (std::size_t j : contenders) choices.push_back(ctx.candidates[d.finalists[j]].get());
     const int n = std::min(batch, cap - d.rounds);
-    auto again = runner.remeasure(choices, n, std::nullopt);
+    auto again = runner.remeasure(choices, n, round);
     if (!again || again->size() != choices.size()) {
       select_progress(o.progress,
                       fmt::format("{}: re-measuring stopped: {}", ctx.title,
