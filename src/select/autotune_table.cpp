@@ -32,9 +32,11 @@ std::string confidence_line(const PickConfidence& c) {
   } else {
     out += fmt::format("runner-up {} at {:.3f}x", c.runner_up, c.runner_up_ratio);
   }
-  out += fmt::format("; spread {:.1f}%; other processes {:.2f} of {} cores; verified {} more "
-                     "times after timing{}\n",
-                     100 * c.spread, c.others_load, c.cores, c.reverified,
+  out += fmt::format("; spread {:.1f}%; ", 100 * c.spread);
+  out += c.others_load >= 0
+             ? fmt::format("other processes {:.2f} of {} cores", c.others_load, c.cores)
+             : std::string("other processes' load not measured (under 0.5 s)");
+  out += fmt::format("; verified {} more times after timing{}\n", c.reverified,
                      c.trusted ? "" : "; NOT TRUSTED (noise)");
   return out;
 }

@@ -71,11 +71,11 @@ std::vector<std::size_t> deciding_candidates(const std::vector<CandidateRecord>&
 }
 
 double LoadWatch::others(StageRunner& runner) const {
-  if (!start) return 0;
+  if (!start) return -1;
   const std::optional<CpuClock> now = runner.cpu_clock();
   // CPU time comes in 10 ms ticks per CPU: over less than half a second the reading could be off
   // by a tenth of a core or more, so it says nothing (the spread of the rounds still does).
-  if (!now || now->wall_s - start->wall_s < 0.5) return 0;
+  if (!now || now->wall_s - start->wall_s < 0.5) return -1;
   return others_load(*start, *now);
 }
 
@@ -216,9 +216,12 @@ PickConfidence pick_confidence(const SelectContext& ctx,
 }
 
 std::string untrusted_warning(const std::string& title, const PickConfidence& c) {
-  std::string why = fmt::format("other processes used {:.2f} of {} cores while measuring; "
-                                "repeated measurements spread {:.1f}%",
-                                c.others_load, c.cores, 100 * c.spread);
+  std::string why =
+      c.others_load >= 0
+          ? fmt::format("other processes used {:.2f} of {} cores while measuring; ",
+                        c.others_load, c.cores)
+          : std::string();
+  why += fmt::format("repeated measurements spread {:.1f}%", 100 * c.spread);
   if (!c.runner_up.empty()) {
     why += c.ratio_rounds > 0
                ? fmt::format("; runner-up {} at {:.3f}x [{:.3f}, {:.3f}] over {} rounds",

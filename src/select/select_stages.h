@@ -68,7 +68,8 @@ void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
 struct LoadWatch {
   std::optional<CpuClock> start;
   int cores = 1;
-  // Cores' worth used by others since `start`; 0 when unknown.
+  // Cores' worth used by others since `start`; -1 when unknown (no clock, or under half a
+  // second since `start`).
   [[nodiscard]] double others(StageRunner& runner) const;
 };
 

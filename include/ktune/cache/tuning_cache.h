@@ -80,7 +80,7 @@ struct PickConfidence {
   double ratio_high = 0;
   int ratio_rounds = 0;
   double spread = 0;       // robust relative spread (1.4826 MAD / median) of repeated measurements
-  double others_load = 0;  // CPU cores other processes used while ktune measured
+  double others_load = 0;  // CPU cores other processes used while ktune measured; < 0: unknown
   int cores = 0;           // cores ktune measures on (its affinity)
   int reverified = 0;      // verifications of the pick after timing, all passed
   bool trusted = true;     // false: the pick was reported as not to be trusted (noise, load)
