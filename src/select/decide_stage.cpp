@@ -104,12 +104,19 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
   const SelectorOptions& o = ctx.options;
   Decision d;
   if (o.close_call_rounds <= 0) return d;
+  // Noise in the first measurements (other processes busy, or a wide spread) can push the
+  // fastest candidate out of the band: then a wider band decides.
+  const bool noisy_start = load.others(runner) >= o.busy_load * load.cores ||
+                           measured_spread(records, Decision{}) > o.noise_spread;
   const std::vector<std::size_t> finalists =
-      deciding_candidates(records, o.close_call_band, o.decide_max);
+      noisy_start ? deciding_candidates(records, std::max(o.close_call_band, o.noisy_band),
+                                        std::max(o.decide_max, o.noisy_decide_max))
+                  : deciding_candidates(records, o.close_call_band, o.decide_max);
   if (finalists.empty()) return d;
   select_progress(o.progress, fmt::format("{}: deciding between {} candidates in alternating "
-                                          "rounds",
-                                          ctx.title, finalists.size()));
+                                          "rounds{}",
+                                          ctx.title, finalists.size(),
+                                          noisy_start ? " (noisy: a wider band)" : ""));
   d.finalists = finalists;
   d.rounds_ns.resize(finalists.size());
   d.dropped.assign(finalists.size(), false);

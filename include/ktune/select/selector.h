@@ -49,6 +49,10 @@ struct SelectorOptions {
   // count as noisy; a pick made in such noise that is not resolved is reported as untrusted.
   double busy_load = 0.25;
   double noise_spread = 0.05;
+  // When the first measurements were made in noise, more candidates decide: those within
+  // noisy_band of the best, at most noisy_decide_max.
+  double noisy_band = 0.25;
+  int noisy_decide_max = 12;
   // Verifications of the pick after timing, each a fresh request (outputs poisoned anew) in the
   // worker that has just timed it; a pick that fails one is excluded and the next is picked and
   // re-verified alike. Catches candidates that go wrong only on later calls or only sometimes.

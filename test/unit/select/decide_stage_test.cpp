@@ -185,6 +185,26 @@ TEST_F(DecideStageTest, ABusyMachineIsReported) {
   EXPECT_EQ(select_printing(candidates).find("Warning"), std::string::npos);
 }
 
+// First measurements made while other processes were busy: a candidate 20% behind may be the
+// fastest one slowed by the load, so it decides too (noisy_band); on a quiet machine it does not.
+TEST_F(DecideStageTest, NoiseWidensTheDecidingBand) {
+  auto candidates = fake_candidates({{"a"}, {"b"}});
+  runner_.fixed = {{"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, 120}}};
+  runner_.remeasured_ns = {{"a", 100}, {"b", 90}};
+  auto quiet = select(candidates);
+  ASSERT_TRUE(quiet) << quiet.error().message;
+  EXPECT_TRUE(runner_.remeasure_calls.empty());
+  EXPECT_EQ(quiet->record.winner, "a");
+
+  runner_.others_load = 1.0;
+  key_.candidate_set = "busy";
+  auto busy = select(candidates);
+  ASSERT_TRUE(busy) << busy.error().message;
+  ASSERT_FALSE(runner_.remeasure_calls.empty());
+  EXPECT_EQ(runner_.remeasure_calls[0], (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(busy->record.winner, "b");
+}
+
 // The fastest candidate fails its third verification after timing (a race that is wrong only
 // sometimes): it is excluded with that outcome, and the next one, verified as often, is picked.
 TEST_F(DecideStageTest, APickFailingReverificationIsReplaced) {
