@@ -24,11 +24,27 @@ double median(const CandidateRecord& r) { return r.stats ? r.stats->median_ns : 
 
 double median_of(std::vector<double> v) { return compute_stats(std::move(v)).median_ns; }
 
-// The contender with the smallest median of its rounds (the earlier on ties).
+// The leader among the contenders (indices into d.finalists): the fastest by the median of its
+// rounds, unless another's paired round ratios to it have a median below 1 (then the smallest
+// such): the load a round saw cancels in a ratio, not in a median of times. The earlier on ties.
 std::size_t leader_of(const Decision& d, const std::vector<std::size_t>& contenders) {
-  return *std::min_element(contenders.begin(), contenders.end(), [&](std::size_t a, std::size_t b) {
-    return median_of(d.rounds_ns[a]) < median_of(d.rounds_ns[b]);
-  });
+  const std::size_t first =
+      *std::min_element(contenders.begin(), contenders.end(), [&](std::size_t a, std::size_t b) {
+        return median_of(d.rounds_ns[a]) < median_of(d.rounds_ns[b]);
+      });
+  std::size_t leader = first;
+  double best = 1;
+  for (std::size_t j : contenders) {
+    if (j == first) continue;
+    const std::vector<double> r = d.ratios(d.finalists[j], d.finalists[first]);
+    if (r.empty()) continue;
+    const double ratio = median_of(r);
+    if (ratio < best) {
+      best = ratio;
+      leader = j;
+    }
+  }
+  return leader;
 }
 
 // The median relative spread of the finalists' round medians (those with 3 rounds or more);
@@ -80,10 +96,11 @@ double LoadWatch::others(StageRunner& runner) const {
 }
 
 int Decision::tier(std::size_t record) const {
+  if (leader && *leader == record) return 0;
   for (std::size_t j = 0; j < finalists.size(); ++j) {
-    if (finalists[j] == record) return dropped[j] ? 1 : 0;
+    if (finalists[j] == record) return dropped[j] ? 2 : 1;
   }
-  return 2;
+  return 3;
 }
 
 std::vector<double> Decision::ratios(std::size_t a, std::size_t b) const {
@@ -179,6 +196,7 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
     if (!d.rounds_ns[j].empty()) records[d.finalists[j]].stats = compute_stats(d.rounds_ns[j]);
   }
   if (d.rounds == 0) return Decision{};  // the first measurements stand
+  d.leader = d.finalists[leader_of(d, contenders)];
   return d;
 }
 
@@ -216,7 +234,8 @@ PickConfidence pick_confidence(const SelectContext& ctx,
       resolved = c.runner_up_ratio > 1 + o.close_call_band;
     }
   }
-  const bool busy = others_load >= o.busy_load * cores;
+  // A pick without a runner-up is what it is, however busy the machine.
+  const bool busy = second && others_load >= o.busy_load * cores;
   const bool noisy = c.spread > o.noise_spread;
   c.trusted = !busy && (resolved || !noisy);
   return c;

@@ -81,8 +81,10 @@ struct Decision {
   std::vector<bool> dropped;
   int rounds = 0;
   bool noisy = false;  // the rounds went past close_call_rounds because of noise
-  // 0: a finalist still in contention, 1: one that dropped out, 2: any other candidate. The pick
-  // takes the lowest tier first, so that first medians never compete with re-measured ones.
+  std::optional<std::size_t> leader;  // the record the rounds decided for
+  // 0: the leader, 1: another finalist still in contention, 2: one that dropped out, 3: any
+  // other candidate. The pick takes the lowest tier first, so that the rounds' decision stands
+  // and first medians never compete with re-measured ones.
   [[nodiscard]] int tier(std::size_t record) const;
   // Paired round ratios a/b (their common rounds); empty unless both are finalists.
   [[nodiscard]] std::vector<double> ratios(std::size_t a, std::size_t b) const;

@@ -35,7 +35,8 @@ struct SelectorOptions {
   // that alternate between them (decide stage), in batches of decide_batch rounds: after each,
   // a candidate significantly slower than the leader (the sign test's interval of its paired
   // round ratios above 1) drops out, and the stage ends once no candidate left may be more than
-  // `resolution` faster than the leader. Their medians of round medians decide.
+  // `resolution` faster than the leader. The leader decides: the fastest by its median of round
+  // medians, unless another is faster by the median of their paired round ratios.
   double close_call_band = 0.10;
   int decide_max = 8;
   int decide_batch = 5;
@@ -43,7 +44,7 @@ struct SelectorOptions {
   // Rounds at most (0: no decide stage; the first medians decide); up to noisy_rounds while the
   // measurements are noisy (busy_load or noise_spread below) and the pick is unresolved.
   int close_call_rounds = 15;
-  int noisy_rounds = 45;
+  int noisy_rounds = 30;
   // Noise: other processes' CPU use, as a fraction of the cores ktune measures on, and the
   // relative spread (1.4826 MAD / median) of repeated measurements, above which measurements
   // count as noisy; a pick made in such noise that is not resolved is reported as untrusted.

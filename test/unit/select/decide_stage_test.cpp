@@ -154,12 +154,12 @@ TEST_F(DecideStageTest, NoiseBuysMoreRoundsAndAWarning) {
   runner_.rounds_done.clear();
   key_.candidate_set = "noisy";
   const std::string printed = select_printing(candidates);
-  EXPECT_EQ(total_rounds("a"), 45) << "noisy: noisy_rounds";
+  EXPECT_EQ(total_rounds("a"), 30) << "noisy: noisy_rounds";
   EXPECT_NE(printed.find("Warning: fake_op(n=1): the machine was too noisy to trust this pick"),
             std::string::npos)
       << printed;
   EXPECT_NE(printed.find("runner-up b at "), std::string::npos) << printed;
-  EXPECT_NE(printed.find("over 45 rounds"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("over 30 rounds"), std::string::npos) << printed;
   auto stored = cache_->lookup(key_);
   ASSERT_TRUE(stored && *stored);
   ASSERT_TRUE((*stored)->confidence);
@@ -183,6 +183,11 @@ TEST_F(DecideStageTest, ABusyMachineIsReported) {
   runner_.others_load = 0.2;  // below a quarter of the cores
   key_.candidate_set = "quiet";
   EXPECT_EQ(select_printing(candidates).find("Warning"), std::string::npos);
+
+  runner_.others_load = 1.5;  // a single candidate: nothing for the load to decide
+  auto only = fake_candidates({{"only"}});
+  key_.candidate_set = "single";
+  EXPECT_EQ(select_printing(only).find("Warning"), std::string::npos);
 }
 
 // First measurements made while other processes were busy: a candidate 20% behind may be the
