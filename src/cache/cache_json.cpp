@@ -60,21 +60,21 @@ OrderedJson record_to_json(const TuningRecord& r) {
   }
   const TuningKey& k = r.key;
   // "digest" is for readers and `ktune cache show`; import recomputes it from the key.
-  return OrderedJson{{"digest", k.digest()},
-                     {"key",
-                      {{"op", k.op},
-                       {"problem", k.problem},
-                       {"candidate_set", k.candidate_set},
-                       {"device", k.device},
-                       {"toolchain", k.toolchain},
-                       {"version", k.version}}},
-                     {"winner", r.winner},
-                     {"created_unix", r.created_unix},
-                     {"compile_s", json_number(r.compile_s)},
-                     {"bench_s", json_number(r.bench_s)},
-                     {"confidence", r.confidence ? confidence_to_json(*r.confidence)
-                                                 : OrderedJson(nullptr)},
-                     {"candidates", std::move(candidates)}};
+  return OrderedJson{
+      {"digest", k.digest()},
+      {"key",
+       {{"op", k.op},
+        {"problem", k.problem},
+        {"candidate_set", k.candidate_set},
+        {"device", k.device},
+        {"toolchain", k.toolchain},
+        {"version", k.version}}},
+      {"winner", r.winner},
+      {"created_unix", r.created_unix},
+      {"compile_s", json_number(r.compile_s)},
+      {"bench_s", json_number(r.bench_s)},
+      {"confidence", r.confidence ? confidence_to_json(*r.confidence) : OrderedJson(nullptr)},
+      {"candidates", std::move(candidates)}};
 }
 
 CandidateRecord read_candidate(JsonReader& in, const Json& c, const std::string& path) {

@@ -162,8 +162,8 @@ class SqliteCache final : public TuningCache {
   }
 
   Status insert_confidence(const std::string& digest, const PickConfidence& c) {
-    auto stmt = db_.prepare(
-        "INSERT INTO confidences VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    auto stmt =
+        db_.prepare("INSERT INTO confidences VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
     if (!stmt) return std::unexpected(stmt.error());
     auto s = Binder(*stmt)(digest)(c.runner_up)(c.runner_up_ratio)(c.ratio_low)(c.ratio_high)(
                  static_cast<std::int64_t>(c.ratio_rounds))(c.spread)(c.others_load)(
@@ -243,8 +243,7 @@ class SqliteCache final : public TuningCache {
     return r;
   }
 
-  static Status read_confidence(SqliteStmt& stmt, const std::string& digest,
-                                TuningRecord& record) {
+  static Status read_confidence(SqliteStmt& stmt, const std::string& digest, TuningRecord& record) {
     stmt.reset();
     if (auto s = stmt.bind(1, digest); !s) return s;
     auto row = stmt.step();

@@ -214,7 +214,9 @@ PickConfidence pick_confidence(const SelectContext& ctx,
   std::optional<std::size_t> second;
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (i == winner || !alive(records[i]) || !records[i].stats) continue;
-    const auto rank = [&](std::size_t k) { return std::pair(decision.tier(k), median(records[k])); };
+    const auto rank = [&](std::size_t k) {
+      return std::pair(decision.tier(k), median(records[k]));
+    };
     if (!second || rank(i) < rank(*second)) second = i;
   }
   bool resolved = true;
@@ -242,22 +244,22 @@ PickConfidence pick_confidence(const SelectContext& ctx,
 }
 
 std::string untrusted_warning(const std::string& title, const PickConfidence& c) {
-  std::string why =
-      c.others_load >= 0
-          ? fmt::format("other processes used {:.2f} of {} cores while measuring; ",
-                        c.others_load, c.cores)
-          : std::string();
+  std::string why = c.others_load >= 0
+                        ? fmt::format("other processes used {:.2f} of {} cores while measuring; ",
+                                      c.others_load, c.cores)
+                        : std::string();
   why += fmt::format("repeated measurements spread {:.1f}%", 100 * c.spread);
   if (!c.runner_up.empty()) {
-    why += c.ratio_rounds > 0
-               ? fmt::format("; runner-up {} at {:.3f}x [{:.3f}, {:.3f}] over {} rounds",
-                             c.runner_up, c.runner_up_ratio, c.ratio_low, c.ratio_high,
-                             c.ratio_rounds)
-               : fmt::format("; runner-up {} at {:.3f}x", c.runner_up, c.runner_up_ratio);
+    why +=
+        c.ratio_rounds > 0
+            ? fmt::format("; runner-up {} at {:.3f}x [{:.3f}, {:.3f}] over {} rounds", c.runner_up,
+                          c.runner_up_ratio, c.ratio_low, c.ratio_high, c.ratio_rounds)
+            : fmt::format("; runner-up {} at {:.3f}x", c.runner_up, c.runner_up_ratio);
   }
-  return fmt::format("Warning: {}: the machine was too noisy to trust this pick ({}); tune again "
-                     "on a quieter machine (--retune)\n",
-                     title, why);
+  return fmt::format(
+      "Warning: {}: the machine was too noisy to trust this pick ({}); tune again "
+      "on a quieter machine (--retune)\n",
+      title, why);
 }
 
 }  // namespace ktune

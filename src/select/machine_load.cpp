@@ -69,8 +69,8 @@ std::optional<CpuClock> read_cpu_clock() {
     if (!(stat >> x)) return std::nullopt;
   }
   CpuClock c;
-  c.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-                 .count();
+  c.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   c.machine_s = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tick_s();
   c.ours_s = process_cpu_s("self");
   for (const std::string& pid : child_pids()) c.ours_s += process_cpu_s(pid);

@@ -1,6 +1,7 @@
 // The stages of Selector::select, each a function over one selection's state: lookup, compile,
-// run, decide (re-measure the deciding candidates), pick, re-verify the pick, record, report. select_with() is the script that chains them;
-// Selector::select calls it with the real runner, the unit tests with a fake one.
+// run, decide (re-measure the deciding candidates), pick, re-verify the pick, record, report.
+// select_with() is the script that chains them; Selector::select calls it with the real runner, the
+// unit tests with a fake one.
 //
 // Bookkeeping: the records are in candidate order, and a candidate is alive while its record's
 // outcome is ok. A candidate that fails a stage keeps that stage's outcome and message, and later
@@ -80,7 +81,7 @@ struct Decision {
   std::vector<std::vector<double>> rounds_ns;
   std::vector<bool> dropped;
   int rounds = 0;
-  bool noisy = false;  // the rounds went past close_call_rounds because of noise
+  bool noisy = false;                 // the rounds went past close_call_rounds because of noise
   std::optional<std::size_t> leader;  // the record the rounds decided for
   // 0: the leader, 1: another finalist still in contention, 2: one that dropped out, 3: any
   // other candidate. The pick takes the lowest tier first, so that the rounds' decision stands

@@ -108,8 +108,8 @@ TEST(SqliteCache, StoresThePicksConfidence) {
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
   TuningRecord r = sample_record(1);
-  r.confidence = PickConfidence{"gemm_t256x256", 1.0625, 0.9921875, 1.125, 15, 0.0425, 1.5, 2,
-                                5, false};
+  r.confidence =
+      PickConfidence{"gemm_t256x256", 1.0625, 0.9921875, 1.125, 15, 0.0425, 1.5, 2, 5, false};
   ASSERT_TRUE((*cache)->store(r).has_value());
   ASSERT_TRUE((*cache)->store(r).has_value());  // replaced, not duplicated
   const auto file = tmp.path() / "tuning.sqlite3";

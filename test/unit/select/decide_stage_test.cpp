@@ -88,9 +88,8 @@ TEST(MedianInterval, OrderStatisticsOfTheSignTest) {
 // slower; its fastest run shows its real speed): it still takes part, and the rounds decide.
 TEST_F(DecideStageTest, AStalledFirstMeasurementDoesNotFlipThePick) {
   auto candidates = fake_candidates({{"a"}, {"b"}, {"c"}});
-  runner_.fixed = {{"a", {Outcome::kOk, 130, 100}},
-                   {"b", {Outcome::kOk, 105}},
-                   {"c", {Outcome::kOk, 300}}};
+  runner_.fixed = {
+      {"a", {Outcome::kOk, 130, 100}}, {"b", {Outcome::kOk, 105}}, {"c", {Outcome::kOk, 300}}};
   runner_.remeasured_ns = {{"a", 100}, {"b", 105}};
   auto sel = select(candidates);
   ASSERT_TRUE(sel) << sel.error().message;

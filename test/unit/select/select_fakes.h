@@ -104,7 +104,8 @@ class FakeRunner final : public StageRunner {
     if (f.outcome != Outcome::kOk) return {f.outcome, choice.name() + " went wrong", std::nullopt};
     if (!measure) {
       const int k = ++verifications[choice.name()];
-      if (failing_verification.contains(choice.name()) && failing_verification.at(choice.name()) == k)
+      if (failing_verification.contains(choice.name()) &&
+          failing_verification.at(choice.name()) == k)
         return {Outcome::kWrongResult, choice.name() + " differs this time", std::nullopt};
       return {};
     }
@@ -128,9 +129,9 @@ class FakeRunner final : public StageRunner {
       for (int r = 0; r < rounds; ++r) {
         const int at = rounds_done[n]++;
         const auto seq = rounds_ns.find(n);
-        mine.push_back(seq == rounds_ns.end() ? again
-                                              : seq->second[static_cast<std::size_t>(at) %
-                                                            seq->second.size()]);
+        mine.push_back(seq == rounds_ns.end()
+                           ? again
+                           : seq->second[static_cast<std::size_t>(at) % seq->second.size()]);
       }
     }
     return out;
