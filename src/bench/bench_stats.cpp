@@ -35,4 +35,27 @@ BenchStats compute_stats(std::vector<double> samples_ns) {
   return stats;
 }
 
+double relative_spread(const BenchStats& stats) {
+  return stats.median_ns > 0 ? 1.4826 * stats.mad_ns / stats.median_ns : 0;
+}
+
+MedianInterval median_interval(std::vector<double> values, double level) {
+  if (values.empty()) return {};
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  const double tail = (1 - level) / 2;
+  // k: the 1-based rank of the lower bound. term is P(X = k - 1), below P(X <= k - 1) for X ~
+  // Binomial(n, 1/2); k grows while P(X <= k) stays within the tail and low stays below high.
+  std::size_t k = 1;
+  double term = std::pow(0.5, static_cast<double>(n));
+  double below = term;
+  while (k < (n + 1) / 2) {
+    term = term * static_cast<double>(n - k + 1) / static_cast<double>(k);
+    if (below + term > tail) break;
+    below += term;
+    ++k;
+  }
+  return {values[k - 1], values[n - k]};
+}
+
 }  // namespace ktune

@@ -19,6 +19,34 @@ namespace {
 constexpr std::string_view kFormat = "ktune-tuning-cache";
 constexpr std::int64_t kFormatVersion = 1;
 
+OrderedJson confidence_to_json(const PickConfidence& c) {
+  return OrderedJson{{"runner_up", c.runner_up},
+                     {"runner_up_ratio", json_number(c.runner_up_ratio)},
+                     {"ratio_low", json_number(c.ratio_low)},
+                     {"ratio_high", json_number(c.ratio_high)},
+                     {"ratio_rounds", c.ratio_rounds},
+                     {"spread", json_number(c.spread)},
+                     {"others_load", json_number(c.others_load)},
+                     {"cores", c.cores},
+                     {"reverified", c.reverified},
+                     {"trusted", c.trusted}};
+}
+
+PickConfidence read_confidence(JsonReader& in, const Json& c, const std::string& path) {
+  PickConfidence out;
+  out.runner_up = in.str(c, path, "runner_up");
+  out.runner_up_ratio = in.f64(c, path, "runner_up_ratio");
+  out.ratio_low = in.f64(c, path, "ratio_low");
+  out.ratio_high = in.f64(c, path, "ratio_high");
+  out.ratio_rounds = in.i32(c, path, "ratio_rounds");
+  out.spread = in.f64(c, path, "spread");
+  out.others_load = in.f64(c, path, "others_load");
+  out.cores = in.i32(c, path, "cores");
+  out.reverified = in.i32(c, path, "reverified");
+  out.trusted = in.boolean(c, path, "trusted");
+  return out;
+}
+
 OrderedJson record_to_json(const TuningRecord& r) {
   OrderedJson candidates = OrderedJson::array();
   for (const CandidateRecord& c : r.candidates) {
@@ -32,20 +60,21 @@ OrderedJson record_to_json(const TuningRecord& r) {
   }
   const TuningKey& k = r.key;
   // "digest" is for readers and `ktune cache show`; import recomputes it from the key.
-  return OrderedJson{{"digest", k.digest()},
-                     {"key",
-                      {{"op", k.op},
-                       {"problem", k.problem},
-                       {"candidate_set", k.candidate_set},
-                       {"device", k.device},
-                       {"toolchain", k.toolchain},
-                       {"version", k.version}}},
-                     {"winner", r.winner},
-                     {"created_unix", r.created_unix},
-                     {"compile_s", json_number(r.compile_s)},
-                     {"bench_s", json_number(r.bench_s)},
-                     {"candidate_count", r.candidates.size()},
-                     {"candidates", std::move(candidates)}};
+  return OrderedJson{
+      {"digest", k.digest()},
+      {"key",
+       {{"op", k.op},
+        {"problem", k.problem},
+        {"candidate_set", k.candidate_set},
+        {"device", k.device},
+        {"toolchain", k.toolchain},
+        {"version", k.version}}},
+      {"winner", r.winner},
+      {"created_unix", r.created_unix},
+      {"compile_s", json_number(r.compile_s)},
+      {"bench_s", json_number(r.bench_s)},
+      {"confidence", r.confidence ? confidence_to_json(*r.confidence) : OrderedJson(nullptr)},
+      {"candidates", std::move(candidates)}};
 }
 
 CandidateRecord read_candidate(JsonReader& in, const Json& c, const std::string& path) {
@@ -84,6 +113,12 @@ TuningRecord read_record(JsonReader& in, const Json& r, const std::string& path,
   out.bench_s = in.f64(r, path, "bench_s");
   if (r.contains("candidate_count")) {
     count = static_cast<std::size_t>(in.integer(r, path, "candidate_count", 0, 1 << 30));
+  }
+  // Absent from exports older than the field, null when it was not measured.
+  if (JsonReader::has(r, "confidence")) {
+    if (const Json* c = in.nullable_object(r, path, "confidence")) {
+      out.confidence = read_confidence(in, *c, JsonReader::sub(path, "confidence"));
+    }
   }
   if (const Json* cs = in.array(r, path, "candidates")) {
     for (std::size_t i = 0; i < cs->size() && in.ok(); ++i) {

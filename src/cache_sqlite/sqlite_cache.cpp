@@ -25,6 +25,9 @@ constexpr std::string_view kNewestFirst = " ORDER BY created_unix DESC, rowid DE
 constexpr std::string_view kSelectCandidates =
     "SELECT choice_key, name, info, outcome, message, median_ns, min_ns, max_ns, mad_ns, runs, "
     "compile_s FROM candidates WHERE digest = ?1 ORDER BY ord";
+constexpr std::string_view kSelectConfidence =
+    "SELECT runner_up, runner_up_ratio, ratio_low, ratio_high, ratio_rounds, spread, others_load, "
+    "cores, reverified, trusted FROM confidences WHERE digest = ?1";
 
 // Binds each value to the next parameter; stops at the first failure.
 class Binder {
@@ -75,7 +78,8 @@ class SqliteCache final : public TuningCache {
     if (!txn) return std::unexpected(txn.error());
     const std::string digest = record.key.digest();
     for (std::string_view sql :
-         {"DELETE FROM candidates WHERE digest = ?1", "DELETE FROM tunings WHERE digest = ?1"}) {
+         {"DELETE FROM candidates WHERE digest = ?1", "DELETE FROM confidences WHERE digest = ?1",
+          "DELETE FROM tunings WHERE digest = ?1"}) {
       auto stmt = db_.prepare(sql);
       if (!stmt) return std::unexpected(stmt.error());
       if (auto s = Binder(*stmt)(digest).status(); !s) return s;
@@ -83,6 +87,9 @@ class SqliteCache final : public TuningCache {
     }
     if (auto s = insert_tuning(digest, record); !s) return s;
     if (auto s = insert_candidates(digest, record.candidates); !s) return s;
+    if (record.confidence) {
+      if (auto s = insert_confidence(digest, *record.confidence); !s) return s;
+    }
     return txn->commit();
   }
 
@@ -105,7 +112,8 @@ class SqliteCache final : public TuningCache {
     if (!txn) return std::unexpected(txn.error());
     auto count = db_.query_int("SELECT count(*) FROM tunings");
     if (!count) return std::unexpected(count.error());
-    if (auto s = db_.exec("DELETE FROM candidates; DELETE FROM tunings;"); !s) {
+    if (auto s = db_.exec("DELETE FROM candidates; DELETE FROM confidences; DELETE FROM tunings;");
+        !s) {
       return std::unexpected(s.error());
     }
     if (auto s = txn->commit(); !s) return std::unexpected(s.error());
@@ -137,6 +145,19 @@ class SqliteCache final : public TuningCache {
     auto s = Binder(*stmt)(digest)(k.op)(k.problem)(k.candidate_set)(k.device)(k.toolchain)(
                  k.version)(r.winner)(r.created_unix)(r.compile_s)(r.bench_s)(
                  static_cast<std::int64_t>(r.candidates.size()))
+                 .status();
+    if (!s) return s;
+    return stmt->run();
+  }
+
+  Status insert_confidence(const std::string& digest, const PickConfidence& c) {
+    auto stmt =
+        db_.prepare("INSERT INTO confidences VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    if (!stmt) return std::unexpected(stmt.error());
+    auto s = Binder(*stmt)(digest)(c.runner_up)(c.runner_up_ratio)(c.ratio_low)(c.ratio_high)(
+                 static_cast<std::int64_t>(c.ratio_rounds))(c.spread)(c.others_load)(
+                 static_cast<std::int64_t>(c.cores))(static_cast<std::int64_t>(c.reverified))(
+                 static_cast<std::int64_t>(c.trusted ? 1 : 0))
                  .status();
     if (!s) return s;
     return stmt->run();
@@ -192,8 +213,13 @@ class SqliteCache final : public TuningCache {
     }
     auto candidates = db_.prepare(kSelectCandidates);
     if (!candidates) return std::unexpected(candidates.error());
+    auto confidence = db_.prepare(kSelectConfidence);
+    if (!confidence) return std::unexpected(confidence.error());
     for (std::size_t i = 0; i < records.size(); ++i) {
       if (auto s = read_candidates(*candidates, digests[i], records[i].record); !s) {
+        return std::unexpected(s.error());
+      }
+      if (auto s = read_confidence(*confidence, digests[i], records[i].record); !s) {
         return std::unexpected(s.error());
       }
     }
@@ -210,6 +236,28 @@ class SqliteCache final : public TuningCache {
     r.compile_s = row.column_double(9);
     r.bench_s = row.column_double(10);
     return r;
+  }
+
+  static Status read_confidence(SqliteStmt& stmt, const std::string& digest, TuningRecord& record) {
+    stmt.reset();
+    if (auto s = stmt.bind(1, digest); !s) return s;
+    auto row = stmt.step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return {};  // stored before version 2, or without a confidence
+    PickConfidence c;
+    c.runner_up = stmt.column_text(0);
+    c.runner_up_ratio = stmt.column_double(1);
+    c.ratio_low = stmt.column_double(2);
+    c.ratio_high = stmt.column_double(3);
+    c.ratio_rounds = static_cast<int>(stmt.column_int(4));
+    c.spread = stmt.column_double(5);
+    c.others_load = stmt.column_double(6);
+    c.cores = static_cast<int>(stmt.column_int(7));
+    c.reverified = static_cast<int>(stmt.column_int(8));
+    c.trusted = stmt.column_int(9) != 0;
+    record.confidence = c;
+    stmt.reset();  // one row per digest: done
+    return {};
   }
 
   Status read_candidates(SqliteStmt& stmt, const std::string& digest, TuningRecord& record) {

@@ -19,7 +19,7 @@ using cache::SqliteTransaction;
 constexpr int kBusyTimeoutMs = 5000;
 // PRAGMA user_version of the layout below. 0 is a fresh file. A new version adds a migration
 // step in migrate() and never changes what an older step does.
-constexpr std::int64_t kSchemaVersion = 2;
+constexpr std::int64_t kSchemaVersion = 3;
 
 constexpr std::string_view kSchemaV1 = R"sql(
 CREATE TABLE IF NOT EXISTS tunings(
@@ -42,6 +42,17 @@ CREATE TABLE IF NOT EXISTS candidates(
 constexpr std::string_view kSchemaV2 =
     "ALTER TABLE tunings ADD COLUMN candidate_count INTEGER NULL;";
 
+// v3: the pick's confidence (TuningRecord::confidence), one row per tuning that has one;
+// records stored before have none and read back without it.
+constexpr std::string_view kSchemaV3 = R"sql(
+CREATE TABLE IF NOT EXISTS confidences(
+  digest TEXT PRIMARY KEY NOT NULL REFERENCES tunings(digest) ON DELETE CASCADE,
+  runner_up TEXT NOT NULL, runner_up_ratio REAL NOT NULL, ratio_low REAL NOT NULL,
+  ratio_high REAL NOT NULL, ratio_rounds INTEGER NOT NULL, spread REAL NOT NULL,
+  others_load REAL NOT NULL, cores INTEGER NOT NULL, reverified INTEGER NOT NULL,
+  trusted INTEGER NOT NULL);
+)sql";
+
 // Brings a fresh or older file to kSchemaVersion; refuses one written by a newer ktune.
 Status migrate(SqliteDb& db) {
   auto txn = SqliteTransaction::begin(db, SqliteTransaction::Kind::kWrite);
@@ -60,6 +71,9 @@ Status migrate(SqliteDb& db) {
   }
   if (*version < 2) {
     if (auto s = db.exec(kSchemaV2); !s) return s;
+  }
+  if (*version < 3) {
+    if (auto s = db.exec(kSchemaV3); !s) return s;
   }
   if (*version != kSchemaVersion) {
     if (auto s = db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)); !s) return s;

@@ -21,6 +21,26 @@ std::string one_line(std::string s, std::size_t max) {
   return s;
 }
 
+// How far the pick can be trusted, in one line (PickConfidence).
+std::string confidence_line(const PickConfidence& c) {
+  std::string out = "Pick confidence: ";
+  if (c.runner_up.empty()) {
+    out += "no runner-up";
+  } else if (c.ratio_rounds > 0) {
+    out += fmt::format("runner-up {} at {:.3f}x [{:.3f}, {:.3f}] over {} alternating rounds",
+                       c.runner_up, c.runner_up_ratio, c.ratio_low, c.ratio_high, c.ratio_rounds);
+  } else {
+    out += fmt::format("runner-up {} at {:.3f}x", c.runner_up, c.runner_up_ratio);
+  }
+  out += fmt::format("; spread {:.1f}%; ", 100 * c.spread);
+  out += c.others_load >= 0
+             ? fmt::format("other processes {:.2f} of {} cores", c.others_load, c.cores)
+             : std::string("other processes' load not measured (under 0.5 s)");
+  out += fmt::format("; verified {} more times after timing{}\n", c.reverified,
+                     c.trusted ? "" : "; NOT TRUSTED (noise)");
+  return out;
+}
+
 }  // namespace
 
 std::string format_autotune_table(const std::string& title, const TuningRecord& record, int rows,
@@ -61,6 +81,7 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
       "{} candidates ({} valid, {} failed); {:.2f} s compiling, {:.2f} s verifying and "
       "benchmarking\n",
       record.candidates.size(), ok.size(), failed.size(), record.compile_s, record.bench_s);
+  if (const auto& c = record.confidence) out += confidence_line(*c);
   return out;
 }
 

@@ -29,11 +29,22 @@ CandidateRun CandidateStageRunner::run(Choice& choice, bool measure) {
   return {r.outcome, std::move(r.message), r.stats};
 }
 
-Result<std::vector<BenchStats>> CandidateStageRunner::remeasure(
+Result<std::vector<std::vector<double>>> CandidateStageRunner::remeasure(
     const std::vector<Choice*>& choices, int rounds,
     const std::optional<BenchOptions>& round_bench) {
   if (!runner_) return std::unexpected(not_prepared());
-  return runner_->remeasure(choices, rounds, round_bench);
+  // One round per call, so that each round's median stays apart: the decide stage pairs the
+  // candidates' rounds (measured back to back) to compare them under the same conditions.
+  std::vector<std::vector<double>> out(choices.size());
+  for (int r = 0; r < rounds; ++r) {
+    auto round = runner_->remeasure(choices, 1, round_bench);
+    if (!round) return std::unexpected(round.error());
+    if (round->size() != choices.size()) {
+      return make_error(ErrorCode::kInternal, "re-measuring: wrong number of statistics");
+    }
+    for (std::size_t i = 0; i < choices.size(); ++i) out[i].push_back((*round)[i].median_ns);
+  }
+  return out;
 }
 
 }  // namespace ktune

@@ -26,7 +26,7 @@ class CandidateStageRunner final : public StageRunner {
 
   [[nodiscard]] Status prepare(Choice* reference) override;
   [[nodiscard]] CandidateRun run(Choice& choice, bool measure) override;
-  [[nodiscard]] Result<std::vector<BenchStats>> remeasure(
+  [[nodiscard]] Result<std::vector<std::vector<double>>> remeasure(
       const std::vector<Choice*>& choices, int rounds,
       const std::optional<BenchOptions>& round_bench) override;
 

@@ -40,6 +40,13 @@ void JsonLog::selection(const std::string& problem, const TuningRecord& r, bool 
       {"event", "selection"},     {"problem", problem},    {"winner", r.winner},
       {"from_cache", from_cache}, {"key", r.key.digest()}, {"candidates", r.candidates.size()},
       {"compile_s", r.compile_s}, {"bench_s", r.bench_s},  {"select_s", select_s}};
+  if (const auto& c = r.confidence) {
+    j["confidence"] = {{"runner_up", c->runner_up},       {"runner_up_ratio", c->runner_up_ratio},
+                       {"ratio_low", c->ratio_low},       {"ratio_high", c->ratio_high},
+                       {"ratio_rounds", c->ratio_rounds}, {"spread", c->spread},
+                       {"others_load", c->others_load},   {"cores", c->cores},
+                       {"reverified", c->reverified},     {"trusted", c->trusted}};
+  }
   std::fputs((j.dump() + "\n").c_str(), f_);
   std::fflush(f_);
 }

@@ -73,6 +73,9 @@ void report_stage(const SelectContext& ctx, const Selection& sel, JsonLog& log) 
                        : fmt::format("Selected {} ({})\n", sel.record.winner,
                                      sel.record.candidates[sel.winner_index].info);
     std::fputs(line.c_str(), out);
+    if (sel.record.confidence && !sel.record.confidence->trusted) {
+      std::fputs(untrusted_warning(ctx.title, *sel.record.confidence).c_str(), out);
+    }
   }
   log.selection(ctx.title, sel.record, sel.from_cache, sel.select_s);
 }
@@ -110,10 +113,12 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   }
   // A single candidate is not measured (Inductor's shortcut): there is nothing to compare with.
   const bool single = ctx.candidates.size() == 1;
+  const LoadWatch load{runner.cpu_clock(), runner.cores()};
   run_stage(ctx, runner, !single, records);
-  if (!single) settle_stage(ctx, runner, records);
+  Decision decision;
+  if (!single) decision = decide_stage(ctx, runner, records, load);
 
-  auto winner = pick_stage(records);
+  auto winner = reverify_stage(ctx, runner, records, decision);
   for (const CandidateRecord& r : records) log.candidate(ctx.title, r);  // final statistics
   sel.record.bench_s = seconds_since(t_bench);
   if (!winner) {
@@ -121,6 +126,8 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
                       fmt::format("{}: {}", ctx.title, winner.error().message));
   }
   sel.winner_index = *winner;
+  sel.record.confidence =
+      pick_confidence(ctx, records, decision, *winner, load.others(runner), load.cores);
   if (Status s = record_stage(ctx.options, cache, sel); !s) return std::unexpected(s.error());
   sel.select_s = seconds_since(t_start);
   report_stage(ctx, sel, log);

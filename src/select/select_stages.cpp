@@ -1,4 +1,5 @@
-// The candidate stages of a selection: records, compile, run, settle close calls, pick.
+// The candidate stages of a selection: records, compile, run, pick, re-verify the pick (the
+// decide stage and the pick's confidence: decide_stage.cpp).
 #include "select/select_stages.h"
 
 #include <fmt/format.h>
@@ -6,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "core/thread_pool.h"
 
@@ -135,46 +137,40 @@ void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
   }
 }
 
-std::vector<std::size_t> close_calls(const std::vector<CandidateRecord>& records, double band) {
-  const std::vector<std::size_t> ok = alive_indices(records);
-  if (ok.size() < 2) return {};
-  double best = median(records[ok.front()]);
-  for (std::size_t i : ok) best = std::min(best, median(records[i]));
-  std::vector<std::size_t> close;
-  for (std::size_t i : ok) {
-    if (median(records[i]) <= best * (1 + band)) close.push_back(i);
-  }
-  if (close.size() < 2) close.clear();
-  return close;
-}
-
-std::vector<std::size_t> settle_stage(const SelectContext& ctx, StageRunner& runner,
-                                      std::vector<CandidateRecord>& records) {
-  std::vector<std::size_t> close = close_calls(records, ctx.options.close_call_band);
-  if (close.empty()) return {};
-  select_progress(ctx.options.progress,
-                  fmt::format("{}: re-measuring {} close calls", ctx.title, close.size()));
-  std::vector<Choice*> choices;
-  choices.reserve(close.size());
-  for (std::size_t i : close) choices.push_back(ctx.candidates[i].get());
-  auto again = runner.remeasure(choices, ctx.options.close_call_rounds, std::nullopt);
-  if (!again || again->size() != close.size()) {
-    select_progress(ctx.options.progress,
-                    fmt::format("{}: keeping the first measurements: {}", ctx.title,
-                                again ? "wrong number of statistics" : again.error().message));
-    return {};
-  }
-  for (std::size_t j = 0; j < close.size(); ++j) records[close[j]].stats = (*again)[j];
-  return close;
-}
-
-Result<std::size_t> pick_stage(const std::vector<CandidateRecord>& records) {
+Result<std::size_t> pick_stage(const std::vector<CandidateRecord>& records,
+                               const Decision* decision) {
   const std::vector<std::size_t> ok = alive_indices(records);
   if (ok.empty()) return make_error(ErrorCode::kNoValidChoice, no_valid_choice_message(records));
+  const auto rank = [&](std::size_t i) {
+    return std::pair(decision ? decision->tier(i) : 0, median(records[i]));
+  };
   // min_element keeps the first of equal elements: ties go to the earlier candidate.
-  return *std::min_element(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) {
-    return median(records[a]) < median(records[b]);
-  });
+  return *std::min_element(ok.begin(), ok.end(),
+                           [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
+}
+
+Result<std::size_t> reverify_stage(const SelectContext& ctx, StageRunner& runner,
+                                   std::vector<CandidateRecord>& records,
+                                   const Decision& decision) {
+  const int runs = std::max(ctx.options.reverify_runs, 0);
+  for (;;) {
+    auto pick = pick_stage(records, &decision);
+    if (!pick || runs == 0) return pick;
+    Choice& c = *ctx.candidates[*pick];
+    bool passed = true;
+    for (int k = 1; k <= runs && passed; ++k) {
+      CandidateRun r = runner.run(c, /*measure=*/false);
+      if (r.outcome == Outcome::kOk) continue;
+      passed = false;
+      select_progress(ctx.options.progress,
+                      fmt::format("{}: the pick {} failed verification {} of {} after timing "
+                                  "({}); picking the next",
+                                  ctx.title, c.name(), k, runs, outcome_name(r.outcome)));
+      fail(records[*pick], r.outcome,
+           fmt::format("failed re-verification {} of {} after timing: {}", k, runs, r.message));
+    }
+    if (passed) return pick;
+  }
 }
 
 }  // namespace ktune

@@ -1,6 +1,7 @@
 // The stages of Selector::select, each a function over one selection's state: lookup, compile,
-// run, settle close calls, pick, record, report. select_with() is the script that chains them;
-// Selector::select calls it with the real runner, the unit tests with a fake one.
+// run, decide (re-measure the deciding candidates), pick, re-verify the pick, record, report.
+// select_with() is the script that chains them; Selector::select calls it with the real runner, the
+// unit tests with a fake one.
 //
 // Bookkeeping: the records are in candidate order, and a candidate is alive while its record's
 // outcome is ok. A candidate that fails a stage keeps that stage's outcome and message, and later
@@ -58,21 +59,67 @@ void select_progress(std::FILE* f, const std::string& line);
 void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
                std::vector<CandidateRecord>& records);
 
-// The alive candidates whose median is within options.close_call_band of the best; empty when
-// fewer than two are.
-[[nodiscard]] std::vector<std::size_t> close_calls(const std::vector<CandidateRecord>& records,
-                                                   double band);
+// The deciding candidates (SelectorOptions::close_call_band): alive ones whose first median or
+// fastest run is within `band` of the best median, the fastest `max` by median; empty when fewer
+// than two are.
+[[nodiscard]] std::vector<std::size_t> deciding_candidates(
+    const std::vector<CandidateRecord>& records, double band, int max);
 
-// settle close calls: the close calls measured again, alternating, so that a drift of the
-// machine cannot decide; their statistics replaced by the re-measured ones. When re-measuring
-// fails, the first measurements stand. Returns the indices re-measured.
-std::vector<std::size_t> settle_stage(const SelectContext& ctx, StageRunner& runner,
-                                      std::vector<CandidateRecord>& records);
+// Other processes' CPU use from the start of measuring (StageRunner::cpu_clock).
+struct LoadWatch {
+  std::optional<CpuClock> start;
+  int cores = 1;
+  // Cores' worth used by others since `start`; -1 when unknown (no clock, or under half a
+  // second since `start`).
+  [[nodiscard]] double others(StageRunner& runner) const;
+};
 
-// pick: the alive candidate with the smallest median; ties go to the earlier candidate, so the
-// pick is deterministic for a given candidate list. kNoValidChoice, with a summary of the
-// outcomes and the first failure, when none is alive.
-[[nodiscard]] Result<std::size_t> pick_stage(const std::vector<CandidateRecord>& records);
+// What the decide stage measured: each finalist's round medians (round order; one dropped early
+// has fewer), and which dropped out as significantly slower than the leader.
+struct Decision {
+  std::vector<std::size_t> finalists;  // record indices
+  std::vector<std::vector<double>> rounds_ns;
+  std::vector<bool> dropped;
+  int rounds = 0;
+  bool noisy = false;                 // the rounds went past close_call_rounds because of noise
+  std::optional<std::size_t> leader;  // the record the rounds decided for
+  // 0: the leader, 1: another finalist still in contention, 2: one that dropped out, 3: any
+  // other candidate. The pick takes the lowest tier first, so that the rounds' decision stands
+  // and first medians never compete with re-measured ones.
+  [[nodiscard]] int tier(std::size_t record) const;
+  // Paired round ratios a/b (their common rounds); empty unless both are finalists.
+  [[nodiscard]] std::vector<double> ratios(std::size_t a, std::size_t b) const;
+};
+
+// decide: the deciding candidates measured again in alternating rounds (SelectorOptions says
+// how many and when it stops), so that neither a drift of the machine nor a stall in one
+// measurement can decide; their statistics replaced by those of their round medians. When
+// re-measuring fails before the first batch, the first measurements stand.
+Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
+                      std::vector<CandidateRecord>& records, const LoadWatch& load);
+
+// pick: the alive candidate of the lowest tier (decision null: all one tier) with the smallest
+// median; ties go to the earlier candidate, so the pick is deterministic for a given candidate
+// list. kNoValidChoice, with a summary of the outcomes and the first failure, when none is alive.
+[[nodiscard]] Result<std::size_t> pick_stage(const std::vector<CandidateRecord>& records,
+                                             const Decision* decision = nullptr);
+
+// reverify: the pick verified again options.reverify_runs times (verify-only requests); a pick
+// that fails is marked with that outcome and the next pick is verified alike. The pick that
+// passed, or kNoValidChoice.
+[[nodiscard]] Result<std::size_t> reverify_stage(const SelectContext& ctx, StageRunner& runner,
+                                                 std::vector<CandidateRecord>& records,
+                                                 const Decision& decision);
+
+// The pick's confidence (ktune/cache/tuning_cache.h): runner-up and ratio, spread, load, and
+// whether it can be trusted under the options' thresholds.
+[[nodiscard]] PickConfidence pick_confidence(const SelectContext& ctx,
+                                             const std::vector<CandidateRecord>& records,
+                                             const Decision& decision, std::size_t winner,
+                                             double others_load, int cores);
+
+// The warning printed for an untrusted pick: the numbers that make it so.
+[[nodiscard]] std::string untrusted_warning(const std::string& title, const PickConfidence& c);
 
 // record: the winner and the time into the record, stored in the cache with options.write_cache.
 [[nodiscard]] Status record_stage(const SelectorOptions& options, TuningCache& cache,
@@ -81,7 +128,7 @@ std::vector<std::size_t> settle_stage(const SelectContext& ctx, StageRunner& run
 // report: the AUTOTUNE table and the pick on options.out, the selection in the JSON log.
 void report_stage(const SelectContext& ctx, const Selection& selection, JsonLog& log);
 
-// The whole selection: lookup, then compile, run, settle, pick, record and report, the
+// The whole selection: lookup, then compile, run, decide, pick, re-verify, record and report, the
 // candidates reached through `runner` once compiled.
 [[nodiscard]] Result<Selection> select_with(const SelectContext& ctx, const Backend& backend,
                                             TuningCache& cache, const TuningKey& key,

@@ -49,7 +49,12 @@ Result<std::vector<BenchStats>> Selector::measure_again(const Problem& problem,
                                                         int rounds) {
   CandidateStageRunner runner(backend_, problem, options_, worker_pool());
   if (Status s = runner.prepare(reference); !s) return std::unexpected(s.error());
-  return runner.remeasure(choices, rounds, round_bench);
+  auto again = runner.remeasure(choices, rounds, round_bench);
+  if (!again) return std::unexpected(again.error());
+  std::vector<BenchStats> out;
+  out.reserve(again->size());
+  for (std::vector<double>& rounds_ns : *again) out.push_back(compute_stats(std::move(rounds_ns)));
+  return out;
 }
 
 WorkerPool* Selector::worker_pool() {

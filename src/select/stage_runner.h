@@ -13,6 +13,7 @@
 #include "ktune/choice/choice.h"
 #include "ktune/core/outcome.h"
 #include "ktune/core/status.h"
+#include "select/machine_load.h"
 
 namespace ktune {
 
@@ -31,12 +32,17 @@ class StageRunner {
   [[nodiscard]] virtual Status prepare(Choice* reference) = 0;
   // Verifies the candidate against the reference and, with `measure`, measures it.
   [[nodiscard]] virtual CandidateRun run(Choice& choice, bool measure) = 0;
-  // Measures candidates that passed run() again, `rounds` rounds alternating between them; the
-  // statistics of the round medians in the order given. `round_bench`: how each round measures;
-  // empty: the runner's short default.
-  [[nodiscard]] virtual Result<std::vector<BenchStats>> remeasure(
+  // Measures candidates that passed run() again, `rounds` rounds alternating between them; each
+  // one's round medians, in round order, in the order given. `round_bench`: how each round
+  // measures; empty: the runner's short default.
+  [[nodiscard]] virtual Result<std::vector<std::vector<double>>> remeasure(
       const std::vector<Choice*>& choices, int rounds,
       const std::optional<BenchOptions>& round_bench) = 0;
+  // The machine's and ktune's CPU time now (select/machine_load.h), for the load of other
+  // processes while measuring; nullopt: unknown.
+  [[nodiscard]] virtual std::optional<CpuClock> cpu_clock() { return read_cpu_clock(); }
+  // Cores the candidates are measured on.
+  [[nodiscard]] virtual int cores() { return usable_cores(); }
 };
 
 }  // namespace ktune

@@ -69,6 +69,25 @@ struct CandidateRecord {
   double compile_s = 0;
 };
 
+// How far a tuning's pick can be trusted, measured while it was made (the decide stage of the
+// Selector): who came second and by how much, with a confidence interval from rounds that
+// measured both alternately, the measurements' spread and the load of other processes.
+struct PickConfidence {
+  std::string runner_up;       // the second-best valid candidate; empty: there was none
+  double runner_up_ratio = 0;  // its time over the winner's (>= 1 unless re-verification moved
+                               // the pick to a slower candidate)
+  // The ratio's confidence interval (about 95%: order statistics of the paired round ratios).
+  // ratio_rounds 0: the two were not measured in rounds; low = high = the ratio of first medians.
+  double ratio_low = 0;
+  double ratio_high = 0;
+  int ratio_rounds = 0;
+  double spread = 0;       // robust relative spread (1.4826 MAD / median) of repeated measurements
+  double others_load = 0;  // CPU cores other processes used while ktune measured; < 0: unknown
+  int cores = 0;           // cores ktune measures on (its affinity)
+  int reverified = 0;      // verifications of the pick after timing, all passed
+  bool trusted = true;     // false: the pick was reported as not to be trusted (noise, load)
+};
+
 struct TuningRecord {
   TuningKey key;
   std::string winner;  // name of the picked candidate
@@ -76,6 +95,8 @@ struct TuningRecord {
   std::int64_t created_unix = 0;
   double compile_s = 0;  // wall time of the parallel compile stage
   double bench_s = 0;    // wall time of measuring and verifying
+  // Unset in records stored before ktune measured it.
+  std::optional<PickConfidence> confidence;
 };
 
 // Why a stored record must not be served, or ok. A file can be edited, truncated or written by

@@ -1,7 +1,8 @@
 // Selector: Inductor's AlgorithmSelectorCache.__call__ for ktune. Given a problem, its candidates
 // and a reference, it looks the answer up in the tuning cache, or compiles every candidate in
-// parallel, verifies each against the reference, measures the valid ones, re-measures close
-// calls, picks the fastest, records every outcome and prints the AUTOTUNE table.
+// parallel, verifies each against the reference, measures the valid ones, re-measures the
+// deciding candidates in alternating rounds, picks the fastest, verifies the pick again, records
+// every outcome with the pick's confidence and prints the AUTOTUNE table.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +29,35 @@ struct SelectorOptions {
   unsigned jobs = 0;        // compile threads; 0: all cores
   bool read_cache = true;   // a hit skips compiling and measuring
   bool write_cache = true;  // store the outcome of a tuning run
-  // Candidates whose first median is within this fraction of the best are measured again,
-  // interleaved, before the pick.
-  double close_call_band = 0.05;
+  // The deciding candidates: those whose first median, or fastest timed run (a measurement that
+  // a stall slowed only in part), is within this fraction of the best median; at most
+  // decide_max of them, the fastest first. Before the pick they are measured again in rounds
+  // that alternate between them (decide stage), in batches of decide_batch rounds: after each,
+  // a candidate significantly slower than the leader (the sign test's interval of its paired
+  // round ratios above 1) drops out, and the stage ends once no candidate left may be more than
+  // `resolution` faster than the leader. The leader decides: the fastest by its median of round
+  // medians, unless another is faster by the median of their paired round ratios.
+  double close_call_band = 0.10;
+  int decide_max = 8;
+  int decide_batch = 5;
+  double resolution = 0.03;
+  // Rounds at most (0: no decide stage; the first medians decide); up to noisy_rounds while the
+  // measurements are noisy (busy_load or noise_spread below) and the pick is unresolved.
   int close_call_rounds = 15;
+  int noisy_rounds = 30;
+  // Noise: other processes' CPU use, as a fraction of the cores ktune measures on, and the
+  // relative spread (1.4826 MAD / median) of repeated measurements, above which measurements
+  // count as noisy; a pick made in such noise that is not resolved is reported as untrusted.
+  double busy_load = 0.25;
+  double noise_spread = 0.05;
+  // When the first measurements were made in noise, more candidates decide: those within
+  // noisy_band of the best, at most noisy_decide_max.
+  double noisy_band = 0.25;
+  int noisy_decide_max = 12;
+  // Verifications of the pick after timing, each a fresh request (outputs poisoned anew) in the
+  // worker that has just timed it; a pick that fails one is excluded and the next is picked and
+  // re-verified alike. Catches candidates that go wrong only on later calls or only sometimes.
+  int reverify_runs = 5;
   int table_rows = 10;  // fastest rows in the AUTOTUNE table; failures are always listed
   std::uint64_t seed = 0;
   std::optional<Tolerance> tolerance;  // empty: by dtype

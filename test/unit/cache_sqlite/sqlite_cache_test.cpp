@@ -92,13 +92,48 @@ TEST(SqliteCache, PersistsAcrossReopen) {
   EXPECT_EQ(all->front().key.candidate_set, "cset-2");
 }
 
-TEST(SqliteCache, UsesWalAndSchemaVersionTwo) {
+TEST(SqliteCache, UsesWalAndSchemaVersionThree) {
   TempDir tmp;
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
   const auto file = tmp.path() / "tuning.sqlite3";
   EXPECT_EQ(raw_sql(file, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "2");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "3");
+}
+
+// The pick's confidence (schema 3) is stored and read back field by field, replaced with its
+// record and cleared with it.
+TEST(SqliteCache, StoresThePicksConfidence) {
+  TempDir tmp;
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value()) << cache.error().message;
+  TuningRecord r = sample_record(1);
+  r.confidence =
+      PickConfidence{"gemm_t256x256", 1.0625, 0.9921875, 1.125, 15, 0.0425, 1.5, 2, 5, false};
+  ASSERT_TRUE((*cache)->store(r).has_value());
+  ASSERT_TRUE((*cache)->store(r).has_value());  // replaced, not duplicated
+  const auto file = tmp.path() / "tuning.sqlite3";
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM confidences"), "1");
+  auto found = (*cache)->lookup(r.key);
+  ASSERT_TRUE(found.has_value() && found->has_value());
+  ASSERT_TRUE((*found)->confidence);
+  const PickConfidence& c = *(*found)->confidence;
+  EXPECT_EQ(c.runner_up, "gemm_t256x256");
+  EXPECT_EQ(c.runner_up_ratio, 1.0625);
+  EXPECT_EQ(c.ratio_low, 0.9921875);
+  EXPECT_EQ(c.ratio_high, 1.125);
+  EXPECT_EQ(c.ratio_rounds, 15);
+  EXPECT_EQ(c.spread, 0.0425);
+  EXPECT_EQ(c.others_load, 1.5);
+  EXPECT_EQ(c.cores, 2);
+  EXPECT_EQ(c.reverified, 5);
+  EXPECT_FALSE(c.trusted);
+  ASSERT_TRUE((*cache)->store(sample_record(2)).has_value());
+  auto plain = (*cache)->lookup(sample_key(2));
+  ASSERT_TRUE(plain.has_value() && plain->has_value());
+  EXPECT_FALSE((*plain)->confidence) << "a record without one reads without one";
+  ASSERT_TRUE((*cache)->clear().has_value());
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM confidences"), "0");
 }
 
 // A file of schema v1 (no candidate_count) is migrated in place; its records are still served,
@@ -112,14 +147,16 @@ TEST(SqliteCache, SchemaOneFileIsMigratedAndStillServed) {
     ASSERT_TRUE((*cache)->store(sample_record(1)).has_value());
   }
   raw_sql(file, "ALTER TABLE tunings DROP COLUMN candidate_count");
+  raw_sql(file, "DROP TABLE confidences");
   raw_sql(file, "PRAGMA user_version = 1");
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "2");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "3");
   EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM tunings WHERE candidate_count IS NULL"), "1");
   auto found = (*cache)->lookup(sample_key(1));
   ASSERT_TRUE(found.has_value() && found->has_value());
   EXPECT_TRUE(same_record(**found, sample_record(1)));
+  EXPECT_FALSE((*found)->confidence);
 }
 
 // The file edited behind ktune's back, one way per case: each is a miss with a warning that

@@ -61,18 +61,29 @@ class FakeBackend final : public Backend {
   }
 };
 
-// Outcome and first median of each candidate by name (unlisted: ok, 1000 ns), medians of the
-// re-measurement by name (unlisted: the first median).
+// Outcome and first median of each candidate by name (unlisted: ok, 1000 ns), round medians of
+// the re-measurement by name (unlisted: the first median), verifications that fail, and the
+// load of other processes.
 class FakeRunner final : public StageRunner {
  public:
   struct Fixed {
     Outcome outcome = Outcome::kOk;
     double median_ns = 1000;
+    double min_ns = 0;  // the fastest run; 0: the median
   };
   std::map<std::string, Fixed> fixed;
   std::map<std::string, double> remeasured_ns;
+  // Round medians by name, used in turn (round r of the candidate: rounds_ns[r % size]); over
+  // remeasured_ns.
+  std::map<std::string, std::vector<double>> rounds_ns;
   Status prepare_status;
   bool remeasure_fails = false;
+  // The verify-only call (run with measure false, counted from 1 per name) that answers
+  // wrong_result; unlisted: none does.
+  std::map<std::string, int> failing_verification;
+  // Cores' worth of CPU other processes use; unset: unknown (cpu_clock answers nullopt).
+  std::optional<double> others_load;
+  int core_count = 2;
 
   // What was asked, in order.
   int prepared = 0;
@@ -80,6 +91,7 @@ class FakeRunner final : public StageRunner {
   std::vector<bool> measured;
   std::vector<std::vector<std::string>> remeasure_calls;
   std::vector<int> remeasure_rounds;
+  std::map<std::string, int> verifications;  // verify-only calls by name
 
   [[nodiscard]] Status prepare(Choice*) override {
     ++prepared;
@@ -90,10 +102,18 @@ class FakeRunner final : public StageRunner {
     measured.push_back(measure);
     const Fixed f = fixed.contains(choice.name()) ? fixed.at(choice.name()) : Fixed{};
     if (f.outcome != Outcome::kOk) return {f.outcome, choice.name() + " went wrong", std::nullopt};
-    if (!measure) return {};
-    return {Outcome::kOk, "", stats(f.median_ns)};
+    if (!measure) {
+      const int k = ++verifications[choice.name()];
+      if (failing_verification.contains(choice.name()) &&
+          failing_verification.at(choice.name()) == k)
+        return {Outcome::kWrongResult, choice.name() + " differs this time", std::nullopt};
+      return {};
+    }
+    BenchStats s = stats(f.median_ns);
+    if (f.min_ns > 0) s.min_ns = f.min_ns;
+    return {Outcome::kOk, "", s};
   }
-  [[nodiscard]] Result<std::vector<BenchStats>> remeasure(
+  [[nodiscard]] Result<std::vector<std::vector<double>>> remeasure(
       const std::vector<Choice*>& choices, int rounds,
       const std::optional<BenchOptions>&) override {
     std::vector<std::string> names;
@@ -101,17 +121,36 @@ class FakeRunner final : public StageRunner {
     remeasure_calls.push_back(names);
     remeasure_rounds.push_back(rounds);
     if (remeasure_fails) return make_error(ErrorCode::kInternal, "the worker went away");
-    std::vector<BenchStats> out;
+    std::vector<std::vector<double>> out;
     for (const std::string& n : names) {
       const double first = fixed.contains(n) ? fixed.at(n).median_ns : Fixed{}.median_ns;
-      out.push_back(stats(remeasured_ns.contains(n) ? remeasured_ns.at(n) : first));
+      const double again = remeasured_ns.contains(n) ? remeasured_ns.at(n) : first;
+      std::vector<double>& mine = out.emplace_back();
+      for (int r = 0; r < rounds; ++r) {
+        const int at = rounds_done[n]++;
+        const auto seq = rounds_ns.find(n);
+        mine.push_back(seq == rounds_ns.end()
+                           ? again
+                           : seq->second[static_cast<std::size_t>(at) % seq->second.size()]);
+      }
     }
     return out;
   }
+  [[nodiscard]] std::optional<CpuClock> cpu_clock() override {
+    if (!others_load) return std::nullopt;
+    clock_s_ += 1;  // one second between readings; others use *others_load cores of it
+    return CpuClock{clock_s_, clock_s_ * *others_load, 0};
+  }
+  [[nodiscard]] int cores() override { return core_count; }
+  // Rounds measured so far by name.
+  std::map<std::string, int> rounds_done;
 
   static BenchStats stats(double median_ns) {
     return BenchStats{median_ns, median_ns, median_ns, 0, 3};
   }
+
+ private:
+  double clock_s_ = 0;
 };
 
 inline std::vector<ChoicePtr> fake_candidates(const std::vector<FakeChoiceSpec>& specs) {

@@ -1,5 +1,6 @@
 // The selection's stages driven through a fake runner with fixed outcomes and times: the pick,
-// close calls, ties, the tuning cache, failures and their outcomes. No compiler and no clock.
+// the deciding candidates, ties, the tuning cache, failures and their outcomes. No compiler and
+// no clock. The decide stage, re-verification and the pick's confidence: decide_stage_test.cpp.
 #include "select/select_stages.h"
 
 #include <fmt/format.h>
@@ -59,15 +60,17 @@ TEST_F(SelectStagesTest, PicksTheFastest) {
   EXPECT_EQ(sel->record.winner, "b");
   EXPECT_FALSE(sel->from_cache);
   EXPECT_EQ(runner_.prepared, 1);
-  EXPECT_EQ(runner_.ran, (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(runner_.measured, (std::vector<bool>{true, true, true}));
-  EXPECT_TRUE(runner_.remeasure_calls.empty()) << "nothing is within 5% of the best";
+  // Each measured once, then the pick verified again 5 times (verify only).
+  EXPECT_EQ(runner_.ran, (std::vector<std::string>{"a", "b", "c", "b", "b", "b", "b", "b"}));
+  EXPECT_EQ(runner_.measured,
+            (std::vector<bool>{true, true, true, false, false, false, false, false}));
+  EXPECT_TRUE(runner_.remeasure_calls.empty()) << "nothing is within 10% of the best";
   ASSERT_TRUE(record_of(*sel, "c").stats);
   EXPECT_EQ(record_of(*sel, "c").stats->median_ns, 200);
   EXPECT_EQ(record_of(*sel, "a").compile_s, 0.25);
 }
 
-TEST_F(SelectStagesTest, CloseCallsAreRemeasuredAndTheNewTimesDecide) {
+TEST_F(SelectStagesTest, DecidingCandidatesAreRemeasuredAndTheNewTimesDecide) {
   auto candidates = fake_candidates({{"a"}, {"b"}, {"c"}, {"d"}});
   runner_.fixed = {{"a", {Outcome::kOk, 100}},
                    {"b", {Outcome::kOk, 300}},
@@ -77,26 +80,34 @@ TEST_F(SelectStagesTest, CloseCallsAreRemeasuredAndTheNewTimesDecide) {
   options_.close_call_rounds = 7;
   auto sel = select(candidates);
   ASSERT_TRUE(sel) << sel.error().message;
-  // c is within the 5% band of a, d (6% slower) and b are not; c is faster measured again.
+  // c and d are within the 10% band of a, b is not; c is faster measured again, and after one
+  // batch of 5 rounds a (9% slower in every round) and d (5%) are significantly slower: decided.
   ASSERT_EQ(runner_.remeasure_calls.size(), 1u);
-  EXPECT_EQ(runner_.remeasure_calls[0], (std::vector<std::string>{"a", "c"}));
-  EXPECT_EQ(runner_.remeasure_rounds[0], 7);
+  EXPECT_EQ(runner_.remeasure_calls[0], (std::vector<std::string>{"a", "c", "d"}));
+  EXPECT_EQ(runner_.remeasure_rounds[0], 5);
   EXPECT_EQ(sel->record.winner, "c");
   EXPECT_EQ(record_of(*sel, "a").stats->median_ns, 110);
-  EXPECT_EQ(record_of(*sel, "d").stats->median_ns, 106);
+  EXPECT_EQ(record_of(*sel, "a").stats->runs, 5) << "the statistics of the round medians";
+  EXPECT_EQ(record_of(*sel, "b").stats->median_ns, 300);
 }
 
-TEST_F(SelectStagesTest, AWiderBandTakesMoreCloseCalls) {
+TEST_F(SelectStagesTest, AWiderBandTakesMoreDecidingCandidates) {
   std::vector<CandidateRecord> records(4);
   const double medians[] = {100, 300, 104, 106};
   for (std::size_t i = 0; i < records.size(); ++i) {
     records[i].stats = FakeRunner::stats(medians[i]);
   }
-  EXPECT_EQ(close_calls(records, 0.05), (std::vector<std::size_t>{0, 2}));
-  EXPECT_EQ(close_calls(records, 0.10), (std::vector<std::size_t>{0, 2, 3}));
-  EXPECT_TRUE(close_calls(records, 0.01).empty()) << "one candidate alone is no close call";
+  EXPECT_EQ(deciding_candidates(records, 0.05, 8), (std::vector<std::size_t>{0, 2}));
+  EXPECT_EQ(deciding_candidates(records, 0.10, 8), (std::vector<std::size_t>{0, 2, 3}));
+  EXPECT_EQ(deciding_candidates(records, 0.10, 2), (std::vector<std::size_t>{0, 2}))
+      << "at most `max`, the fastest first";
+  EXPECT_TRUE(deciding_candidates(records, 0.01, 8).empty()) << "one alone decides nothing";
+  // A measurement whose fastest run was within the band: a stall slowed part of it.
+  records[1].stats->min_ns = 103;
+  EXPECT_EQ(deciding_candidates(records, 0.05, 8), (std::vector<std::size_t>{0, 2, 1}));
   records[2].outcome = Outcome::kWrongResult;  // a failed candidate never competes
-  EXPECT_TRUE(close_calls(records, 0.05).empty());
+  records[1].stats->min_ns = 300;
+  EXPECT_TRUE(deciding_candidates(records, 0.05, 8).empty());
 }
 
 TEST_F(SelectStagesTest, TiesGoToTheEarlierCandidate) {
@@ -142,7 +153,7 @@ TEST_F(SelectStagesTest, ACachedWinnerThatIsGoneIsIgnored) {
   ASSERT_TRUE(sel) << sel.error().message;
   EXPECT_FALSE(sel->from_cache);
   EXPECT_EQ(sel->record.winner, "a");
-  EXPECT_EQ(runner_.ran.size(), 2u);
+  EXPECT_EQ(runner_.ran.size(), 7u) << "both measured, the pick verified 5 more times";
   auto stored = cache_->lookup(key_);
   ASSERT_TRUE(stored && *stored);
   EXPECT_EQ((*stored)->winner, "a") << "the new tuning replaces the stale record";
@@ -165,7 +176,8 @@ TEST_F(SelectStagesTest, AFailingCandidateKeepsItsStagesOutcome) {
   EXPECT_EQ(record_of(*sel, "wrong").message, "wrong went wrong");
   EXPECT_FALSE(record_of(*sel, "wrong").stats);
   EXPECT_EQ(static_cast<FakeChoice&>(*candidates[0]).compiles(), 0) << "unsupported: not built";
-  EXPECT_EQ(runner_.ran, (std::vector<std::string>{"wrong", "slow", "fast"}));
+  EXPECT_EQ(runner_.ran, (std::vector<std::string>{"wrong", "slow", "fast", "fast", "fast", "fast",
+                                                   "fast", "fast"}));
 }
 
 TEST_F(SelectStagesTest, NoValidCandidateIsAnErrorWithTheSummary) {
@@ -189,7 +201,8 @@ TEST_F(SelectStagesTest, ASingleCandidateIsVerifiedNotMeasured) {
   auto sel = select(candidates);
   ASSERT_TRUE(sel) << sel.error().message;
   EXPECT_EQ(sel->record.winner, "only");
-  EXPECT_EQ(runner_.measured, (std::vector<bool>{false}));
+  // Verified, then verified again 5 times as the pick.
+  EXPECT_EQ(runner_.measured, (std::vector<bool>(6, false)));
   EXPECT_FALSE(sel->record.candidates[0].stats);
 }
 

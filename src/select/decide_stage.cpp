@@ -1,0 +1,265 @@
+// The decide stage and the pick's confidence: the deciding candidates re-measured in alternating
+// rounds until the pick is resolved (or the rounds run out), and what the rounds say about how
+// far the pick can be trusted.
+//
+// Why rounds and paired ratios: a busy machine slows whatever runs while it is busy. Rounds
+// measure every contender back to back, so a burst of load lands on one round of all of them
+// rather than on one candidate's whole measurement; the ratio of two candidates within a round
+// cancels the load both saw, and the median of those ratios (with the sign test's interval)
+// ignores the few rounds a stall hit.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "select/select_stages.h"
+
+namespace ktune {
+namespace {
+
+bool alive(const CandidateRecord& r) { return r.outcome == Outcome::kOk; }
+
+double median(const CandidateRecord& r) { return r.stats ? r.stats->median_ns : 0.0; }
+
+double median_of(std::vector<double> v) { return compute_stats(std::move(v)).median_ns; }
+
+// The leader among the contenders (indices into d.finalists): the fastest by the median of its
+// rounds, unless another's paired round ratios to it have a median below 1 (then the smallest
+// such): the load a round saw cancels in a ratio, not in a median of times. The earlier on ties.
+std::size_t leader_of(const Decision& d, const std::vector<std::size_t>& contenders) {
+  const std::size_t first =
+      *std::min_element(contenders.begin(), contenders.end(), [&](std::size_t a, std::size_t b) {
+        return median_of(d.rounds_ns[a]) < median_of(d.rounds_ns[b]);
+      });
+  std::size_t leader = first;
+  double best = 1;
+  for (std::size_t j : contenders) {
+    if (j == first) continue;
+    const std::vector<double> r = d.ratios(d.finalists[j], d.finalists[first]);
+    if (r.empty()) continue;
+    const double ratio = median_of(r);
+    if (ratio < best) {
+      best = ratio;
+      leader = j;
+    }
+  }
+  return leader;
+}
+
+// The median relative spread of the finalists' round medians (those with 3 rounds or more);
+// without rounds, of the alive candidates' first measurements.
+double measured_spread(const std::vector<CandidateRecord>& records, const Decision& d) {
+  std::vector<double> spreads;
+  for (const std::vector<double>& r : d.rounds_ns) {
+    if (r.size() >= 3) spreads.push_back(relative_spread(compute_stats(r)));
+  }
+  if (spreads.empty()) {
+    for (const CandidateRecord& r : records) {
+      if (alive(r) && r.stats && r.stats->runs >= 3) spreads.push_back(relative_spread(*r.stats));
+    }
+  }
+  return spreads.empty() ? 0 : median_of(std::move(spreads));
+}
+
+}  // namespace
+
+std::vector<std::size_t> deciding_candidates(const std::vector<CandidateRecord>& records,
+                                             double band, int max) {
+  std::vector<std::size_t> ok;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (alive(records[i]) && records[i].stats) ok.push_back(i);
+  }
+  if (ok.size() < 2) return {};
+  double best = median(records[ok.front()]);
+  for (std::size_t i : ok) best = std::min(best, median(records[i]));
+  std::vector<std::size_t> close;
+  for (std::size_t i : ok) {
+    const BenchStats& s = *records[i].stats;
+    if (s.median_ns <= best * (1 + band) || s.min_ns <= best * (1 + band)) close.push_back(i);
+  }
+  std::stable_sort(close.begin(), close.end(), [&](std::size_t a, std::size_t b) {
+    return median(records[a]) < median(records[b]);
+  });
+  if (close.size() > static_cast<std::size_t>(std::max(max, 0))) close.resize(std::max(max, 0));
+  if (close.size() < 2) close.clear();
+  return close;
+}
+
+double LoadWatch::others(StageRunner& runner) const {
+  if (!start) return -1;
+  const std::optional<CpuClock> now = runner.cpu_clock();
+  // CPU time comes in 10 ms ticks per CPU: over less than half a second the reading could be off
+  // by a tenth of a core or more, so it says nothing (the spread of the rounds still does).
+  if (!now || now->wall_s - start->wall_s < 0.5) return -1;
+  return others_load(*start, *now);
+}
+
+int Decision::tier(std::size_t record) const {
+  if (leader && *leader == record) return 0;
+  for (std::size_t j = 0; j < finalists.size(); ++j) {
+    if (finalists[j] == record) return dropped[j] ? 2 : 1;
+  }
+  return 3;
+}
+
+std::vector<double> Decision::ratios(std::size_t a, std::size_t b) const {
+  const auto ja = std::find(finalists.begin(), finalists.end(), a);
+  const auto jb = std::find(finalists.begin(), finalists.end(), b);
+  if (ja == finalists.end() || jb == finalists.end()) return {};
+  const std::vector<double>& ra = rounds_ns[ja - finalists.begin()];
+  const std::vector<double>& rb = rounds_ns[jb - finalists.begin()];
+  std::vector<double> out;
+  for (std::size_t r = 0; r < std::min(ra.size(), rb.size()); ++r) {
+    if (rb[r] > 0) out.push_back(ra[r] / rb[r]);
+  }
+  return out;
+}
+
+Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
+                      std::vector<CandidateRecord>& records, const LoadWatch& load) {
+  const SelectorOptions& o = ctx.options;
+  Decision d;
+  if (o.close_call_rounds <= 0) return d;
+  // Noise in the first measurements (other processes busy, or a wide spread) can push the
+  // fastest candidate out of the band: then a wider band decides.
+  const bool noisy_start = load.others(runner) >= o.busy_load * load.cores ||
+                           measured_spread(records, Decision{}) > o.noise_spread;
+  const std::vector<std::size_t> finalists =
+      noisy_start ? deciding_candidates(records, std::max(o.close_call_band, o.noisy_band),
+                                        std::max(o.decide_max, o.noisy_decide_max))
+                  : deciding_candidates(records, o.close_call_band, o.decide_max);
+  if (finalists.empty()) return d;
+  select_progress(o.progress, fmt::format("{}: deciding between {} candidates in alternating "
+                                          "rounds{}",
+                                          ctx.title, finalists.size(),
+                                          noisy_start ? " (noisy: a wider band)" : ""));
+  d.finalists = finalists;
+  d.rounds_ns.resize(finalists.size());
+  d.dropped.assign(finalists.size(), false);
+  std::vector<std::size_t> contenders(finalists.size());  // into d.finalists
+  for (std::size_t j = 0; j < contenders.size(); ++j) contenders[j] = j;
+  const int batch = std::clamp(o.decide_batch, 1, o.close_call_rounds);
+  // A round: one warm-up, then timed runs for a tenth of the budget (one for a kernel slower
+  // than that). Robustness comes from the many rounds and their pairing, not from runs within
+  // a round, so a long kernel costs two calls a round rather than four.
+  BenchOptions round = o.bench;
+  round.warmup_runs = 1;
+  round.budget_ms = o.bench.budget_ms / 10;
+  round.min_runs = 1;
+  round.max_runs = std::clamp(o.bench.max_runs / 8, 1, 25);
+  int cap = o.close_call_rounds;
+  while (d.rounds < cap && contenders.size() > 1) {
+    std::vector<Choice*> choices;
+    for (std::size_t j : contenders) choices.push_back(ctx.candidates[d.finalists[j]].get());
+    const int n = std::min(batch, cap - d.rounds);
+    auto again = runner.remeasure(choices, n, round);
+    if (!again || again->size() != choices.size()) {
+      select_progress(o.progress,
+                      fmt::format("{}: re-measuring stopped: {}", ctx.title,
+                                  again ? "wrong number of statistics" : again.error().message));
+      break;
+    }
+    for (std::size_t k = 0; k < contenders.size(); ++k) {
+      std::vector<double>& to = d.rounds_ns[contenders[k]];
+      to.insert(to.end(), (*again)[k].begin(), (*again)[k].end());
+    }
+    d.rounds += n;
+    // Out: the contenders significantly slower than the leader. Unresolved: one that may still
+    // be more than `resolution` faster than it.
+    const std::size_t leader = leader_of(d, contenders);
+    bool unresolved = false;
+    std::vector<std::size_t> kept;
+    for (std::size_t j : contenders) {
+      if (j == leader) {
+        kept.push_back(j);
+        continue;
+      }
+      const MedianInterval ci = median_interval(d.ratios(d.finalists[j], d.finalists[leader]));
+      if (ci.low > 1) {
+        d.dropped[j] = true;
+        continue;
+      }
+      kept.push_back(j);
+      if (ci.low < 1 - o.resolution) unresolved = true;
+    }
+    contenders = std::move(kept);
+    if (!unresolved) break;
+    // Noise: spend more rounds, up to noisy_rounds, on a pick the noise leaves open.
+    const bool busy = load.others(runner) >= o.busy_load * load.cores;
+    if ((busy || measured_spread(records, d) > o.noise_spread) && cap < o.noisy_rounds) {
+      cap = o.noisy_rounds;
+      d.noisy = true;
+    }
+  }
+  for (std::size_t j = 0; j < d.finalists.size(); ++j) {
+    if (!d.rounds_ns[j].empty()) records[d.finalists[j]].stats = compute_stats(d.rounds_ns[j]);
+  }
+  if (d.rounds == 0) return Decision{};  // the first measurements stand
+  d.leader = d.finalists[leader_of(d, contenders)];
+  return d;
+}
+
+PickConfidence pick_confidence(const SelectContext& ctx,
+                               const std::vector<CandidateRecord>& records,
+                               const Decision& decision, std::size_t winner, double others_load,
+                               int cores) {
+  const SelectorOptions& o = ctx.options;
+  PickConfidence c;
+  c.others_load = others_load;
+  c.cores = cores;
+  c.reverified = o.reverify_runs;
+  c.spread = measured_spread(records, decision);
+  // The runner-up: the next pick were the winner gone.
+  std::optional<std::size_t> second;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (i == winner || !alive(records[i]) || !records[i].stats) continue;
+    const auto rank = [&](std::size_t k) {
+      return std::pair(decision.tier(k), median(records[k]));
+    };
+    if (!second || rank(i) < rank(*second)) second = i;
+  }
+  bool resolved = true;
+  if (second && median(records[winner]) > 0) {
+    c.runner_up = records[*second].name;
+    const std::vector<double> ratios = decision.ratios(*second, winner);
+    if (!ratios.empty()) {
+      const MedianInterval ci = median_interval(ratios);
+      c.runner_up_ratio = median_of(ratios);
+      c.ratio_low = ci.low;
+      c.ratio_high = ci.high;
+      c.ratio_rounds = static_cast<int>(ratios.size());
+      resolved = ci.low >= 1 - o.resolution;
+    } else {
+      c.runner_up_ratio = median(records[*second]) / median(records[winner]);
+      c.ratio_low = c.ratio_high = c.runner_up_ratio;
+      resolved = c.runner_up_ratio > 1 + o.close_call_band;
+    }
+  }
+  // A pick without a runner-up is what it is, however busy the machine.
+  const bool busy = second && others_load >= o.busy_load * cores;
+  const bool noisy = c.spread > o.noise_spread;
+  c.trusted = !busy && (resolved || !noisy);
+  return c;
+}
+
+std::string untrusted_warning(const std::string& title, const PickConfidence& c) {
+  std::string why = c.others_load >= 0
+                        ? fmt::format("other processes used {:.2f} of {} cores while measuring; ",
+                                      c.others_load, c.cores)
+                        : std::string();
+  why += fmt::format("repeated measurements spread {:.1f}%", 100 * c.spread);
+  if (!c.runner_up.empty()) {
+    why +=
+        c.ratio_rounds > 0
+            ? fmt::format("; runner-up {} at {:.3f}x [{:.3f}, {:.3f}] over {} rounds", c.runner_up,
+                          c.runner_up_ratio, c.ratio_low, c.ratio_high, c.ratio_rounds)
+            : fmt::format("; runner-up {} at {:.3f}x", c.runner_up, c.runner_up_ratio);
+  }
+  return fmt::format(
+      "Warning: {}: the machine was too noisy to trust this pick ({}); tune again "
+      "on a quieter machine (--retune)\n",
+      title, why);
+}
+
+}  // namespace ktune
