@@ -66,7 +66,7 @@ std::string sha256_hex(std::string_view bytes) {
   // EVP_Digest fails only on allocation failure; an empty digest then matches no record.
   if (EVP_Digest(bytes.data(), bytes.size(), md.data(), &n, EVP_sha256(), nullptr) != 1) return {};
   std::string hex;
-  hex.reserve(2 * n);
+  hex.reserve(std::size_t{2} * n);
   for (unsigned int i = 0; i < n; ++i) hex += fmt::format("{:02x}", md[i]);
   return hex;
 }

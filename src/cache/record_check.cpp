@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <utility>
 
 #include "cache/key_util.h"
 #include "ktune/cache/tuning_cache.h"
@@ -40,7 +41,7 @@ Status check_stats(const CandidateRecord& w, std::size_t rows) {
 
 Status check_record(const TuningRecord& record, const TuningKey& asked,
                     std::optional<std::size_t> stored_count,
-                    std::span<const std::string> identities) {
+                    std::span<const CandidateId> candidates) {
   if (!cache::same_key(record.key, asked)) return bad("its key is not the one asked for");
   const auto& rows = record.candidates;
   if (stored_count && *stored_count != rows.size()) {
@@ -54,11 +55,14 @@ Status check_record(const TuningRecord& record, const TuningKey& asked,
       return bad(fmt::format("candidate key '{}' twice", c.choice_key));
     }
   }
-  if (!identities.empty()) {
-    const std::set<std::string> asked_for(identities.begin(), identities.end());
-    if (asked_for != keys) {
+  if (!candidates.empty()) {
+    // Pairs, not two sets: a row renamed to another candidate's name must not lend it its outcome.
+    std::set<std::pair<std::string, std::string>> asked_for, stored;
+    for (const CandidateId& c : candidates) asked_for.emplace(c.name, c.key);
+    for (const CandidateRecord& c : rows) stored.emplace(c.name, c.choice_key);
+    if (asked_for != stored) {
       std::size_t missing = 0;
-      for (const std::string& k : asked_for) missing += keys.count(k) == 0 ? 1 : 0;
+      for (const auto& c : asked_for) missing += stored.count(c) == 0 ? 1 : 0;
       return bad(fmt::format("its {} candidate rows are not the {} candidates tuned ({} missing)",
                              rows.size(), asked_for.size(), missing));
     }
@@ -86,10 +90,10 @@ void TuningCache::warn(const std::string& message) const {
 }
 
 Result<std::optional<TuningRecord>> lookup_checked(TuningCache& cache, const TuningKey& key,
-                                                   std::span<const std::string> identities) {
+                                                   std::span<const CandidateId> candidates) {
   auto hit = cache.lookup(key);
   if (!hit || !*hit) return hit;
-  if (Status s = check_record(**hit, key, std::nullopt, identities); !s) {
+  if (Status s = check_record(**hit, key, std::nullopt, candidates); !s) {
     cache.warn(fmt::format("tuning cache: record {} ({}) not served: {}; tuning again",
                            key.digest().substr(0, 12), key.op, s.error().message));
     return std::optional<TuningRecord>();

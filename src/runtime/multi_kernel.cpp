@@ -166,7 +166,10 @@ MultiKernelCore::Entry MultiKernelCore::pick(const ShapeKey& bucket, const Measu
   if (forced_) return Entry{bucket, *forced_, PickSource::kForced};
   const TuningKey k = key(bucket);
   if (options_.cache != nullptr && use_stored_) {
-    auto stored = lookup_checked(*options_.cache, k, names_);
+    std::vector<CandidateId> ids;
+    ids.reserve(names_.size());
+    for (const std::string& n : names_) ids.push_back({n, n});  // a variant's name is its key
+    auto stored = lookup_checked(*options_.cache, k, ids);
     if (!stored) {
       note_cache_error(stored.error());
     } else if (*stored) {

@@ -34,10 +34,10 @@ Result<std::optional<Selection>> lookup_stage(TuningCache& cache, const TuningKe
                                               const std::vector<ChoicePtr>& candidates) {
   // The rows must be exactly these candidates and the winner valid in its own row
   // (check_record): a record cut short or edited is tuned again, not served.
-  std::vector<std::string> identities;
-  identities.reserve(candidates.size());
-  for (const ChoicePtr& c : candidates) identities.push_back(c->hash_key());
-  auto hit = lookup_checked(cache, key, identities);
+  std::vector<CandidateId> ids;
+  ids.reserve(candidates.size());
+  for (const ChoicePtr& c : candidates) ids.push_back({c->name(), c->hash_key()});
+  auto hit = lookup_checked(cache, key, ids);
   if (!hit) return std::unexpected(hit.error());
   if (!*hit) return std::optional<Selection>();
   for (std::size_t i = 0; i < candidates.size(); ++i) {

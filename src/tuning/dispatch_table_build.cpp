@@ -85,15 +85,14 @@ Result<DispatchTableBuild> make_dispatch_table(const Spec& spec, SpecChoices& ch
   t.default_choice = *table_index[def];
 
   // A pick is served only from a whole record whose winner is valid (check_record).
-  std::vector<std::string> identities;
-  identities.reserve(candidates.size());
-  for (const ChoicePtr& c : candidates) identities.push_back(c->hash_key());
+  std::vector<CandidateId> ids;
+  ids.reserve(candidates.size());
+  for (const ChoicePtr& c : candidates) ids.push_back({c->name(), c->hash_key()});
   for (const ProblemDecl& decl : spec.problems) {
     Result<Problem> problem = make_problem(spec, decl);
     if (!problem) return std::unexpected(problem.error());
     Result<std::optional<TuningRecord>> hit = lookup_checked(
-        cache, spec_tuning_key(*problem, choices, backend, selector.seed, selector.tolerance),
-        identities);
+        cache, spec_tuning_key(*problem, choices, backend, selector.seed, selector.tolerance), ids);
     if (!hit) return std::unexpected(hit.error());
     if (!*hit) continue;  // untuned
     auto choice = spec_index((*hit)->winner);

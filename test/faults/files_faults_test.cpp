@@ -62,6 +62,11 @@ TEST(FilesFaults, EditedTuningRecordIsTunedAgainNotServed) {
       // Cut out with the count made to agree: the rows are still not the candidates tuned.
       {"DELETE FROM candidates WHERE name = 'add_FAULT10'; UPDATE tunings SET candidate_count = 1",
        "its 1 candidate rows are not the 2 candidates tuned (1 missing)"},
+      // The rows' names swapped, the winner named after the crashing candidate: its name now
+      // sits on the valid row. Served, it would emit add_FAULT10.
+      {"UPDATE candidates SET name = CASE name WHEN 'add_FAULT0' THEN 'add_FAULT10' ELSE "
+       "'add_FAULT0' END; UPDATE tunings SET winner = 'add_FAULT10'",
+       "its 2 candidate rows are not the 2 candidates tuned (2 missing)"},
       // A winner time that cannot have been measured.
       {"UPDATE candidates SET median_ns = 0, min_ns = 0 WHERE name = 'add_FAULT0'",
        "impossible statistics"},

@@ -99,16 +99,23 @@ struct TuningRecord {
   std::optional<PickConfidence> confidence;
 };
 
+// A candidate as the caller of a lookup knows it: its name and the identity it keyed the lookup
+// with (Choice::hash_key(); a MultiKernel variant's name).
+struct CandidateId {
+  std::string name;
+  std::string key;
+};
+
 // Why a stored record must not be served, or ok. A file can be edited, truncated or written by
 // an older or foreign program, so nothing read back is trusted on its word: the key must be the
 // one asked for, the winner must be one of the rows, exactly once, and valid (outcome ok, a
 // finite positive median where it was measured), candidate names and keys unique, and the rows
-// as many as the store recorded (`stored_count`, when the store keeps one). With `identities`
-// (the Choice::hash_key() or variant names the caller keyed the lookup with), the rows must be
-// exactly those candidates: a record with a row missing or foreign is incomplete.
+// as many as the store recorded (`stored_count`, when the store keeps one). With `candidates`
+// (those the caller keyed the lookup with), the rows must be exactly those candidates, each row's
+// name with its own key: a record with a row missing, foreign or renamed is not served.
 [[nodiscard]] Status check_record(const TuningRecord& record, const TuningKey& asked,
                                   std::optional<std::size_t> stored_count = std::nullopt,
-                                  std::span<const std::string> identities = {});
+                                  std::span<const CandidateId> candidates = {});
 
 class TuningCache {
  public:
@@ -136,9 +143,9 @@ class TuningCache {
 };
 
 // lookup() plus the check against the candidates the caller keyed it with (check_record's
-// `identities`): what every reader of stored picks (Selector, MultiKernel, dispatch tables) uses.
+// `candidates`): what every reader of stored picks (Selector, MultiKernel, dispatch tables) uses.
 [[nodiscard]] Result<std::optional<TuningRecord>> lookup_checked(
-    TuningCache& cache, const TuningKey& key, std::span<const std::string> identities);
+    TuningCache& cache, const TuningKey& key, std::span<const CandidateId> candidates);
 
 // For tests and --no-cache: lives as long as the object.
 [[nodiscard]] std::unique_ptr<TuningCache> make_memory_cache();

@@ -16,7 +16,7 @@ using testing_cache::sample_key;
 using testing_cache::sample_record;
 
 std::string why(const TuningRecord& r, std::optional<std::size_t> count = std::nullopt,
-                std::span<const std::string> ids = {}) {
+                std::span<const CandidateId> ids = {}) {
   Status s = check_record(r, r.key, count, ids);
   return s ? std::string("ok") : s.error().message;
 }
@@ -25,7 +25,8 @@ TEST(CheckRecord, SampleRecordIsServable) {
   const TuningRecord r = sample_record(1);
   EXPECT_EQ(why(r), "ok");
   EXPECT_EQ(why(r, 2), "ok");
-  const std::vector<std::string> ids = {"ck-bad-1", "ck-ok-1"};  // any order
+  const std::vector<CandidateId> ids = {{"gemm_t256x256", "ck-bad-1"},
+                                        {"gemm_t64x64_1", "ck-ok-1"}};  // any order
   EXPECT_EQ(why(r, 2, ids), "ok");
 }
 
@@ -51,10 +52,23 @@ TEST(CheckRecord, RowsFewerThanStoredCountAreRefused) {
 
 TEST(CheckRecord, RowsThatAreNotTheCandidatesAskedForAreRefused) {
   TuningRecord r = sample_record(1);
-  const std::vector<std::string> three = {"ck-ok-1", "ck-bad-1", "ck-new"};
+  const std::vector<CandidateId> three = {
+      {"gemm_t64x64_1", "ck-ok-1"}, {"gemm_t256x256", "ck-bad-1"}, {"new", "ck-new"}};
   EXPECT_THAT(why(r, std::nullopt, three), HasSubstr("not the 3 candidates tuned (1 missing)"));
-  const std::vector<std::string> other = {"ck-ok-1", "ck-other"};
+  const std::vector<CandidateId> other = {{"gemm_t64x64_1", "ck-ok-1"}, {"other", "ck-other"}};
   EXPECT_THAT(why(r, std::nullopt, other), HasSubstr("(1 missing)"));
+}
+
+// Names and keys swapped between rows: the winner's name now carries another candidate's valid
+// row. Both sets still match; the pairs do not.
+TEST(CheckRecord, RowRenamedToAnotherCandidateIsRefused) {
+  TuningRecord r = sample_record(1);
+  std::swap(r.candidates[0].name, r.candidates[1].name);
+  r.winner = r.candidates[0].name;  // "gemm_t256x256", whose own row said compile_error
+  const std::vector<CandidateId> ids = {{"gemm_t64x64_1", "ck-ok-1"},
+                                        {"gemm_t256x256", "ck-bad-1"}};
+  EXPECT_EQ(why(r), "ok");  // consistent on its own
+  EXPECT_THAT(why(r, std::nullopt, ids), HasSubstr("(2 missing)"));
 }
 
 TEST(CheckRecord, DuplicateRowsAreRefused) {
@@ -116,11 +130,13 @@ TEST(LookupChecked, RowsOtherThanTheCallersCandidatesAreAMissWithAWarning) {
   std::vector<std::string> warnings;
   cache->set_warning_sink([&](const std::string& w) { warnings.push_back(w); });
   ASSERT_TRUE(cache->store(sample_record(1)).has_value());
-  const std::vector<std::string> same = {"ck-ok-1", "ck-bad-1"};
+  const std::vector<CandidateId> same = {{"gemm_t64x64_1", "ck-ok-1"},
+                                         {"gemm_t256x256", "ck-bad-1"}};
   auto hit = lookup_checked(*cache, sample_key(1), same);
   ASSERT_TRUE(hit.has_value() && hit->has_value());
   EXPECT_TRUE(warnings.empty());
-  const std::vector<std::string> more = {"ck-ok-1", "ck-bad-1", "ck-third"};
+  const std::vector<CandidateId> more = {
+      {"gemm_t64x64_1", "ck-ok-1"}, {"gemm_t256x256", "ck-bad-1"}, {"third", "ck-third"}};
   hit = lookup_checked(*cache, sample_key(1), more);
   ASSERT_TRUE(hit.has_value());
   EXPECT_FALSE(hit->has_value());
