@@ -73,6 +73,7 @@ OrderedJson record_to_json(const TuningRecord& r) {
       {"created_unix", r.created_unix},
       {"compile_s", json_number(r.compile_s)},
       {"bench_s", json_number(r.bench_s)},
+      {"candidate_count", r.candidates.size()},
       {"confidence", r.confidence ? confidence_to_json(*r.confidence) : OrderedJson(nullptr)},
       {"candidates", std::move(candidates)}};
 }
