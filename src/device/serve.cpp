@@ -212,8 +212,7 @@ RequestFlow::Verdict RequestFlow::prepare(const BenchmarkRequest& request) {
 RequestFlow::Verdict RequestFlow::reference_runs(const BenchmarkRequest& request, Prepared& p,
                                                  const DeviceLaunch& reference) {
   auto run_on = [&](DeviceProblem& b, ReferenceOutputs* out) -> Verdict {
-    CheckResult c =
-        run_reference([&] { return b.enqueue(reference); }, b, request.tolerance, out);
+    CheckResult c = run_reference([&] { return b.enqueue(reference); }, b, request.tolerance, out);
     if (c.outcome == Outcome::kOk) return {};
     Verdict v{c.outcome, std::move(c.message)};
     if (c.outcome == Outcome::kLaunchError) v = failure(std::move(v.message));
@@ -223,8 +222,8 @@ RequestFlow::Verdict RequestFlow::reference_runs(const BenchmarkRequest& request
   ReferenceOutputs uniform;
   const auto t0 = std::chrono::steady_clock::now();
   if (Verdict v = run_on(*p.buffers, &uniform); !v.ok()) return v;
-  p.reference_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0)
-                       .count();
+  p.reference_ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   p.reference = std::move(uniform);
 
   Result<std::unique_ptr<DeviceProblem>> stress =
@@ -265,8 +264,7 @@ RequestFlow::Verdict RequestFlow::measure(const BenchmarkRequest& request,
   if (Status s = b.reset(); !s) return failure(s.error());
   Result<std::unique_ptr<SampleSource>> source = b.timer(candidate, request.bench);
   if (!source) return failure(source.error());
-  TimedChecks checked(**source, b, p.reference ? &*p.reference : nullptr,
-                      request.bench.budget_ms);
+  TimedChecks checked(**source, b, p.reference ? &*p.reference : nullptr, request.bench.budget_ms);
   Result<BenchStats> stats = measure_samples(request.bench, checked);
   if (checked.failed().outcome != Outcome::kOk) {
     return {checked.failed().outcome, checked.failed().message};

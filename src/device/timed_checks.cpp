@@ -30,9 +30,8 @@ Status TimedChecks::sample(int count, std::vector<double>* ns) {
     if (c.outcome == Outcome::kLaunchError) return make_error(ErrorCode::kIo, c.message);
     if (c.outcome != Outcome::kOk) {
       failed_ = {c.outcome,
-                 fmt::format("changed behaviour under timing: verified, then timed run {} was "
-                             "wrong: {}",
-                             runs_, c.message)};
+                 fmt::format("changed behaviour under timing: timed run {} was wrong: {}", runs_,
+                             c.message)};
       // Ends measure_samples; the caller reads failed() first.
       return make_error(ErrorCode::kInternal, failed_.message);
     }

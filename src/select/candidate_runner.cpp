@@ -72,7 +72,8 @@ Status CandidateRunner::prepare(Choice* reference) {
   if (pool_) {
     // Isolated: a reference that a worker can run never runs in this process (a swapped or
     // broken one costs a worker, not ktune), and its outputs never pass through a file.
-    if (auto launch = reference->launch_spec(problem_)) return prepare_in_worker(*reference, *launch);
+    if (auto launch = reference->launch_spec(problem_))
+      return prepare_in_worker(*reference, *launch);
   }
   if (Status s = prepare_here(*reference); !s) return s;
   if (!pool_) return {};
@@ -90,9 +91,8 @@ Status CandidateRunner::prepare_in_worker(const Choice& reference, const LaunchS
   // on both data sets and answers how long one run took.
   BenchmarkRequest probe = request_for(reference, false, options_.bench);
   probe.verify = false;
-  const std::chrono::milliseconds limit = options_.run_timeout.count() > 0
-                                              ? options_.run_timeout
-                                              : options_.run_timeout_floor * 6;
+  const std::chrono::milliseconds limit =
+      options_.run_timeout.count() > 0 ? options_.run_timeout : options_.run_timeout_floor * 6;
   Result<BenchmarkResponse> response = pool_->run(probe, limit);
   if (!response) {
     return make_error(ErrorCode::kInvalidArgument,

@@ -75,9 +75,7 @@ double stress_int(DType dtype, std::uint64_t bits) {
 
 }  // namespace
 
-const char* data_set_name(DataSet set) {
-  return set == DataSet::kUniform ? "uniform" : "stress";
-}
+const char* data_set_name(DataSet set) { return set == DataSet::kUniform ? "uniform" : "stress"; }
 
 void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed, DataSet set) {
   KTUNE_CHECK(buffer.bytes() >= spec.storage_bytes());

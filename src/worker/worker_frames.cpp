@@ -174,10 +174,10 @@ Status write_reference_file(const std::filesystem::path& path, const Problem& pr
   for (std::size_t i = 0; i < problem.args.size(); ++i) {
     const ProblemArg& a = problem.args[i];
     if (is_output(a.param.role) && outputs.outputs[i].bytes() != a.tensor.storage_bytes()) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("{}: output {} has the wrong size; expected {} bytes, got {}",
-                                    where, a.param.name, a.tensor.storage_bytes(),
-                                    outputs.outputs[i].bytes()));
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("{}: output {} has the wrong size; expected {} bytes, got {}", where,
+                      a.param.name, a.tensor.storage_bytes(), outputs.outputs[i].bytes()));
     }
   }
   // A new file only (O_EXCL), never through a link planted where it goes (O_NOFOLLOW), readable
@@ -185,7 +185,8 @@ Status write_reference_file(const std::filesystem::path& path, const Problem& pr
   const int fd =
       ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, S_IRUSR | S_IWUSR);
   if (fd < 0) {
-    return make_error(ErrorCode::kIo, fmt::format("{}: cannot create; {}", where, errno_text(errno)));
+    return make_error(ErrorCode::kIo,
+                      fmt::format("{}: cannot create; {}", where, errno_text(errno)));
   }
   for (std::size_t i = 0; i < problem.args.size(); ++i) {
     if (!is_output(problem.args[i].param.role)) continue;
@@ -197,14 +198,16 @@ Status write_reference_file(const std::filesystem::path& path, const Problem& pr
       if (n <= 0) {
         const int e = errno;
         ::close(fd);
-        return make_error(ErrorCode::kIo, fmt::format("{}: cannot write; {}", where, errno_text(e)));
+        return make_error(ErrorCode::kIo,
+                          fmt::format("{}: cannot write; {}", where, errno_text(e)));
       }
       p += n;
       left -= static_cast<std::size_t>(n);
     }
   }
   if (::close(fd) != 0) {
-    return make_error(ErrorCode::kIo, fmt::format("{}: cannot write; {}", where, errno_text(errno)));
+    return make_error(ErrorCode::kIo,
+                      fmt::format("{}: cannot write; {}", where, errno_text(errno)));
   }
   return {};
 }

@@ -254,7 +254,8 @@ class OpenCLDevice final : public DeviceAdapter {
                                       a.param.name, a.tensor.offset));
       }
     }
-    auto p = std::make_unique<OpenCLProblem>(*ctx_, *flush_, ProblemBuffers::create(problem, seed, set));
+    auto p =
+        std::make_unique<OpenCLProblem>(*ctx_, *flush_, ProblemBuffers::create(problem, seed, set));
     if (Status s = p->allocate(); !s) return std::unexpected(s.error());
     return std::unique_ptr<DeviceProblem>(std::move(p));
   }

@@ -78,7 +78,7 @@ struct Counts {
   int stress_allocations = 0;
   int loads = 0;
   int faults = 0;
-  std::vector<int> sample_counts;  // each SampleSource::sample call's count
+  std::vector<int> sample_counts;   // each SampleSource::sample call's count
   std::uint64_t race = 0x2545F491;  // kRacy's generator: a fixed seed, so the test cannot flake
 };
 
@@ -386,7 +386,8 @@ TEST_F(RequestFlowTest, RightOnlyOnItsFirstCallIsCaughtByTheSecond) {
 TEST_F(RequestFlowTest, RightOnlyForSmallValuesIsCaughtOnTheStressSet) {
   BenchmarkResponse r = flow_.serve(request("small_values_only"));
   EXPECT_EQ(r.outcome, Outcome::kWrongResult) << r.message;
-  EXPECT_THAT(r.message, HasSubstr("on the stress data set (other magnitudes and signs): output c"));
+  EXPECT_THAT(r.message,
+              HasSubstr("on the stress data set (other magnitudes and signs): output c"));
   EXPECT_EQ(counts_.stress_allocations, 1);  // prepared once, with the reference run on it
   EXPECT_EQ(flow_.serve(request("right")).outcome, Outcome::kOk);
   EXPECT_EQ(counts_.stress_allocations, 1);
