@@ -78,8 +78,11 @@ using Enqueue = std::function<Status()>;
 // `reference` null: outputs are checked only for poison, NaN, redzones and modified inputs.
 [[nodiscard]] CheckResult check_candidate(const Enqueue& candidate, CheckedBuffers& buffers,
                                           const ReferenceOutputs* reference);
-// The checks of check_candidate on the run the buffers hold now (finish() first).
-[[nodiscard]] CheckResult check_run(CheckedBuffers& buffers, const ReferenceOutputs* reference);
+// The checks of check_candidate on the run the buffers hold now (finish() first). `inputs`
+// false leaves out the comparison of the inputs with their seeded contents (the costliest part
+// for a problem with large inputs), for timed runs between two checks that include it.
+[[nodiscard]] CheckResult check_run(CheckedBuffers& buffers, const ReferenceOutputs* reference,
+                                    bool inputs = true);
 
 // Host memory as CheckedBuffers: a ProblemBuffers, which the CPU device runs on directly.
 class HostCheckedBuffers final : public CheckedBuffers {

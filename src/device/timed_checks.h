@@ -3,7 +3,8 @@
 // that remembers its argument pointers, or counts its calls, and returns at once). Wraps the
 // device's SampleSource: before each timed run the outputs are poisoned again (outside the timed
 // span: before the device's flush), after it the run is checked by check_run() against the
-// reference (or, without one, for poison and NaN).
+// reference (or, without one, for poison and NaN); the inputs, which are not reset between
+// timed runs, at the last run of each batch.
 //
 // The first kAlwaysChecked timed runs are checked, and every later one while the time spent
 // checking stays within the budget of the timed runs (BenchOptions::budget_ms); past both, the

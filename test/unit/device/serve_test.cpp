@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,6 +48,7 @@ enum class Behaviour {
   kWritesGap,
   kWritesPrefix,
   kWritesInputGap,
+  kNanForLarge,
 };
 
 const std::map<std::string, Behaviour> kBehaviours = {
@@ -64,6 +66,7 @@ const std::map<std::string, Behaviour> kBehaviours = {
     {"writes_gap", Behaviour::kWritesGap},
     {"writes_prefix", Behaviour::kWritesPrefix},
     {"writes_input_gap", Behaviour::kWritesInputGap},
+    {"nan_for_large", Behaviour::kNanForLarge},
 };
 
 struct FakeLaunch final : DeviceLaunch {
@@ -128,6 +131,7 @@ class FakeProblem final : public HostProblem {
     for (std::int64_t i = 0; i < n; ++i) {
       float x = a[as.storage_index(i) - as.offset];
       if (b == Behaviour::kSmallValuesOnly) x = std::clamp(x, -1.0f, 1.0f);
+      if (b == Behaviour::kNanForLarge && std::fabs(x) > 1) x = std::nanf("");
       c[cs.storage_index(i) - cs.offset] = 2 * x;
     }
     if (b == Behaviour::kRacy) {
@@ -391,6 +395,21 @@ TEST_F(RequestFlowTest, RightOnlyForSmallValuesIsCaughtOnTheStressSet) {
   EXPECT_EQ(counts_.stress_allocations, 1);  // prepared once, with the reference run on it
   EXPECT_EQ(flow_.serve(request("right")).outcome, Outcome::kOk);
   EXPECT_EQ(counts_.stress_allocations, 1);
+}
+
+TEST_F(RequestFlowTest, AReferenceThatCannotComputeTheStressSetLeavesItOut) {
+  // NaN for |a| > 1: sound on the uniform set only. The problem is still served, verified on
+  // the uniform set twice, so a kernel right only for small values passes (the limit the
+  // architecture notes name).
+  BenchmarkRequest q = request("right");
+  q.reference = launch("nan_for_large");
+  EXPECT_EQ(flow_.serve(q).outcome, Outcome::kOk);
+  q.launch = launch("small_values_only");
+  EXPECT_EQ(flow_.serve(q).outcome, Outcome::kOk);
+  q.launch = launch("first_call_only");
+  BenchmarkResponse r = flow_.serve(q);
+  EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("on its second call (the first was right)"));
 }
 
 TEST_F(RequestFlowTest, SkippingWorkWhenTimedIsRejectedNotTimed) {
