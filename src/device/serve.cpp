@@ -3,8 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <utility>
+#include <vector>
 
 #include "device/timed_checks.h"
 
@@ -20,6 +23,21 @@ std::string prepared_key(const BenchmarkRequest& request) {
                      request.reference ? launch_key(*request.reference) : "none");
 }
 
+// Root mean square of the elements `spec` addresses in `storage` (finite ones).
+double output_rms(const TensorSpec& spec, const std::byte* storage) {
+  const std::size_t size = dtype_size(spec.dtype);
+  double sum = 0;
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < spec.numel(); ++i) {
+    const double v =
+        load_element(spec.dtype, storage + static_cast<std::size_t>(spec.storage_index(i)) * size);
+    if (!std::isfinite(v)) continue;
+    sum += v * v;
+    ++n;
+  }
+  return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0;
+}
+
 }  // namespace
 
 struct RequestFlow::Prepared {
@@ -30,6 +48,9 @@ struct RequestFlow::Prepared {
   // computes it soundly; null otherwise (the second verification runs on `buffers` again).
   std::unique_ptr<DeviceProblem> stress;
   std::optional<ReferenceOutputs> stress_reference;
+  // By argument: how much larger the reference's outputs are on the stress set than on the
+  // uniform one (RMS ratio, at least 1); atol grows by it there (see verify()).
+  std::vector<double> stress_scale;
   double reference_ns = 0;  // the reference's run on `buffers` here; 0 when none ran here
   bool reported = false;    // reference_ns went out in a response
 };
@@ -126,14 +147,20 @@ RequestFlow::Verdict RequestFlow::run(const BenchmarkRequest& request,
 RequestFlow::Verdict RequestFlow::verify(const BenchmarkRequest& request,
                                          const DeviceLaunch& candidate) {
   Prepared& p = *prepared_;
-  // Per request: the tolerance may change while the prepared problem stays.
+  // Per request: the tolerance may change while the prepared problem stays. A tolerance is
+  // chosen for unit-scale data; on the stress set a correct kernel's round-off grows with the
+  // magnitude of its values (a sum of products that cancels to a small element errs by the
+  // products' scale), so atol grows by the outputs' scale there. A kernel right only for small
+  // values errs by the values themselves, far beyond it.
   const Problem& problem = request.problem;
-  for (std::optional<ReferenceOutputs>* ref : {&p.reference, &p.stress_reference}) {
-    if (!*ref) continue;
-    for (std::size_t i = 0; i < problem.args.size(); ++i) {
-      if (!is_output(problem.args[i].param.role)) continue;
-      (*ref)->tolerances[i] =
-          request.tolerance ? *request.tolerance : default_tolerance(problem.args[i].param.dtype);
+  for (std::size_t i = 0; i < problem.args.size(); ++i) {
+    if (!is_output(problem.args[i].param.role)) continue;
+    const Tolerance t =
+        request.tolerance ? *request.tolerance : default_tolerance(problem.args[i].param.dtype);
+    if (p.reference) p.reference->tolerances[i] = t;
+    if (p.stress_reference) {
+      p.stress_reference->tolerances[i] = t;
+      p.stress_reference->tolerances[i].atol *= p.stress_scale[i];
     }
   }
   struct Call {
@@ -233,6 +260,15 @@ RequestFlow::Verdict RequestFlow::reference_runs(const BenchmarkRequest& request
   if (Verdict v = run_on(**stress, &out); !v.ok()) {
     if (v.outcome == Outcome::kLaunchError) return v;
     return {};
+  }
+  const Problem& problem = request.problem;
+  p.stress_scale.assign(problem.args.size(), 1.0);
+  for (std::size_t i = 0; i < problem.args.size(); ++i) {
+    if (!is_output(problem.args[i].param.role)) continue;
+    const TensorSpec& spec = problem.args[i].tensor;
+    const double uniform_rms = output_rms(spec, p.reference->outputs[i].data());
+    const double stress_rms = output_rms(spec, out.outputs[i].data());
+    p.stress_scale[i] = std::max(1.0, uniform_rms > 0 ? stress_rms / uniform_rms : stress_rms);
   }
   p.stress = std::move(*stress);
   p.stress_reference = std::move(out);
