@@ -49,6 +49,7 @@ enum class Behaviour {
   kWritesPrefix,
   kWritesInputGap,
   kNanForLarge,
+  kScaledRoundOff,
 };
 
 const std::map<std::string, Behaviour> kBehaviours = {
@@ -67,6 +68,7 @@ const std::map<std::string, Behaviour> kBehaviours = {
     {"writes_prefix", Behaviour::kWritesPrefix},
     {"writes_input_gap", Behaviour::kWritesInputGap},
     {"nan_for_large", Behaviour::kNanForLarge},
+    {"scaled_round_off", Behaviour::kScaledRoundOff},
 };
 
 struct FakeLaunch final : DeviceLaunch {
@@ -128,11 +130,18 @@ class FakeProblem final : public HostProblem {
     if (b == Behaviour::kFirstCallOnly && call > 1) return {};
     if (b == Behaviour::kSkipsWhenTimed && call > 2) return {};  // after two verifications
     const std::int64_t n = b == Behaviour::kHalfWritten ? kN / 2 : kN;
+    // kScaledRoundOff: off by 1e-6 of the largest input everywhere, as the round-off of another
+    // summation order is off by a fraction of its terms' magnitude.
+    float largest = 0;
+    for (std::int64_t i = 0; i < kN; ++i) {
+      largest = std::max(largest, std::fabs(a[as.storage_index(i) - as.offset]));
+    }
     for (std::int64_t i = 0; i < n; ++i) {
       float x = a[as.storage_index(i) - as.offset];
       if (b == Behaviour::kSmallValuesOnly) x = std::clamp(x, -1.0f, 1.0f);
       if (b == Behaviour::kNanForLarge && std::fabs(x) > 1) x = std::nanf("");
-      c[cs.storage_index(i) - cs.offset] = 2 * x;
+      c[cs.storage_index(i) - cs.offset] =
+          2 * x + (b == Behaviour::kScaledRoundOff ? 1e-6f * largest : 0.0f);
     }
     if (b == Behaviour::kRacy) {
       std::uint64_t& r = counts_.race;  // xorshift64
@@ -410,6 +419,13 @@ TEST_F(RequestFlowTest, AReferenceThatCannotComputeTheStressSetLeavesItOut) {
   BenchmarkResponse r = flow_.serve(q);
   EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
   EXPECT_THAT(r.message, HasSubstr("on its second call (the first was right)"));
+}
+
+TEST_F(RequestFlowTest, RoundOffThatGrowsWithTheValuesIsNotAWrongResult) {
+  // 6e-5 on the stress set (inputs up to 64) is over f32's atol of 1e-5 for its small elements,
+  // but the stress set's atol grows with its outputs' scale; on the uniform set it is within.
+  BenchmarkResponse r = flow_.serve(request("scaled_round_off"));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
 }
 
 TEST_F(RequestFlowTest, SkippingWorkWhenTimedIsRejectedNotTimed) {
