@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -21,21 +20,6 @@ std::string prepared_key(const BenchmarkRequest& request) {
   return fmt::format("{} seed={} expected={} reference={}", request.problem.key(), request.seed,
                      request.expected.string(),
                      request.reference ? launch_key(*request.reference) : "none");
-}
-
-// Root mean square of the elements `spec` addresses in `storage` (finite ones).
-double output_rms(const TensorSpec& spec, const std::byte* storage) {
-  const std::size_t size = dtype_size(spec.dtype);
-  double sum = 0;
-  std::int64_t n = 0;
-  for (std::int64_t i = 0; i < spec.numel(); ++i) {
-    const double v =
-        load_element(spec.dtype, storage + static_cast<std::size_t>(spec.storage_index(i)) * size);
-    if (!std::isfinite(v)) continue;
-    sum += v * v;
-    ++n;
-  }
-  return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0;
 }
 
 }  // namespace
@@ -266,8 +250,8 @@ RequestFlow::Verdict RequestFlow::reference_runs(const BenchmarkRequest& request
   for (std::size_t i = 0; i < problem.args.size(); ++i) {
     if (!is_output(problem.args[i].param.role)) continue;
     const TensorSpec& spec = problem.args[i].tensor;
-    const double uniform_rms = output_rms(spec, p.reference->outputs[i].data());
-    const double stress_rms = output_rms(spec, out.outputs[i].data());
+    const double uniform_rms = view_rms(spec, p.reference->outputs[i].data());
+    const double stress_rms = view_rms(spec, out.outputs[i].data());
     p.stress_scale[i] = std::max(1.0, uniform_rms > 0 ? stress_rms / uniform_rms : stress_rms);
   }
   p.stress = std::move(*stress);

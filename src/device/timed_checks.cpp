@@ -12,7 +12,7 @@ TimedChecks::TimedChecks(SampleSource& source, CheckedBuffers& buffers,
     : source_(source),
       buffers_(buffers),
       reference_(reference),
-      check_budget_(static_cast<long long>(budget_ms * 1e6)) {}
+      check_budget_(static_cast<long long>(budget_ms * 1e6 / 4)) {}
 
 Status TimedChecks::sample(int count, std::vector<double>* ns) {
   for (int i = 0; i < count; ++i) {

@@ -7,12 +7,12 @@
 // timed runs, at the last run of each batch.
 //
 // The first kAlwaysChecked timed runs are checked, and every later one while the time spent
-// checking stays within the budget of the timed runs (BenchOptions::budget_ms); past both, the
-// last run of each batch still is. So a result wrong on a call with probability p survives the
-// two verification calls and the checked timed runs with probability (1 - p)^(2 + checked), and
-// checking costs at most kAlwaysChecked checks plus the budget again. A check that
-// fails ends the measurement: failed() then holds the outcome, with a message that says which
-// timed run changed.
+// checking stays within a quarter of the timed runs' budget (BenchOptions::budget_ms); past
+// both, the last run of each batch still is. So a result wrong on a call with probability p
+// survives the two verification calls and the checked timed runs with probability
+// (1 - p)^(2 + checked), and checking costs at most kAlwaysChecked checks plus a quarter of the
+// budget. A check that fails ends the measurement: failed() then holds the outcome, with a
+// message that says which timed run changed.
 #pragma once
 
 #include <chrono>
@@ -26,7 +26,7 @@ namespace ktune {
 
 class TimedChecks final : public SampleSource {
  public:
-  static constexpr int kAlwaysChecked = 16;
+  static constexpr int kAlwaysChecked = 10;
 
   // `source` times runs on `buffers`; `reference` (may be null) is what the outputs of a run
   // on `buffers` must match. All three outlive this.

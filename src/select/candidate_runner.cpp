@@ -160,6 +160,8 @@ RunResult CandidateRunner::in_worker(const BenchmarkRequest& request, const Benc
   r.expected = reference_file_;
   auto response = pool_->run(r, deadline(bench));
   if (!response) return {Outcome::kLaunchError, response.error().message, std::nullopt};
+  // Device problems learn the reference's time from the worker that first ran it.
+  if (reference_ns_ == 0 && response->reference_ns > 0) reference_ns_ = response->reference_ns;
   RunResult result{response->outcome, response->message, response->stats};
   if (result.outcome == Outcome::kCrashed || result.outcome == Outcome::kTimedOut ||
       result.outcome == Outcome::kResourceExhausted) {

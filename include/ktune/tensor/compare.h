@@ -49,6 +49,9 @@ struct Comparison {
 [[nodiscard]] Comparison compare(const TensorSpec& spec, const std::byte* actual,
                                  const std::byte* expected, const Tolerance& tolerance);
 
+// Root mean square of the finite elements `spec` addresses in `storage`; 0 when none.
+[[nodiscard]] double view_rms(const TensorSpec& spec, const std::byte* storage);
+
 // True when the view addresses every element of its storage exactly once (offset 0, the strides
 // a permutation of a dense layout's): no gaps, no prefix, nothing to check outside it.
 [[nodiscard]] bool view_is_dense(const TensorSpec& spec);

@@ -251,6 +251,15 @@ TEST(Compare, DefaultTolerances) {
   EXPECT_EQ(default_tolerance(DType::kI8).max_rel_l2, 0);
 }
 
+TEST(ViewRms, OverTheViewsFiniteElementsOnly) {
+  TensorSpec t = TensorSpec::contiguous(DType::kF32, {3});
+  t.strides = {2};  // elements 0 2 4; 1 and 3 are gaps, never read
+  HostBuffer b = HostBuffer::allocate(t.storage_bytes());
+  const double values[5] = {3, 1000, 4, 1000, std::numeric_limits<double>::infinity()};
+  for (int i = 0; i < 5; ++i) store_element(DType::kF32, b.data() + i * 4, values[i]);
+  EXPECT_DOUBLE_EQ(view_rms(t, b.data()), std::sqrt(12.5));
+}
+
 TEST(ViewIsDense, PermutedDenseLayoutsYesGapsOffsetsAndOverlapsNo) {
   TensorSpec t = TensorSpec::contiguous(DType::kF32, {4, 3});
   EXPECT_TRUE(view_is_dense(t));
