@@ -11,9 +11,9 @@
 //      outputs poisoned again), so that neither a kernel right only for small values nor one
 //      right only on its first call passes;
 //   4. measured by measure_samples() (bench/measure_loop.h) with the device's timer and flush,
-//      each timed run starting from poisoned outputs and checked by check_run() after it (every
-//      run while the checks' time stays within the budget, then the last of each batch), so that
-//      a candidate that skips work when called again is rejected, not timed.
+//      each timed run starting from poisoned outputs and checked by check_run() after it
+//      (device/timed_checks.h), so that a candidate that skips work when called again is
+//      rejected, not timed.
 // A failed device call goes through DeviceAdapter::fault(): a sticky error answers `restart`,
 // and every later request is refused until the worker is replaced.
 #pragma once
