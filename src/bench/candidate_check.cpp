@@ -16,20 +16,43 @@ bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::
 
 CheckResult device_error(const Error& e) { return {Outcome::kLaunchError, e.message}; }
 
-// Runs once and checks what does not need a reference. kOk when the run is sound.
-CheckResult run_and_check_integrity(const Enqueue& enqueue, CheckedBuffers& b) {
-  if (Status s = b.reset(); !s) return device_error(s.error());
-  if (Status s = enqueue(); !s) return device_error(s.error());
-  if (Status s = b.finish(); !s) return device_error(s.error());
+// Checks what does not need the outputs: redzones and (with `inputs`) inputs. kOk when the run
+// is sound.
+CheckResult check_integrity(CheckedBuffers& b, bool inputs = true) {
   Result<std::vector<std::string>> bad = b.redzone_violations();
   if (!bad) return device_error(bad.error());
   if (!bad->empty()) {
     return {Outcome::kRedzoneViolation,
             fmt::format("wrote outside the buffer of {}", fmt::join(*bad, ", "))};
   }
+  if (!inputs) return {};
   Result<std::optional<std::string>> input = b.modified_input();
   if (!input) return device_error(input.error());
   if (*input) return {Outcome::kInputModified, fmt::format("wrote into input {}", **input)};
+  return {};
+}
+
+// Runs once on reset buffers and checks what does not need a reference.
+CheckResult run_and_check_integrity(const Enqueue& enqueue, CheckedBuffers& b) {
+  if (Status s = b.reset(); !s) return device_error(s.error());
+  if (Status s = enqueue(); !s) return device_error(s.error());
+  if (Status s = b.finish(); !s) return device_error(s.error());
+  return check_integrity(b);
+}
+
+// The storage around each output's view (read back) must still hold the poison it was given.
+CheckResult check_outside_views(const CheckedBuffers& b) {
+  const Problem& p = b.problem();
+  for (std::size_t i = 0; i < p.args.size(); ++i) {
+    if (!is_output(p.args[i].param.role)) continue;
+    const std::int64_t at = first_write_outside_view(p.args[i].tensor, b.output(i));
+    if (at >= 0) {
+      return {Outcome::kRedzoneViolation,
+              fmt::format("wrote outside the view of {}: storage element {}, which the view "
+                          "(sizes, strides, offset {}) does not address",
+                          p.args[i].param.name, at, p.args[i].tensor.offset)};
+    }
+  }
   return {};
 }
 
@@ -59,6 +82,7 @@ CheckResult run_reference(const Enqueue& reference, CheckedBuffers& buffers,
   CheckResult r = run_and_check_integrity(reference, buffers);
   if (r.outcome != Outcome::kOk) return r;
   if (Status s = buffers.read_outputs(); !s) return device_error(s.error());
+  if (r = check_outside_views(buffers); r.outcome != Outcome::kOk) return r;
   const Problem& p = buffers.problem();
   // The reference must write every output and produce no NaN itself.
   for (std::size_t i = 0; i < p.args.size(); ++i) {
@@ -83,15 +107,24 @@ CheckResult run_reference(const Enqueue& reference, CheckedBuffers& buffers,
 
 CheckResult check_candidate(const Enqueue& candidate, CheckedBuffers& buffers,
                             const ReferenceOutputs* reference) {
-  CheckResult r = run_and_check_integrity(candidate, buffers);
+  if (Status s = buffers.reset(); !s) return device_error(s.error());
+  if (Status s = candidate(); !s) return device_error(s.error());
+  if (Status s = buffers.finish(); !s) return device_error(s.error());
+  return check_run(buffers, reference);
+}
+
+CheckResult check_run(CheckedBuffers& buffers, const ReferenceOutputs* reference, bool inputs) {
+  CheckResult r = check_integrity(buffers, inputs);
   if (r.outcome != Outcome::kOk) return r;
   if (reference) {
     Result<bool> passed = buffers.outputs_pass(*reference);
     if (!passed) return device_error(passed.error());
     if (*passed) return {};
   }
-  // Nothing screened, or something differs: the host comparison says what.
+  // Nothing screened (a device screens only dense views, which have no storage around them),
+  // or something differs: the host comparison says what.
   if (Status s = buffers.read_outputs(); !s) return device_error(s.error());
+  if (r = check_outside_views(buffers); r.outcome != Outcome::kOk) return r;
   const Problem& p = buffers.problem();
   for (std::size_t i = 0; i < p.args.size(); ++i) {
     if (!is_output(p.args[i].param.role)) continue;
@@ -112,6 +145,11 @@ CheckResult check_candidate(const Enqueue& candidate, CheckedBuffers& buffers,
 
 Status HostCheckedBuffers::reset() {
   buffers_.reset();
+  return {};
+}
+
+Status HostCheckedBuffers::reset_outputs() {
+  buffers_.reset_outputs();
   return {};
 }
 

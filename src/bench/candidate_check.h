@@ -1,6 +1,8 @@
 // check_candidate: runs a candidate once on reset buffers and checks everything ktune promises
-// about a result: no write outside its buffers, inputs unchanged, every output element written,
-// no NaN, and agreement with the reference within tolerance. The one verification of every
+// about a result: no write outside its buffers nor into the storage around an output's view
+// (the gaps of a strided view, the prefix before its offset), inputs unchanged, every output
+// element written, no NaN, and agreement with the reference within tolerance. check_run is the
+// same checks of a run already made (the request flow's timed runs). The one verification of every
 // device: a device supplies its buffers as CheckedBuffers (host memory, or a device's with
 // redzones and pristine copies; src/device/), and may screen outputs where they are.
 #pragma once
@@ -38,6 +40,10 @@ class CheckedBuffers {
   [[nodiscard]] virtual const Problem& problem() const = 0;
   // Inputs seeded, outputs poisoned, redzones refilled: ready for one run.
   [[nodiscard]] virtual Status reset() = 0;
+  // Outputs poisoned and in-outs back to their seeded contents, inputs and redzones as they
+  // are: what each timed run starts from, so that its outputs are its own work. Devices whose
+  // reset() costs little more need not override.
+  [[nodiscard]] virtual Status reset_outputs() { return reset(); }
   // Waits for what was enqueued since reset() (and brings back what the checks below read).
   [[nodiscard]] virtual Status finish() = 0;
   // "C (after the end)": each damaged redzone.
@@ -72,6 +78,11 @@ using Enqueue = std::function<Status()>;
 // `reference` null: outputs are checked only for poison, NaN, redzones and modified inputs.
 [[nodiscard]] CheckResult check_candidate(const Enqueue& candidate, CheckedBuffers& buffers,
                                           const ReferenceOutputs* reference);
+// The checks of check_candidate on the run the buffers hold now (finish() first). `inputs`
+// false leaves out the comparison of the inputs with their seeded contents (the costliest part
+// for a problem with large inputs), for timed runs between two checks that include it.
+[[nodiscard]] CheckResult check_run(CheckedBuffers& buffers, const ReferenceOutputs* reference,
+                                    bool inputs = true);
 
 // Host memory as CheckedBuffers: a ProblemBuffers, which the CPU device runs on directly.
 class HostCheckedBuffers final : public CheckedBuffers {
@@ -79,6 +90,7 @@ class HostCheckedBuffers final : public CheckedBuffers {
   explicit HostCheckedBuffers(ProblemBuffers& buffers) : buffers_(buffers) {}
   const Problem& problem() const override { return buffers_.problem(); }
   Status reset() override;
+  Status reset_outputs() override;
   Status finish() override { return {}; }
   Result<std::vector<std::string>> redzone_violations() override;
   Result<std::optional<std::string>> modified_input() override;

@@ -20,6 +20,7 @@
 #include "ktune/core/launch_spec.h"
 #include "ktune/core/problem.h"
 #include "ktune/core/status.h"
+#include "ktune/tensor/tensor_fill.h"
 
 namespace ktune {
 
@@ -48,10 +49,12 @@ class DeviceAdapter {
   [[nodiscard]] virtual std::string_view name() const = 0;
   // Opens the device on first use and keeps the first answer; kUnavailable without one.
   [[nodiscard]] virtual Status open() = 0;
-  // The problem's buffers, inputs from `seed`. kResourceExhausted when they do not fit;
-  // kInvalidArgument for a problem this device cannot hold (tensor offsets on OpenCL).
+  // The problem's buffers, inputs from `seed` as data set `set` (tensor_fill.h).
+  // kResourceExhausted when they do not fit; kInvalidArgument for a problem this device cannot
+  // hold (tensor offsets on OpenCL).
   [[nodiscard]] virtual Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem,
-                                                                        std::uint64_t seed) = 0;
+                                                                        std::uint64_t seed,
+                                                                        DataSet set) = 0;
   // Loads `spec` for `problem` (cached where loading costs). kUnavailable when this machine
   // lacks what it needs (a library), kInvalidArgument when a library cannot run the problem.
   [[nodiscard]] virtual Result<std::shared_ptr<const DeviceLaunch>> load(

@@ -18,6 +18,7 @@ class HostProblem : public DeviceProblem {
 
   const Problem& problem() const override { return buffers_.problem(); }
   Status reset() override { return host_.reset(); }
+  Status reset_outputs() override { return host_.reset_outputs(); }
   Status finish() override { return {}; }
   Result<std::vector<std::string>> redzone_violations() override {
     return host_.redzone_violations();

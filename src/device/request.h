@@ -23,10 +23,11 @@ struct BenchmarkRequest {
   LaunchSpec launch;      // what to run
   Problem problem;
   std::uint64_t seed = 0;
-  // The reference's outputs, by one of two routes: a file written by the parent
-  // (write_reference_file; the CPU, where the parent runs the reference), or a launch the
-  // worker runs itself before the first candidate of a problem (devices: cuBLAS on the GPU,
-  // where the inputs live and copying them through the parent would cost more than the run).
+  // The reference's outputs, by one of two routes: a launch the worker runs itself before the
+  // first candidate of a problem (every reference that has a LaunchSpec, on every device: the
+  // parent never runs it when candidates are isolated), or a file written by the parent
+  // (write_reference_file, in a private directory) for a reference that has none (an extern
+  // followed by the host epilogue pass), which verifies on the uniform data set only.
   // Neither: outputs are checked only for poison, NaN, redzones and modified inputs.
   std::filesystem::path expected;
   std::optional<LaunchSpec> reference;
@@ -47,6 +48,9 @@ struct BenchmarkResponse {
   // The worker cannot serve another request (a sticky device error such as a CUDA illegal
   // address poisons its context): it exits after this response and the pool starts a fresh one.
   bool restart = false;
+  // One run of the reference in ns, when this request prepared the problem with a reference
+  // launch; 0 otherwise. What the parent derives deadlines from.
+  double reference_ns = 0;
 };
 
 }  // namespace ktune

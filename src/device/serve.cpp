@@ -3,8 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
+#include <vector>
+
+#include "device/timed_checks.h"
 
 namespace ktune {
 namespace {
@@ -22,8 +26,17 @@ std::string prepared_key(const BenchmarkRequest& request) {
 
 struct RequestFlow::Prepared {
   std::string key;
-  std::unique_ptr<DeviceProblem> buffers;
+  std::unique_ptr<DeviceProblem> buffers;  // the uniform data set: verified and timed
   std::optional<ReferenceOutputs> reference;
+  // The stress data set and the reference's outputs on it: with a reference launch that
+  // computes it soundly; null otherwise (the second verification runs on `buffers` again).
+  std::unique_ptr<DeviceProblem> stress;
+  std::optional<ReferenceOutputs> stress_reference;
+  // By argument: how much larger the reference's outputs are on the stress set than on the
+  // uniform one (RMS ratio, at least 1); atol grows by it there (see verify()).
+  std::vector<double> stress_scale;
+  double reference_ns = 0;  // the reference's run on `buffers` here; 0 when none ran here
+  bool reported = false;    // reference_ns went out in a response
 };
 
 RequestFlow::RequestFlow(std::unique_ptr<DeviceAdapter> device, ReferenceReader read_reference)
@@ -103,24 +116,58 @@ RequestFlow::Verdict RequestFlow::run(const BenchmarkRequest& request,
   if (Verdict v = prepare(request); !v.ok()) return v;
 
   Prepared& p = *prepared_;
+  if (p.reference_ns > 0 && !p.reported) {
+    response->reference_ns = p.reference_ns;
+    p.reported = true;
+  }
   if (request.verify) {
-    if (p.reference) {
-      // Per request: the tolerance may change while the prepared problem stays.
-      const Problem& problem = request.problem;
-      for (std::size_t i = 0; i < problem.args.size(); ++i) {
-        if (!is_output(problem.args[i].param.role)) continue;
-        p.reference->tolerances[i] =
-            request.tolerance ? *request.tolerance : default_tolerance(problem.args[i].param.dtype);
-      }
-    }
-    DeviceProblem& b = *p.buffers;
-    CheckResult c = check_candidate([&] { return b.enqueue(*candidate); }, b,
-                                    p.reference ? &*p.reference : nullptr);
-    if (c.outcome == Outcome::kLaunchError) return failure(std::move(c.message));
-    if (c.outcome != Outcome::kOk) return {c.outcome, std::move(c.message)};
+    if (Verdict v = verify(request, *candidate); !v.ok()) return v;
   }
   if (!request.measure) return {};
   return measure(request, *candidate, response);
+}
+
+// Two checked calls: the uniform data set, then the stress set (or the uniform set again).
+RequestFlow::Verdict RequestFlow::verify(const BenchmarkRequest& request,
+                                         const DeviceLaunch& candidate) {
+  Prepared& p = *prepared_;
+  // Per request: the tolerance may change while the prepared problem stays. A tolerance is
+  // chosen for unit-scale data; on the stress set a correct kernel's round-off grows with the
+  // magnitude of its values (a sum of products that cancels to a small element errs by the
+  // products' scale), so atol grows by the outputs' scale there. A kernel right only for small
+  // values errs by the values themselves, far beyond it.
+  const Problem& problem = request.problem;
+  for (std::size_t i = 0; i < problem.args.size(); ++i) {
+    if (!is_output(problem.args[i].param.role)) continue;
+    const Tolerance t =
+        request.tolerance ? *request.tolerance : default_tolerance(problem.args[i].param.dtype);
+    if (p.reference) p.reference->tolerances[i] = t;
+    if (p.stress_reference) {
+      p.stress_reference->tolerances[i] = t;
+      p.stress_reference->tolerances[i].atol *= p.stress_scale[i];
+    }
+  }
+  struct Call {
+    DeviceProblem* buffers;
+    const ReferenceOutputs* reference;
+    const char* what;  // before the message of a failure
+  };
+  const ReferenceOutputs* uniform = p.reference ? &*p.reference : nullptr;
+  const Call calls[2] = {
+      {p.buffers.get(), uniform, ""},
+      p.stress ? Call{p.stress.get(), &*p.stress_reference,
+                      "on the stress data set (other magnitudes and signs): "}
+               : Call{p.buffers.get(), uniform, "on its second call (the first was right): "},
+  };
+  for (const Call& call : calls) {
+    DeviceProblem& b = *call.buffers;
+    CheckResult c = check_candidate([&] { return b.enqueue(candidate); }, b, call.reference);
+    if (c.outcome == Outcome::kLaunchError) return failure(std::move(c.message));
+    if (c.outcome != Outcome::kOk) {
+      return {c.outcome, fmt::format("{}{}", call.what, c.message)};
+    }
+  }
+  return {};
 }
 
 RequestFlow::Verdict RequestFlow::prepare(const BenchmarkRequest& request) {
@@ -134,7 +181,8 @@ RequestFlow::Verdict RequestFlow::prepare(const BenchmarkRequest& request) {
 
   auto p = std::make_unique<Prepared>();
   p->key = key;
-  Result<std::unique_ptr<DeviceProblem>> buffers = device_->allocate(request.problem, request.seed);
+  Result<std::unique_ptr<DeviceProblem>> buffers =
+      device_->allocate(request.problem, request.seed, DataSet::kUniform);
   if (!buffers) {
     const ErrorCode code = buffers.error().code;
     if (code != ErrorCode::kInvalidArgument) {
@@ -157,7 +205,7 @@ RequestFlow::Verdict RequestFlow::prepare(const BenchmarkRequest& request) {
     Result<std::shared_ptr<const DeviceLaunch>> ref =
         device_->load(*request.reference, request.problem);
     if (!ref) return no_reference(fmt::format("reference does not load: {}", ref.error().message));
-    if (Verdict v = reference_run(request, *p, **ref); !v.ok()) {
+    if (Verdict v = reference_runs(request, *p, **ref); !v.ok()) {
       Verdict r = no_reference(v.message);
       r.restart = v.restart;
       return r;
@@ -167,19 +215,47 @@ RequestFlow::Verdict RequestFlow::prepare(const BenchmarkRequest& request) {
   return {};
 }
 
-// Runs `reference` on p's buffers into p.reference; the verdict's message says what failed.
-RequestFlow::Verdict RequestFlow::reference_run(const BenchmarkRequest& request, Prepared& p,
-                                                const DeviceLaunch& reference) {
-  DeviceProblem& b = *p.buffers;
-  ReferenceOutputs out;
-  CheckResult c = run_reference([&] { return b.enqueue(reference); }, b, request.tolerance, &out);
-  if (c.outcome != Outcome::kOk) {
+// Runs `reference` on p's buffers into p.reference (timed into p.reference_ns), then on the
+// stress data set into p.stress and p.stress_reference; the verdict's message says what failed.
+// A reference that cannot compute the stress set soundly (values that overflow it: an
+// exponential, say) leaves the stress set out rather than the problem; only a device fault there
+// fails.
+RequestFlow::Verdict RequestFlow::reference_runs(const BenchmarkRequest& request, Prepared& p,
+                                                 const DeviceLaunch& reference) {
+  auto run_on = [&](DeviceProblem& b, ReferenceOutputs* out) -> Verdict {
+    CheckResult c = run_reference([&] { return b.enqueue(reference); }, b, request.tolerance, out);
+    if (c.outcome == Outcome::kOk) return {};
     Verdict v{c.outcome, std::move(c.message)};
     if (c.outcome == Outcome::kLaunchError) v = failure(std::move(v.message));
     v.message = fmt::format("reference: {}: {}", outcome_name(c.outcome), v.message);
     return v;
+  };
+  ReferenceOutputs uniform;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (Verdict v = run_on(*p.buffers, &uniform); !v.ok()) return v;
+  p.reference_ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  p.reference = std::move(uniform);
+
+  Result<std::unique_ptr<DeviceProblem>> stress =
+      device_->allocate(request.problem, request.seed, DataSet::kStress);
+  if (!stress) return {};  // no room for a second set: verified on the uniform set twice
+  ReferenceOutputs out;
+  if (Verdict v = run_on(**stress, &out); !v.ok()) {
+    if (v.outcome == Outcome::kLaunchError) return v;
+    return {};
   }
-  p.reference = std::move(out);
+  const Problem& problem = request.problem;
+  p.stress_scale.assign(problem.args.size(), 1.0);
+  for (std::size_t i = 0; i < problem.args.size(); ++i) {
+    if (!is_output(problem.args[i].param.role)) continue;
+    const TensorSpec& spec = problem.args[i].tensor;
+    const double uniform_rms = view_rms(spec, p.reference->outputs[i].data());
+    const double stress_rms = view_rms(spec, out.outputs[i].data());
+    p.stress_scale[i] = std::max(1.0, uniform_rms > 0 ? stress_rms / uniform_rms : stress_rms);
+  }
+  p.stress = std::move(*stress);
+  p.stress_reference = std::move(out);
   return {};
 }
 
@@ -191,24 +267,28 @@ Result<double> RequestFlow::prepare_reference(const BenchmarkRequest& request,
   plain.reference.reset();
   prepared_.reset();
   if (Verdict v = prepare(plain); !v.ok()) return make_error(ErrorCode::kUnavailable, v.message);
-  const auto t0 = std::chrono::steady_clock::now();
-  Verdict v = reference_run(plain, *prepared_, reference);
-  const auto t1 = std::chrono::steady_clock::now();
+  Verdict v = reference_runs(plain, *prepared_, reference);
   if (!v.ok()) {
     prepared_.reset();
     return make_error(ErrorCode::kInvalidArgument, std::move(v.message));
   }
-  return std::chrono::duration<double, std::nano>(t1 - t0).count();
+  prepared_->reported = true;  // the caller has the time
+  return prepared_->reference_ns;
 }
 
 RequestFlow::Verdict RequestFlow::measure(const BenchmarkRequest& request,
                                           const DeviceLaunch& candidate,
                                           BenchmarkResponse* response) {
-  DeviceProblem& b = *prepared_->buffers;
+  Prepared& p = *prepared_;
+  DeviceProblem& b = *p.buffers;
   if (Status s = b.reset(); !s) return failure(s.error());
   Result<std::unique_ptr<SampleSource>> source = b.timer(candidate, request.bench);
   if (!source) return failure(source.error());
-  Result<BenchStats> stats = measure_samples(request.bench, **source);
+  TimedChecks checked(**source, b, p.reference ? &*p.reference : nullptr, request.bench.budget_ms);
+  Result<BenchStats> stats = measure_samples(request.bench, checked);
+  if (checked.failed().outcome != Outcome::kOk) {
+    return {checked.failed().outcome, checked.failed().message};
+  }
   if (!stats) return failure(stats.error());
   // A fault of the last sample shows here at the latest, and no response is ok while one is
   // pending.

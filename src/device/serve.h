@@ -4,9 +4,16 @@
 //   2. the problem prepared: its buffers on the device and the reference's outputs, from the
 //      parent's file, from the reference launch run here, or none; kept while the problem, the
 //      seed and the reference's identity stay the same, since seeding large inputs costs more
-//      than running many kernels;
-//   3. verified by check_candidate() (bench/candidate_check.h) against that reference;
-//   4. measured by measure_samples() (bench/measure_loop.h) with the device's timer and flush.
+//      than running many kernels. With a reference launch, a second set of buffers holds the
+//      stress data set (tensor_fill.h) and the reference's outputs on it;
+//   3. verified by check_candidate() (bench/candidate_check.h) against that reference, twice:
+//      on the uniform data set, then on the stress set (or on the uniform set again, its
+//      outputs poisoned again), so that neither a kernel right only for small values nor one
+//      right only on its first call passes;
+//   4. measured by measure_samples() (bench/measure_loop.h) with the device's timer and flush,
+//      each timed run starting from poisoned outputs and checked by check_run() after it
+//      (device/timed_checks.h), so that a candidate that skips work when called again is
+//      rejected, not timed.
 // A failed device call goes through DeviceAdapter::fault(): a sticky error answers `restart`,
 // and every later request is refused until the worker is replaced.
 #pragma once
@@ -71,8 +78,9 @@ class RequestFlow {
                             BenchmarkResponse* response);
   [[nodiscard]] Verdict start(const BenchmarkRequest& request);
   [[nodiscard]] Verdict prepare(const BenchmarkRequest& request);
-  [[nodiscard]] Verdict reference_run(const BenchmarkRequest& request, Prepared& p,
-                                      const DeviceLaunch& reference);
+  [[nodiscard]] Verdict reference_runs(const BenchmarkRequest& request, Prepared& p,
+                                       const DeviceLaunch& reference);
+  [[nodiscard]] Verdict verify(const BenchmarkRequest& request, const DeviceLaunch& candidate);
   [[nodiscard]] Verdict measure(const BenchmarkRequest& request, const DeviceLaunch& candidate,
                                 BenchmarkResponse* response);
   [[nodiscard]] Verdict failure(const Error& error);

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "device/cpu/cpu_device.h"
@@ -15,10 +17,17 @@
 namespace ktune {
 namespace {
 
-std::filesystem::path reference_file_path() {
-  static std::atomic<unsigned> counter{0};
-  return std::filesystem::temp_directory_path() /
-         fmt::format("ktune-reference-{}-{}.bin", ::getpid(), counter.fetch_add(1));
+// A directory only this user can enter, made afresh (mkdtemp): nobody else can plant a link or
+// a file where the reference's outputs go.
+Result<std::filesystem::path> private_directory() {
+  std::string path = (std::filesystem::temp_directory_path() / "ktune-reference-XXXXXX").string();
+  if (::mkdtemp(path.data()) == nullptr) {
+    return make_error(ErrorCode::kIo, fmt::format("cannot create a private directory for the "
+                                                  "reference's outputs in {}: {}",
+                                                  std::filesystem::temp_directory_path().string(),
+                                                  std::strerror(errno)));
+  }
+  return std::filesystem::path(path);
 }
 
 // The device of the problem's first buffer: where every buffer of a problem lives.
@@ -43,12 +52,13 @@ CandidateRunner::CandidateRunner(const Backend& backend, const Problem& problem,
 CandidateRunner::~CandidateRunner() {
   if (!reference_file_.empty()) {
     std::error_code ec;
-    std::filesystem::remove(reference_file_, ec);
+    std::filesystem::remove_all(reference_file_.parent_path(), ec);
   }
 }
 
 Status CandidateRunner::prepare(Choice* reference) {
   if (!reference) return {};
+  reference_ = reference;
   if (on_device()) {
     auto launch = reference->launch_spec(problem_);
     if (!launch) {
@@ -59,22 +69,57 @@ Status CandidateRunner::prepare(Choice* reference) {
     reference_launch_ = std::move(*launch);
     return {};
   }
-  auto fn = reference->load(backend_, problem_);
+  if (pool_) {
+    // Isolated: a reference that a worker can run never runs in this process (a swapped or
+    // broken one costs a worker, not ktune), and its outputs never pass through a file.
+    if (auto launch = reference->launch_spec(problem_))
+      return prepare_in_worker(*reference, *launch);
+  }
+  if (Status s = prepare_here(*reference); !s) return s;
+  if (!pool_) return {};
+  // Isolated, with a reference only this process can run (an extern followed by the host
+  // epilogue pass): its outputs go to the workers in a file of a private directory.
+  Result<std::filesystem::path> dir = private_directory();
+  if (!dir) return std::unexpected(dir.error());
+  reference_file_ = *dir / "reference.bin";
+  return write_reference_file(reference_file_, problem_, *local_->reference());
+}
+
+Status CandidateRunner::prepare_in_worker(const Choice& reference, const LaunchSpec& launch) {
+  reference_launch_ = launch;
+  // The reference as a request that only prepares the problem: the worker runs the reference
+  // on both data sets and answers how long one run took.
+  BenchmarkRequest probe = request_for(reference, false, options_.bench);
+  probe.verify = false;
+  const std::chrono::milliseconds limit =
+      options_.run_timeout.count() > 0 ? options_.run_timeout : options_.run_timeout_floor * 6;
+  Result<BenchmarkResponse> response = pool_->run(probe, limit);
+  if (!response) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("reference {}: {}", reference.name(), response.error().message));
+  }
+  if (response->outcome != Outcome::kOk) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("reference {} in a worker: {}: {}", reference.name(),
+                                  outcome_name(response->outcome), response->message));
+  }
+  reference_ns_ = response->reference_ns;
+  return {};
+}
+
+Status CandidateRunner::prepare_here(Choice& reference) {
+  auto fn = reference.load(backend_, problem_);
   if (!fn) {
     return make_error(
         ErrorCode::kInvalidArgument,
-        fmt::format("reference {} does not load: {}", reference->name(), fn.error().message));
+        fmt::format("reference {} does not load: {}", reference.name(), fn.error().message));
   }
-  BenchmarkRequest request = request_for(*reference, false, options_.bench);
+  BenchmarkRequest request = request_for(reference, false, options_.bench);
+  request.reference.reset();
   Result<double> ns = local_->prepare_reference(request, *make_cpu_launch(std::move(*fn)));
   if (!ns) return make_error(ErrorCode::kInvalidArgument, ns.error().message);
   reference_ns_ = *ns;
-  if (pool_) {
-    reference_file_ = reference_file_path();
-    if (Status s = write_reference_file(reference_file_, problem_, *local_->reference()); !s) {
-      return s;
-    }
-  }
+  prepared_here_ = true;
   return {};
 }
 
@@ -88,8 +133,10 @@ std::chrono::milliseconds CandidateRunner::deadline(const BenchOptions& bench) c
   // Room for a candidate `slow_factor` times slower than the reference through every run it
   // may make (warm-up, verification, the minimum count) plus the budget; without a reference,
   // only the floor.
-  const double runs = bench.warmup_runs + 1 + bench.min_runs;
-  const double ms = reference_ns_ / 1e6 * options_.slow_factor * runs + bench.budget_ms;
+  // Two verification calls; a fresh worker first runs the reference on both data sets.
+  const double runs = bench.warmup_runs + 2 + bench.min_runs;
+  const double reference_ms = reference_ns_ / 1e6;
+  const double ms = reference_ms * (options_.slow_factor * runs + 2) + bench.budget_ms;
   return options_.run_timeout_floor + std::chrono::milliseconds(static_cast<long>(ms));
 }
 
@@ -113,6 +160,8 @@ RunResult CandidateRunner::in_worker(const BenchmarkRequest& request, const Benc
   r.expected = reference_file_;
   auto response = pool_->run(r, deadline(bench));
   if (!response) return {Outcome::kLaunchError, response.error().message, std::nullopt};
+  // Device problems learn the reference's time from the worker that first ran it.
+  if (reference_ns_ == 0 && response->reference_ns > 0) reference_ns_ = response->reference_ns;
   RunResult result{response->outcome, response->message, response->stats};
   if (result.outcome == Outcome::kCrashed || result.outcome == Outcome::kTimedOut ||
       result.outcome == Outcome::kResourceExhausted) {
@@ -133,14 +182,23 @@ RunResult CandidateRunner::in_process(Choice& choice, const BenchmarkRequest& re
     }
     response = local_->serve(request);
   } else {
-    // The choice's own function, verified against the reference prepare() ran here.
+    // The choice's own function, verified against the reference run here: when candidates are
+    // isolated, only once a choice that runs here needs it.
+    if (reference_ && !prepared_here_) {
+      if (Status s = prepare_here(*reference_); !s) {
+        return {Outcome::kUnsupported, s.error().message, std::nullopt};
+      }
+    }
     auto it = loaded_.find(&choice);
     if (it == loaded_.end()) {
       auto fn = choice.load(backend_, problem_);
       if (!fn) return {Outcome::kLoadError, fn.error().message, std::nullopt};
       it = loaded_.emplace(&choice, make_cpu_launch(std::move(*fn))).first;
     }
-    response = local_->serve(request, *it->second);
+    // Verified against the reference prepared here, whatever the workers run.
+    BenchmarkRequest here = request;
+    here.reference.reset();
+    response = local_->serve(here, *it->second);
   }
   if (response.restart) local_ = make_request_flow(device_);  // a fresh context
   return {response.outcome, response.message, response.stats};

@@ -6,8 +6,11 @@
 //
 // CPU problems: a choice with a LaunchSpec (a template's shared object, an OpenBLAS call) runs in
 // a worker when a pool is given; choices without one (a library call followed by a host pass),
-// and everything when no pool is given, run in this process. The reference runs in this process:
-// it is trusted, and its outputs go to the workers through a file.
+// and everything when no pool is given, run in this process. With a pool, a reference with a
+// LaunchSpec runs only in workers, as on devices (each worker runs it before its first candidate
+// of the problem); one without (an extern followed by the host epilogue) runs here and its
+// outputs reach the workers through a file in a private directory. This process runs a
+// reference itself only without a pool, or once a choice that runs here needs it.
 //
 // Device problems (CUDA, OpenCL): every candidate and the reference run where the device's
 // buffers are, described by LaunchSpecs: in a worker when a pool is given, else in this
@@ -40,12 +43,13 @@ class CandidateRunner {
   // `pool` null: every candidate runs in this process.
   CandidateRunner(const Backend& backend, const Problem& problem, const SelectorOptions& options,
                   WorkerPool* pool);
-  ~CandidateRunner();  // removes the reference file
+  ~CandidateRunner();  // removes the reference file and its directory
   CandidateRunner(const CandidateRunner&) = delete;
   CandidateRunner& operator=(const CandidateRunner&) = delete;
 
-  // Runs the reference once (null: none) and, with a pool, writes its outputs for the workers.
-  // kInvalidArgument when the reference fails to load or run soundly.
+  // Runs the reference once (null: none): in a worker when isolated and it has a LaunchSpec,
+  // else here (writing its outputs for the workers when isolated). kInvalidArgument when the
+  // reference fails to load or run soundly.
   [[nodiscard]] Status prepare(Choice* reference);
   // Verifies the candidate and, with `measure`, measures it.
   [[nodiscard]] RunResult run(Choice& choice, bool measure);
@@ -58,6 +62,9 @@ class CandidateRunner {
 
  private:
   [[nodiscard]] bool isolated(const Choice& choice) const;
+  // The reference prepared by a worker (its time from the response) or in this process.
+  [[nodiscard]] Status prepare_in_worker(const Choice& reference, const LaunchSpec& launch);
+  [[nodiscard]] Status prepare_here(Choice& reference);
   [[nodiscard]] bool on_device() const { return device_ != DeviceKind::kCpu; }
   // The request for `choice`; `launch` from its LaunchSpec when it has one.
   [[nodiscard]] BenchmarkRequest request_for(const Choice& choice, bool measure,
@@ -76,8 +83,10 @@ class CandidateRunner {
   WorkerPool* pool_;
   DeviceKind device_ = DeviceKind::kCpu;
   std::unique_ptr<RequestFlow> local_;          // this process's flow on the problem's device
-  std::optional<LaunchSpec> reference_launch_;  // device problems with a reference
-  std::filesystem::path reference_file_;        // CPU problems with a reference and a pool
+  Choice* reference_ = nullptr;                 // prepare()'s, for a late prepare_here()
+  bool prepared_here_ = false;                  // local_ holds the reference's outputs
+  std::optional<LaunchSpec> reference_launch_;  // a reference the workers run
+  std::filesystem::path reference_file_;        // a reference only this process can run
   double reference_ns_ = 0;                     // one run of the reference, for deadlines
   // CPU choices run in this process, loaded once.
   std::map<const Choice*, std::shared_ptr<const DeviceLaunch>> loaded_;

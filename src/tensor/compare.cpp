@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace ktune {
@@ -67,6 +69,18 @@ std::string value_str(DType dtype, const std::byte* p, double value) {
   return fmt::format("{:.6g}", value);
 }
 
+// True when element i of the view is storage element i (offset 0, row-major strides): the
+// element loops then skip storage_index's divisions, most of their cost on large outputs.
+bool row_major(const TensorSpec& spec) {
+  if (spec.offset != 0) return false;
+  std::int64_t step = 1;
+  for (std::size_t i = spec.sizes.size(); i-- > 0;) {
+    if (spec.sizes[i] != 1 && spec.strides[i] != step) return false;
+    step *= spec.sizes[i];
+  }
+  return true;
+}
+
 }  // namespace
 
 Tolerance default_tolerance(DType dtype) {
@@ -105,8 +119,9 @@ Comparison compare(const TensorSpec& spec, const std::byte* actual, const std::b
   std::int64_t nans = 0;
   double diff_sq = 0;
   double expected_sq = 0;
+  const bool flat = row_major(spec);
   for (std::int64_t i = 0; i < n; ++i) {
-    const std::size_t at = static_cast<std::size_t>(spec.storage_index(i)) * size;
+    const std::size_t at = static_cast<std::size_t>(flat ? i : spec.storage_index(i)) * size;
     const Element el = check_element(dtype, actual + at, expected + at, tolerance);
     if (el.verdict == Verdict::kPass || el.verdict == Verdict::kWrong) {
       // Equal infinities pass and add nothing; the norms cover finite values only.
@@ -156,6 +171,54 @@ Comparison compare(const TensorSpec& spec, const std::byte* actual, const std::b
       fmt::format("{} of {} elements differ{}{}; rel L2 {:.3g} {} {:g}", result.mismatches, n,
                   kinds, first, result.rel_l2, l2_ok ? "<=" : ">", tolerance.max_rel_l2);
   return result;
+}
+
+double view_rms(const TensorSpec& spec, const std::byte* storage) {
+  const std::size_t size = dtype_size(spec.dtype);
+  double sum = 0;
+  std::int64_t n = 0;
+  const bool flat = row_major(spec);
+  for (std::int64_t i = 0; i < spec.numel(); ++i) {
+    const std::int64_t at = flat ? i : spec.storage_index(i);
+    const double v = load_element(spec.dtype, storage + static_cast<std::size_t>(at) * size);
+    if (!std::isfinite(v)) continue;
+    sum += v * v;
+    ++n;
+  }
+  return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0;
+}
+
+bool view_is_dense(const TensorSpec& spec) {
+  if (spec.offset != 0) return false;
+  // Sorted by stride, each dimension of more than one element must step over exactly the
+  // elements of the ones inside it.
+  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
+  for (std::size_t i = 0; i < spec.sizes.size(); ++i) {
+    if (spec.sizes[i] == 0) return true;  // empty: no storage at all
+    if (spec.sizes[i] > 1) dims.emplace_back(spec.strides[i], spec.sizes[i]);
+  }
+  std::sort(dims.begin(), dims.end());
+  std::int64_t step = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != step) return false;
+    step *= size;
+  }
+  return true;
+}
+
+std::int64_t first_write_outside_view(const TensorSpec& spec, const std::byte* storage) {
+  if (view_is_dense(spec)) return -1;
+  const std::int64_t n = spec.storage_elements();
+  std::vector<bool> addressed(static_cast<std::size_t>(n), false);
+  for (std::int64_t i = 0; i < spec.numel(); ++i) {
+    addressed[static_cast<std::size_t>(spec.storage_index(i))] = true;
+  }
+  const std::size_t size = dtype_size(spec.dtype);
+  for (std::int64_t e = 0; e < n; ++e) {
+    if (addressed[static_cast<std::size_t>(e)]) continue;
+    if (!is_poison(spec.dtype, storage + static_cast<std::size_t>(e) * size)) return e;
+  }
+  return -1;
 }
 
 }  // namespace ktune

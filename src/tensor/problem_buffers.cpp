@@ -1,6 +1,8 @@
 // ProblemBuffers: allocation, seeding, reset and integrity checks for one problem's arguments.
 #include "ktune/tensor/problem_buffers.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 
 #include "ktune/tensor/tensor_fill.h"
@@ -27,7 +29,7 @@ bool is_input(ArgRole role) { return role == ArgRole::kIn || role == ArgRole::kI
 
 }  // namespace
 
-ProblemBuffers ProblemBuffers::create(const Problem& problem, std::uint64_t seed) {
+ProblemBuffers ProblemBuffers::create(const Problem& problem, std::uint64_t seed, DataSet set) {
   ProblemBuffers pb(problem);
   const std::size_t n = problem.args.size();
   pb.buffers_.resize(n);
@@ -41,8 +43,14 @@ ProblemBuffers ProblemBuffers::create(const Problem& problem, std::uint64_t seed
     }
     pb.buffers_[i] = HostBuffer::allocate(arg.tensor.storage_bytes());
     if (is_input(arg.param.role)) {
-      // Each argument gets its own stream derived from the seed, so A and B differ.
-      fill_random(pb.buffers_[i], arg.tensor, seed * 1000003u + i);
+      // The gaps of the view keep the poison pattern (as outputs' do): defined bytes, the same
+      // on every device, that a write into them changes.
+      pb.buffers_[i].poison(arg.param.dtype);
+      // Each argument gets its own stream derived from the seed, so A and B differ; the stress
+      // set's streams are others again.
+      const std::uint64_t stream = seed * 1000003u + i;
+      fill_random(pb.buffers_[i], arg.tensor,
+                  set == DataSet::kUniform ? stream : stream ^ 0x5EED5EED5EED5EEDull, set);
       pb.pristine_[i] = pb.buffers_[i].clone();
     }
   }
@@ -78,6 +86,16 @@ void ProblemBuffers::reset() {
   point_args();
 }
 
+void ProblemBuffers::reset_outputs() {
+  for (std::size_t i = 0; i < problem_.args.size(); ++i) {
+    const ArgRole role = problem_.args[i].param.role;
+    if (role == ArgRole::kOut) buffers_[i].poison(problem_.args[i].param.dtype);
+    if (role == ArgRole::kInOut && buffers_[i].bytes()) {
+      std::memcpy(buffers_[i].data(), pristine_[i].data(), buffers_[i].bytes());
+    }
+  }
+}
+
 std::vector<std::pair<const void*, std::size_t>> ProblemBuffers::data_ranges() const {
   std::vector<std::pair<const void*, std::size_t>> ranges;
   for (std::size_t i = 0; i < problem_.args.size(); ++i) {
@@ -100,9 +118,13 @@ std::vector<std::string> ProblemBuffers::redzone_violations() const {
 std::optional<std::string> ProblemBuffers::modified_input() const {
   for (std::size_t i = 0; i < problem_.args.size(); ++i) {
     if (problem_.args[i].param.role != ArgRole::kIn || buffers_[i].bytes() == 0) continue;
-    if (std::memcmp(buffers_[i].data(), pristine_[i].data(), buffers_[i].bytes()) != 0) {
-      return problem_.args[i].param.name;
-    }
+    const std::byte* now = buffers_[i].data();
+    const std::byte* seeded = pristine_[i].data();
+    if (std::memcmp(now, seeded, buffers_[i].bytes()) == 0) continue;
+    const std::size_t size = dtype_size(problem_.args[i].param.dtype);
+    std::size_t at = 0;
+    while (now[at] == seeded[at]) ++at;
+    return fmt::format("{} (storage element {})", problem_.args[i].param.name, at / size);
   }
   return std::nullopt;
 }

@@ -5,6 +5,8 @@
 // two layouts of the same sizes get the same logical tensor.
 #include "ktune/tensor/tensor_fill.h"
 
+#include <cmath>
+
 #include "ktune/core/status.h"
 
 namespace ktune {
@@ -50,9 +52,32 @@ double largest_below_one(DType dtype) {
   }
 }
 
+// kStress: negative three times in four (two bits), so that sums of products keep their sign.
+double stress_sign(std::uint64_t bits) { return (bits & 3u) == 0 ? 1.0 : -1.0; }
+
+// (1 + u) * 2^e, e uniform in [lo, hi], from bits the sign did not use.
+double stress_float(DType dtype, std::uint64_t bits) {
+  const bool half = dtype == DType::kF16 || dtype == DType::kBF16;
+  const int lo = half ? -3 : -6;
+  const int span = half ? 6 : 12;  // exponents in [lo, lo + span)
+  const int e = lo + static_cast<int>(((bits >> 32) * static_cast<std::uint64_t>(span)) >> 32);
+  const double u = static_cast<double>((bits >> 2) & ((1u << 29) - 1)) * 0x1.0p-29;  // [0, 1)
+  return stress_sign(bits) * std::ldexp(1.0 + u, e);
+}
+
+double stress_int(DType dtype, std::uint64_t bits) {
+  // Magnitudes uniform in [0, max]; i8 reaches -128 too.
+  const std::uint64_t max = dtype == DType::kI8 ? 128 : dtype == DType::kI32 ? 1024 : 1u << 20;
+  const std::uint64_t k = ((bits >> 32) * (max + 1)) >> 32;
+  const double v = stress_sign(bits) * static_cast<double>(k);
+  return dtype == DType::kI8 && v > 127 ? 127 : v;
+}
+
 }  // namespace
 
-void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed) {
+const char* data_set_name(DataSet set) { return set == DataSet::kUniform ? "uniform" : "stress"; }
+
+void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed, DataSet set) {
   KTUNE_CHECK(buffer.bytes() >= spec.storage_bytes());
   const DType dtype = spec.dtype;
   const std::size_t size = dtype_size(dtype);
@@ -63,6 +88,10 @@ void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed)
   for (std::int64_t i = 0; i < n; ++i) {
     std::byte* p = base + static_cast<std::size_t>(spec.storage_index(i)) * size;
     const std::uint64_t bits = rng.next();
+    if (set == DataSet::kStress) {
+      store_element(dtype, p, floating ? stress_float(dtype, bits) : stress_int(dtype, bits));
+      continue;
+    }
     if (!floating) {
       store_element(dtype, p, uniform_int(bits));
       continue;

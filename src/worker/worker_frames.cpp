@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -170,20 +171,41 @@ Status write_reference_file(const std::filesystem::path& path, const Problem& pr
                                   "argument), got {}",
                                   where, problem.args.size(), outputs.outputs.size()));
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  for (std::size_t i = 0; out && i < problem.args.size(); ++i) {
+  for (std::size_t i = 0; i < problem.args.size(); ++i) {
     const ProblemArg& a = problem.args[i];
-    if (!is_output(a.param.role)) continue;
-    const HostBuffer& b = outputs.outputs[i];
-    if (b.bytes() != a.tensor.storage_bytes()) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("{}: output {} has the wrong size; expected {} bytes, got {}",
-                                    where, a.param.name, a.tensor.storage_bytes(), b.bytes()));
+    if (is_output(a.param.role) && outputs.outputs[i].bytes() != a.tensor.storage_bytes()) {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("{}: output {} has the wrong size; expected {} bytes, got {}", where,
+                      a.param.name, a.tensor.storage_bytes(), outputs.outputs[i].bytes()));
     }
-    out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.bytes()));
   }
-  out.close();
-  if (!out) {
+  // A new file only (O_EXCL), never through a link planted where it goes (O_NOFOLLOW), readable
+  // by this user alone.
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, S_IRUSR | S_IWUSR);
+  if (fd < 0) {
+    return make_error(ErrorCode::kIo,
+                      fmt::format("{}: cannot create; {}", where, errno_text(errno)));
+  }
+  for (std::size_t i = 0; i < problem.args.size(); ++i) {
+    if (!is_output(problem.args[i].param.role)) continue;
+    const auto* p = reinterpret_cast<const char*>(outputs.outputs[i].data());
+    std::size_t left = outputs.outputs[i].bytes();
+    while (left > 0) {
+      const ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int e = errno;
+        ::close(fd);
+        return make_error(ErrorCode::kIo,
+                          fmt::format("{}: cannot write; {}", where, errno_text(e)));
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  if (::close(fd) != 0) {
     return make_error(ErrorCode::kIo,
                       fmt::format("{}: cannot write; {}", where, errno_text(errno)));
   }

@@ -76,6 +76,7 @@ BenchmarkResponse decode_response(JsonReader& r, const Json& j) {
   decode_optional(r, j, "stats", s.stats);
   s.output_tail = r.str(j, "", "output_tail");
   s.restart = r.boolean(j, "", "restart");
+  if (JsonReader::has(j, "reference_ns")) s.reference_ns = r.f64(j, "", "reference_ns");
   return s;
 }
 
@@ -130,7 +131,8 @@ std::string encode_response(const BenchmarkResponse& response, std::string_view 
             {"outcome", Json(encode_json(response.outcome))},
             {"message", response.message},
             {"output_tail", response.output_tail},
-            {"restart", response.restart}};
+            {"restart", response.restart},
+            {"reference_ns", response.reference_ns}};
   if (response.stats) j["stats"] = Json(encode_json(*response.stats));
   if (!nonce.empty()) j["nonce"] = std::string(nonce);
   return json_dump(j);

@@ -31,7 +31,9 @@ inline constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
 // bump it whenever a message changes (a field added, removed, renamed or re-typed), so that a
 // parent and a ktune-worker of different builds refuse each other at the start instead of
 // misreading a request. A pong without it is from before versioning: protocol 0.
-inline constexpr int kWorkerProtocolVersion = 2;  // 2: the nonce
+// 2: the request's nonce; 3: the response's reference_ns (the worker runs the references of CPU
+// problems too).
+inline constexpr int kWorkerProtocolVersion = 3;
 
 [[nodiscard]] std::string encode_ping();
 [[nodiscard]] std::string encode_pong(int pid);

@@ -49,4 +49,17 @@ struct Comparison {
 [[nodiscard]] Comparison compare(const TensorSpec& spec, const std::byte* actual,
                                  const std::byte* expected, const Tolerance& tolerance);
 
+// Root mean square of the finite elements `spec` addresses in `storage`; 0 when none.
+[[nodiscard]] double view_rms(const TensorSpec& spec, const std::byte* storage);
+
+// True when the view addresses every element of its storage exactly once (offset 0, the strides
+// a permutation of a dense layout's): no gaps, no prefix, nothing to check outside it.
+[[nodiscard]] bool view_is_dense(const TensorSpec& spec);
+// The first storage element (in elements, from the storage start) that the view does not
+// address and that no longer holds the dtype's poison pattern; -1 when none. `storage` is the
+// start of spec.storage_bytes() bytes, poisoned before the run (ProblemBuffers does so around
+// every view). Costs one pass over the storage, none for a dense view.
+[[nodiscard]] std::int64_t first_write_outside_view(const TensorSpec& spec,
+                                                    const std::byte* storage);
+
 }  // namespace ktune

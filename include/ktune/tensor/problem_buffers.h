@@ -1,6 +1,8 @@
 // ProblemBuffers: the host memory for one Problem: one HostBuffer per buffer argument (inputs
 // filled from the seed, outputs poisoned), scalar values stored as their dtype, and the pristine
-// copies needed to detect writes into inputs and to restart from the same state.
+// copies needed to detect writes into inputs and to restart from the same state. Storage a view
+// does not address (the gaps of a strided view, the prefix before its offset) holds the dtype's
+// poison pattern in every buffer, inputs included, so that a write there is seen.
 #pragma once
 
 #include <cstdint>
@@ -11,12 +13,14 @@
 
 #include "ktune/core/problem.h"
 #include "ktune/tensor/host_buffer.h"
+#include "ktune/tensor/tensor_fill.h"
 
 namespace ktune {
 
 class ProblemBuffers {
  public:
-  [[nodiscard]] static ProblemBuffers create(const Problem& problem, std::uint64_t seed);
+  [[nodiscard]] static ProblemBuffers create(const Problem& problem, std::uint64_t seed,
+                                             DataSet set = DataSet::kUniform);
 
   [[nodiscard]] const Problem& problem() const { return problem_; }
   // One pointer per argument, in signature order (Module::launch's layout); a buffer's pointer
@@ -28,9 +32,14 @@ class ProblemBuffers {
 
   // Outputs poisoned, in-outs and inputs back to their seeded contents, redzones refilled.
   void reset();
+  // Only the outputs poisoned and the in-outs back to their seeded contents: what a timed run
+  // starts from (inputs are left as the last run left them, so that a write into one stays
+  // visible to the next check).
+  void reset_outputs();
   // Names of the arguments whose redzones changed, e.g. "C (after the end)".
   [[nodiscard]] std::vector<std::string> redzone_violations() const;
-  // The first input argument whose bytes differ from the seeded contents.
+  // The first input argument whose bytes differ from the seeded contents, with where:
+  // "A (storage element 17)".
   [[nodiscard]] std::optional<std::string> modified_input() const;
 
  private:

@@ -8,9 +8,29 @@
 
 namespace ktune {
 
-// Floats: uniform in [-1, 1) (then rounded to the dtype). Integers: uniform in [-8, 8].
-// Storage the view does not address is left as it was. `buffer.bytes()` must be at least
-// spec.storage_bytes().
-void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed);
+// Which data a problem is verified on. Every candidate is verified on both (when there is a
+// reference): kernels that are right only for small values of one sign (an int8 or fp16
+// accumulator that overflows, a clamp to [-1, 1], a stray fabs) pass on the first and fail on
+// the second. A per-argument fill chosen by the user (a spec's `init:`) is meant to become a
+// third kind here.
+enum class DataSet {
+  // Floats: uniform in [-1, 1) (then rounded to the dtype). Integers: uniform in [-8, 8].
+  kUniform,
+  // Another scale and sign pattern, per dtype: floats (1 + u) * 2^e with e uniform in [-6, 5]
+  // (f32, f64) or [-3, 2] (f16, bf16), negative three times in four, so that magnitudes span
+  // several binades up to 64 (8) and sums of products do not cancel; integers uniform over
+  // [-128, 127] (i8), [-1024, 1024] (i32) or [-2^20, 2^20] (i64), negative three times in four.
+  // Bounded so that the sums of a GEMM over thousands of terms stay finite in the dtype and
+  // inside i32 and i64: a reference must still compute it soundly.
+  kStress,
+};
+
+// "uniform", "stress": for messages.
+[[nodiscard]] const char* data_set_name(DataSet set);
+
+// Fills the elements `spec` addresses with `set`'s values from `seed`. Storage the view does not
+// address is left as it was. `buffer.bytes()` must be at least spec.storage_bytes().
+void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed,
+                 DataSet set = DataSet::kUniform);
 
 }  // namespace ktune

@@ -56,9 +56,9 @@ class CpuDevice final : public DeviceAdapter {
  public:
   std::string_view name() const override { return "CPU"; }
   Status open() override { return {}; }
-  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem,
-                                                  std::uint64_t seed) override {
-    return std::make_unique<CpuProblem>(ProblemBuffers::create(problem, seed));
+  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem, std::uint64_t seed,
+                                                  DataSet set) override {
+    return std::make_unique<CpuProblem>(ProblemBuffers::create(problem, seed, set));
   }
   Result<std::shared_ptr<const DeviceLaunch>> load(const LaunchSpec& spec,
                                                    const Problem& problem) override {

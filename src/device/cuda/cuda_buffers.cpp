@@ -102,6 +102,19 @@ Status CudaProblemBuffers::reset() {
   return {};
 }
 
+Status CudaProblemBuffers::reset_outputs() {
+  const CudaDriver& cu = cu_;
+  KTUNE_CU(CtxSynchronize());
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    const Arg& a = args_[i];
+    if (is_output(problem_.args[i].param.role) && a.bytes > 0) {
+      KTUNE_CU(MemcpyDtoD(data(a), a.pristine, a.bytes));
+    }
+  }
+  KTUNE_CU(CtxSynchronize());
+  return {};
+}
+
 Result<std::vector<std::string>> CudaProblemBuffers::redzone_violations() const {
   const CudaDriver& cu = cu_;
   KTUNE_CU(CtxSynchronize());

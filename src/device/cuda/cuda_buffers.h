@@ -57,6 +57,9 @@ class CudaProblemBuffers {
   // Every buffer back to its pristine contents (DtoD, so cheap for big problems), redzones
   // refilled. Work queued on any stream of the context finishes first.
   [[nodiscard]] Status reset();
+  // Only the outputs (poisoned) and in-outs (seeded) back to their pristine contents, before
+  // each timed run; inputs and redzones stay as the last run left them for the next check.
+  [[nodiscard]] Status reset_outputs();
   // "C (after the end)", "A (before the start)": each damaged redzone.
   [[nodiscard]] Result<std::vector<std::string>> redzone_violations() const;
   // The first kIn argument whose bytes differ from the seeded contents (in-outs are outputs).

@@ -16,6 +16,7 @@
 #include "device/cuda/cuda_buffers.h"
 #include "device/cuda/cuda_check.h"
 #include "device/cuda/cuda_timer.h"
+#include "ktune/tensor/compare.h"
 #include "ktune/tensor/problem_buffers.h"
 
 namespace ktune {
@@ -45,6 +46,7 @@ class CudaProblem final : public DeviceProblem {
 
   const Problem& problem() const override { return b_->problem(); }
   Status reset() override { return b_->reset(); }
+  Status reset_outputs() override { return b_->reset_outputs(); }
   Status finish() override {
     return cuda_status(cu_, cu_.StreamSynchronize(stream_), "StreamSynchronize");
   }
@@ -108,9 +110,10 @@ Result<bool> CudaProblem::outputs_pass(const ReferenceOutputs& reference) {
     const ProblemArg& arg = problem.args[i];
     if (!is_output(arg.param.role)) continue;
     const TensorSpec& t = arg.tensor;
-    // Dense views only: the screen walks the storage, which must be exactly the view.
-    if (b_->reference_output(i) == 0 || !CudaChecker::screens(arg.param.dtype) || t.offset != 0 ||
-        t.storage_elements() != t.numel()) {
+    // Dense views only: the screen walks the storage, which must be exactly the view (a view
+    // with gaps is read back, where the storage around it is checked too).
+    if (b_->reference_output(i) == 0 || !CudaChecker::screens(arg.param.dtype) ||
+        !view_is_dense(t) || t.numel() == 0) {
       return false;
     }
     Result<bool> ok =
@@ -134,8 +137,8 @@ class CudaDevice final : public DeviceAdapter {
     }
     return *opened_;
   }
-  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem,
-                                                  std::uint64_t seed) override;
+  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem, std::uint64_t seed,
+                                                  DataSet set) override;
   Result<std::shared_ptr<const DeviceLaunch>> load(const LaunchSpec& spec,
                                                    const Problem& problem) override {
     Result<Launcher> l = launcher(spec, problem);
@@ -211,9 +214,9 @@ CudaChecker* CudaDevice::checker() {
 }
 
 Result<std::unique_ptr<DeviceProblem>> CudaDevice::allocate(const Problem& problem,
-                                                            std::uint64_t seed) {
+                                                            std::uint64_t seed, DataSet set) {
   // The host copy is needed only to seed the device: it goes when this returns.
-  const ProblemBuffers host = ProblemBuffers::create(problem, seed);
+  const ProblemBuffers host = ProblemBuffers::create(problem, seed, set);
   Result<std::unique_ptr<CudaProblemBuffers>> buffers = CudaProblemBuffers::create(*cu_, host);
   if (!buffers) return std::unexpected(buffers.error());
   CudaChecker* check = (*buffers)->device_bytes() >= kDeviceCheckBytes ? checker() : nullptr;

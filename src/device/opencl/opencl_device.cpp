@@ -244,8 +244,8 @@ class OpenCLDevice final : public DeviceAdapter {
     flush_ = std::make_unique<Flush>(*ctx_);
     return {};
   }
-  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem,
-                                                  std::uint64_t seed) override {
+  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem, std::uint64_t seed,
+                                                  DataSet set) override {
     for (const ProblemArg& a : problem.args) {
       if (is_buffer(a) && a.tensor.offset != 0) {
         return make_error(ErrorCode::kInvalidArgument,
@@ -254,7 +254,8 @@ class OpenCLDevice final : public DeviceAdapter {
                                       a.param.name, a.tensor.offset));
       }
     }
-    auto p = std::make_unique<OpenCLProblem>(*ctx_, *flush_, ProblemBuffers::create(problem, seed));
+    auto p =
+        std::make_unique<OpenCLProblem>(*ctx_, *flush_, ProblemBuffers::create(problem, seed, set));
     if (Status s = p->allocate(); !s) return std::unexpected(s.error());
     return std::unique_ptr<DeviceProblem>(std::move(p));
   }

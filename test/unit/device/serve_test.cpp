@@ -7,7 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,42 +29,86 @@ using ::testing::HasSubstr;
 constexpr std::int64_t kN = 64;
 constexpr double kSampleNs = 1000;  // what every fake sample takes
 
-// c = 2 * a, done right or wrong in one of the ways a candidate can be wrong.
-enum class Behaviour { kRight, kWrong, kPastEnd, kHalfWritten, kWritesInput, kFails, kSticky };
+// c = 2 * a, done right or wrong in one of the ways a candidate can be wrong; and the ways of
+// fooling one verification call: right only on the first call, right only for small values,
+// right until timed, wrong on a call at random (a data race), writing the storage around a
+// strided view (a gap, the prefix before the offset).
+enum class Behaviour {
+  kRight,
+  kWrong,
+  kPastEnd,
+  kHalfWritten,
+  kWritesInput,
+  kFails,
+  kSticky,
+  kFirstCallOnly,
+  kSmallValuesOnly,
+  kSkipsWhenTimed,
+  kRacy,
+  kWritesGap,
+  kWritesPrefix,
+  kWritesInputGap,
+  kNanForLarge,
+  kScaledRoundOff,
+};
 
-const std::map<std::string, Behaviour> kBehaviours = {{"right", Behaviour::kRight},
-                                                      {"wrong", Behaviour::kWrong},
-                                                      {"past_end", Behaviour::kPastEnd},
-                                                      {"half_written", Behaviour::kHalfWritten},
-                                                      {"writes_input", Behaviour::kWritesInput},
-                                                      {"fails", Behaviour::kFails},
-                                                      {"sticky", Behaviour::kSticky}};
+const std::map<std::string, Behaviour> kBehaviours = {
+    {"right", Behaviour::kRight},
+    {"wrong", Behaviour::kWrong},
+    {"past_end", Behaviour::kPastEnd},
+    {"half_written", Behaviour::kHalfWritten},
+    {"writes_input", Behaviour::kWritesInput},
+    {"fails", Behaviour::kFails},
+    {"sticky", Behaviour::kSticky},
+    {"first_call_only", Behaviour::kFirstCallOnly},
+    {"small_values_only", Behaviour::kSmallValuesOnly},
+    {"skips_when_timed", Behaviour::kSkipsWhenTimed},
+    {"racy", Behaviour::kRacy},
+    {"writes_gap", Behaviour::kWritesGap},
+    {"writes_prefix", Behaviour::kWritesPrefix},
+    {"writes_input_gap", Behaviour::kWritesInputGap},
+    {"nan_for_large", Behaviour::kNanForLarge},
+    {"scaled_round_off", Behaviour::kScaledRoundOff},
+};
 
 struct FakeLaunch final : DeviceLaunch {
   explicit FakeLaunch(Behaviour b) : behaviour(b) {}
   Behaviour behaviour;
+  mutable int calls = 0;  // what a kernel's static counter would count
 };
 
 // What the fake device saw, shared with the test.
 struct Counts {
-  int allocations = 0;
+  int allocations = 0;  // of the uniform data set
+  int stress_allocations = 0;
   int loads = 0;
   int faults = 0;
-  std::vector<int> sample_counts;  // each SampleSource::sample call's count
+  std::vector<int> sample_counts;   // each SampleSource::sample call's count
+  std::uint64_t race = 0x2545F491;  // kRacy's generator: a fixed seed, so the test cannot flake
 };
 
+// Runs the launch as a device's timer would, and says every run took kSampleNs.
 class FakeTimer final : public SampleSource {
  public:
-  explicit FakeTimer(Counts& counts) : counts_(counts) {}
-  Status warm_up(int) override { return {}; }
+  FakeTimer(Counts& counts, std::function<Status()> run) : counts_(counts), run_(std::move(run)) {}
+  Status warm_up(int count) override {
+    for (int i = 0; i < count; ++i) {
+      if (Status s = run_(); !s) return s;
+    }
+    return {};
+  }
   Status sample(int count, std::vector<double>* ns) override {
     counts_.sample_counts.push_back(count);
-    ns->insert(ns->end(), static_cast<std::size_t>(count), kSampleNs);
+    for (int i = 0; i < count; ++i) {
+      if (Status s = run_(); !s) return s;
+      ns->push_back(kSampleNs);
+    }
     return {};
   }
 
  private:
   Counts& counts_;
+  std::function<Status()> run_;
 };
 
 // Host buffers checked as the CPU checks them; enqueue writes what the behaviour says.
@@ -71,20 +118,49 @@ class FakeProblem final : public HostProblem {
       : HostProblem(std::move(buffers)), counts_(counts) {}
 
   Status enqueue(const DeviceLaunch& launch) override {
-    auto* c = static_cast<float*>(buffers().args()[0]);
+    const TensorSpec& cs = problem().args[0].tensor;
+    const TensorSpec& as = problem().args[1].tensor;
+    auto* c = static_cast<float*>(buffers().args()[0]);  // the views' first elements
     auto* a = static_cast<float*>(buffers().args()[1]);
-    const Behaviour b = static_cast<const FakeLaunch&>(launch).behaviour;
+    const auto& l = static_cast<const FakeLaunch&>(launch);
+    const Behaviour b = l.behaviour;
+    const int call = ++l.calls;
     if (b == Behaviour::kFails) return make_error(ErrorCode::kIo, "fake: launch failed");
     if (b == Behaviour::kSticky) return make_error(ErrorCode::kIo, "fake: FAKE_STICKY");
+    if (b == Behaviour::kFirstCallOnly && call > 1) return {};
+    if (b == Behaviour::kSkipsWhenTimed && call > 2) return {};  // after two verifications
     const std::int64_t n = b == Behaviour::kHalfWritten ? kN / 2 : kN;
-    for (std::int64_t i = 0; i < n; ++i) c[i] = 2 * a[i];
+    // kScaledRoundOff: off by 1e-6 of the largest input everywhere, as the round-off of another
+    // summation order is off by a fraction of its terms' magnitude.
+    float largest = 0;
+    for (std::int64_t i = 0; i < kN; ++i) {
+      largest = std::max(largest, std::fabs(a[as.storage_index(i) - as.offset]));
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      float x = a[as.storage_index(i) - as.offset];
+      if (b == Behaviour::kSmallValuesOnly) x = std::clamp(x, -1.0f, 1.0f);
+      if (b == Behaviour::kNanForLarge && std::fabs(x) > 1) x = std::nanf("");
+      c[cs.storage_index(i) - cs.offset] =
+          2 * x + (b == Behaviour::kScaledRoundOff ? 1e-6f * largest : 0.0f);
+    }
+    if (b == Behaviour::kRacy) {
+      std::uint64_t& r = counts_.race;  // xorshift64
+      r ^= r << 13;
+      r ^= r >> 7;
+      r ^= r << 17;
+      if (r & 1) c[0] += 1;  // lost the race on this call: wrong one time in two
+    }
     if (b == Behaviour::kWrong) c[kN - 1] += 1;
     if (b == Behaviour::kPastEnd) c[kN] = 0;
     if (b == Behaviour::kWritesInput) a[0] += 1;
+    if (b == Behaviour::kWritesGap) c[cs.storage_index(1) - cs.offset - 1] = 0;
+    if (b == Behaviour::kWritesPrefix) c[-1] = 0;
+    if (b == Behaviour::kWritesInputGap) a[as.storage_index(1) - as.offset - 1] = 0;
     return {};
   }
-  Result<std::unique_ptr<SampleSource>> timer(const DeviceLaunch&, const BenchOptions&) override {
-    return std::make_unique<FakeTimer>(counts_);
+  Result<std::unique_ptr<SampleSource>> timer(const DeviceLaunch& launch,
+                                              const BenchOptions&) override {
+    return std::make_unique<FakeTimer>(counts_, [this, &launch] { return enqueue(launch); });
   }
 
  private:
@@ -97,10 +173,11 @@ class FakeDevice final : public DeviceAdapter {
   explicit FakeDevice(Counts& counts) : counts_(counts) {}
   std::string_view name() const override { return "fake"; }
   Status open() override { return {}; }
-  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem,
-                                                  std::uint64_t seed) override {
-    ++counts_.allocations;
-    return std::make_unique<FakeProblem>(ProblemBuffers::create(problem, seed), counts_);
+  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem, std::uint64_t seed,
+                                                  DataSet set) override {
+    if (set == DataSet::kUniform) ++counts_.allocations;
+    if (set == DataSet::kStress) ++counts_.stress_allocations;
+    return std::make_unique<FakeProblem>(ProblemBuffers::create(problem, seed, set), counts_);
   }
   Result<std::shared_ptr<const DeviceLaunch>> load(const LaunchSpec& spec,
                                                    const Problem&) override {
@@ -185,10 +262,11 @@ TEST_F(RequestFlowTest, ARightCandidateIsVerifiedAndMeasuredWithTheBudgetsCount)
   EXPECT_EQ(r.id, 1u);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
   ASSERT_TRUE(r.stats);
-  // One first sample, then runs_for_budget(10 us / 1 us) - 1 more.
+  // One first sample, then runs_for_budget(10 us / 1 us) - 1 more, one run at a time (each
+  // from poisoned outputs, checked after).
   EXPECT_EQ(r.stats->runs, 10);
   EXPECT_DOUBLE_EQ(r.stats->median_ns, kSampleNs);
-  EXPECT_EQ(counts_.sample_counts, (std::vector<int>{1, 9}));
+  EXPECT_EQ(counts_.sample_counts, std::vector<int>(10, 1));
   EXPECT_FALSE(r.restart);
 }
 
@@ -304,6 +382,113 @@ TEST_F(RequestFlowTest, AReferenceRunInProcessServesRequestsThatNameNone) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
   EXPECT_THAT(bad.error().message, HasSubstr("reference: input_modified: wrote into input a"));
+}
+
+TEST_F(RequestFlowTest, RightOnlyOnItsFirstCallIsCaughtByTheSecond) {
+  BenchmarkResponse r = flow_.serve(request("first_call_only"));
+  EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("on the stress data set"));
+  // Without a reference there is no second data set: the second call is on the first again.
+  BenchmarkRequest q = request("first_call_only");
+  q.reference.reset();
+  r = flow_.serve(q);
+  EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("on its second call (the first was right)"));
+}
+
+TEST_F(RequestFlowTest, RightOnlyForSmallValuesIsCaughtOnTheStressSet) {
+  BenchmarkResponse r = flow_.serve(request("small_values_only"));
+  EXPECT_EQ(r.outcome, Outcome::kWrongResult) << r.message;
+  EXPECT_THAT(r.message,
+              HasSubstr("on the stress data set (other magnitudes and signs): output c"));
+  EXPECT_EQ(counts_.stress_allocations, 1);  // prepared once, with the reference run on it
+  EXPECT_EQ(flow_.serve(request("right")).outcome, Outcome::kOk);
+  EXPECT_EQ(counts_.stress_allocations, 1);
+}
+
+TEST_F(RequestFlowTest, AReferenceThatCannotComputeTheStressSetLeavesItOut) {
+  // NaN for |a| > 1: sound on the uniform set only. The problem is still served, verified on
+  // the uniform set twice, so a kernel right only for small values passes (the limit the
+  // architecture notes name).
+  BenchmarkRequest q = request("right");
+  q.reference = launch("nan_for_large");
+  EXPECT_EQ(flow_.serve(q).outcome, Outcome::kOk);
+  q.launch = launch("small_values_only");
+  EXPECT_EQ(flow_.serve(q).outcome, Outcome::kOk);
+  q.launch = launch("first_call_only");
+  BenchmarkResponse r = flow_.serve(q);
+  EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("on its second call (the first was right)"));
+}
+
+TEST_F(RequestFlowTest, RoundOffThatGrowsWithTheValuesIsNotAWrongResult) {
+  // 6e-5 on the stress set (inputs up to 64) is over f32's atol of 1e-5 for its small elements,
+  // but the stress set's atol grows with its outputs' scale; on the uniform set it is within.
+  BenchmarkResponse r = flow_.serve(request("scaled_round_off"));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
+}
+
+TEST_F(RequestFlowTest, SkippingWorkWhenTimedIsRejectedNotTimed) {
+  BenchmarkResponse r = flow_.serve(request("skips_when_timed"));
+  EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("changed behaviour under timing"));
+  EXPECT_FALSE(r.stats);
+  // Verification alone cannot see it.
+  BenchmarkRequest q = request("skips_when_timed");
+  q.measure = false;
+  EXPECT_EQ(flow_.serve(q).outcome, Outcome::kOk);
+}
+
+TEST_F(RequestFlowTest, ARaceWrongOneCallInTwoIsCaughtEveryTime) {
+  // Two verification calls and ten checked timed runs: a candidate wrong on a call with
+  // probability 1/2 passes all twelve with probability 1/4096.
+  int under_timing = 0;
+  for (int i = 0; i < 20; ++i) {
+    BenchmarkResponse r = flow_.serve(request("racy"));
+    EXPECT_EQ(r.outcome, Outcome::kWrongResult) << i << ": " << r.message;
+    if (r.message.find("under timing") != std::string::npos) ++under_timing;
+  }
+  // About one in four passes both verification calls: the timed runs' checks catch those.
+  EXPECT_GT(under_timing, 0);
+  EXPECT_LT(under_timing, 20);
+}
+
+// c and a: 64 elements at stride 2 after one element of offset, so storage element 0 is the
+// prefix and 2, 4, ... are gaps.
+Problem strided_problem() {
+  Problem p = twice_problem();
+  p.name = "n=64 strided";
+  TensorSpec spec = TensorSpec::contiguous(DType::kF32, {kN});
+  spec.strides = {2};
+  spec.offset = 1;
+  for (ProblemArg& a : p.args) a.tensor = spec;
+  return p;
+}
+
+TEST_F(RequestFlowTest, WritesAroundAStridedViewAreCaughtWithTheStorageElement) {
+  auto serve = [&](const std::string& entry) {
+    BenchmarkRequest q = request(entry);
+    q.problem = strided_problem();
+    return flow_.serve(q);
+  };
+  BenchmarkResponse r = serve("right");
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
+  r = serve("writes_gap");
+  EXPECT_EQ(r.outcome, Outcome::kRedzoneViolation) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("wrote outside the view of c: storage element 2"));
+  r = serve("writes_prefix");
+  EXPECT_EQ(r.outcome, Outcome::kRedzoneViolation) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("wrote outside the view of c: storage element 0"));
+  r = serve("writes_input_gap");
+  EXPECT_EQ(r.outcome, Outcome::kInputModified) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("wrote into input a (storage element 2)"));
+}
+
+TEST_F(RequestFlowTest, TheReferencesTimeGoesOutWithTheRequestThatRanIt) {
+  BenchmarkResponse first = flow_.serve(request("right"));
+  ASSERT_EQ(first.outcome, Outcome::kOk) << first.message;
+  EXPECT_GT(first.reference_ns, 0);
+  EXPECT_EQ(flow_.serve(request("right")).reference_ns, 0);  // the same prepared problem
 }
 
 TEST(RunsForBudget, FillsTheBudgetWithinTheBounds) {

@@ -251,5 +251,46 @@ TEST(Compare, DefaultTolerances) {
   EXPECT_EQ(default_tolerance(DType::kI8).max_rel_l2, 0);
 }
 
+TEST(ViewRms, OverTheViewsFiniteElementsOnly) {
+  TensorSpec t = TensorSpec::contiguous(DType::kF32, {3});
+  t.strides = {2};  // elements 0 2 4; 1 and 3 are gaps, never read
+  HostBuffer b = HostBuffer::allocate(t.storage_bytes());
+  const double values[5] = {3, 1000, 4, 1000, std::numeric_limits<double>::infinity()};
+  for (int i = 0; i < 5; ++i) store_element(DType::kF32, b.data() + i * 4, values[i]);
+  EXPECT_DOUBLE_EQ(view_rms(t, b.data()), std::sqrt(12.5));
+}
+
+TEST(ViewIsDense, PermutedDenseLayoutsYesGapsOffsetsAndOverlapsNo) {
+  TensorSpec t = TensorSpec::contiguous(DType::kF32, {4, 3});
+  EXPECT_TRUE(view_is_dense(t));
+  t.strides = {1, 4};  // column-major: still every element once
+  EXPECT_TRUE(view_is_dense(t));
+  t.strides = {6, 2};  // gaps
+  EXPECT_FALSE(view_is_dense(t));
+  t = TensorSpec::contiguous(DType::kF32, {2, 2});
+  t.strides = {3, 0};  // storage of 4 elements, as many as the view, but 1 and 2 are gaps
+  EXPECT_EQ(t.storage_elements(), t.numel());
+  EXPECT_FALSE(view_is_dense(t));
+  t = TensorSpec::contiguous(DType::kF32, {4});
+  t.offset = 1;
+  EXPECT_FALSE(view_is_dense(t));
+}
+
+TEST(FirstWriteOutsideView, FindsTheFirstGapOrPrefixElementThatLostItsPoison) {
+  TensorSpec t = TensorSpec::contiguous(DType::kF32, {3});
+  t.strides = {2};
+  t.offset = 1;  // storage: prefix 0, elements 1 3 5, gaps 2 4
+  HostBuffer b = HostBuffer::allocate(t.storage_bytes());
+  b.poison(DType::kF32);
+  for (std::int64_t i = 0; i < 3; ++i) store_element(DType::kF32, b.data() + (1 + 2 * i) * 4, 1.0);
+  EXPECT_EQ(first_write_outside_view(t, b.data()), -1);
+  store_element(DType::kF32, b.data() + 4 * 4, 0.0);
+  EXPECT_EQ(first_write_outside_view(t, b.data()), 4);
+  store_element(DType::kF32, b.data(), 0.0);
+  EXPECT_EQ(first_write_outside_view(t, b.data()), 0);
+  // A dense view has nothing outside it, whatever its bytes.
+  EXPECT_EQ(first_write_outside_view(TensorSpec::contiguous(DType::kF32, {3}), b.data()), -1);
+}
+
 }  // namespace
 }  // namespace ktune

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -119,6 +121,43 @@ TEST(FillRandom, EmptyTensorWritesNothing) {
   fill_random(b, spec, 1);
   EXPECT_TRUE(is_poison(DType::kF32, b.data()));
   EXPECT_TRUE(b.redzones_intact());
+}
+
+// The stress set: other magnitudes (several binades, up to 64 for f32, 8 for f16, the dtype's
+// range for i8), mostly negative, and other values than the uniform set from the same seed.
+TEST(FillRandom, StressSetHasOtherScaleAndSignsPerDtype) {
+  struct Case {
+    DType dtype;
+    double max;      // bound of |value|
+    double reaches;  // some |value| at least this
+  };
+  for (const Case& c :
+       {Case{DType::kF32, 64, 16}, Case{DType::kF64, 64, 16}, Case{DType::kF16, 8, 4},
+        Case{DType::kBF16, 8, 4}, Case{DType::kI8, 128, 100}, Case{DType::kI32, 1024, 800},
+        Case{DType::kI64, 1 << 20, 800'000}}) {
+    SCOPED_TRACE(dtype_name(c.dtype));
+    const TensorSpec spec = TensorSpec::contiguous(c.dtype, {4096});
+    HostBuffer uniform = HostBuffer::allocate(spec.storage_bytes());
+    HostBuffer stress = HostBuffer::allocate(spec.storage_bytes());
+    fill_random(uniform, spec, 7, DataSet::kUniform);
+    fill_random(stress, spec, 7, DataSet::kStress);
+    int negative = 0;
+    double largest = 0;
+    double smallest = 1e30;
+    for (double v : logical_values(stress, spec)) {
+      EXPECT_LE(std::fabs(v), c.max);
+      largest = std::max(largest, std::fabs(v));
+      if (v != 0) smallest = std::min(smallest, std::fabs(v));
+      negative += v < 0;
+    }
+    EXPECT_GE(largest, c.reaches);
+    if (is_floating(c.dtype)) {
+      EXPECT_LE(smallest, 0.25);  // mixed exponents, not only large values
+    }
+    EXPECT_GT(negative, 4096 * 0.7);
+    EXPECT_LT(negative, 4096 * 0.8);
+    EXPECT_NE(logical_values(uniform, spec), logical_values(stress, spec));
+  }
 }
 
 }  // namespace

@@ -1,0 +1,44 @@
+// TimedChecks: poisoned outputs before and a check after each timed run (timed_checks.h).
+#include "device/timed_checks.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace ktune {
+
+TimedChecks::TimedChecks(SampleSource& source, CheckedBuffers& buffers,
+                         const ReferenceOutputs* reference, double budget_ms)
+    : source_(source),
+      buffers_(buffers),
+      reference_(reference),
+      check_budget_(static_cast<long long>(budget_ms * 1e6 / 4)) {}
+
+Status TimedChecks::sample(int count, std::vector<double>* ns) {
+  for (int i = 0; i < count; ++i) {
+    // The run's outputs must be its own: whatever an earlier run wrote is poisoned first.
+    if (Status s = buffers_.reset_outputs(); !s) return s;
+    if (Status s = source_.sample(1, ns); !s) return s;
+    ++runs_;
+    const bool last = i + 1 == count;
+    if (!last && checked_ >= kAlwaysChecked && spent_ >= check_budget_) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (Status s = buffers_.finish(); !s) return s;
+    // Inputs are compared at the last run of a batch only: reset_outputs() leaves them (on the
+    // CPU and CUDA; OpenCL uploads everything again), so a write into one is still there.
+    CheckResult c = check_run(buffers_, reference_, last);
+    spent_ += std::chrono::steady_clock::now() - t0;
+    ++checked_;
+    if (c.outcome == Outcome::kLaunchError) return make_error(ErrorCode::kIo, c.message);
+    if (c.outcome != Outcome::kOk) {
+      failed_ = {c.outcome,
+                 fmt::format("changed behaviour under timing: timed run {} was wrong: {}", runs_,
+                             c.message)};
+      // Ends measure_samples; the caller reads failed() first.
+      return make_error(ErrorCode::kInternal, failed_.message);
+    }
+  }
+  return {};
+}
+
+}  // namespace ktune
