@@ -25,7 +25,7 @@ Result<std::vector<char>> read_cubin(const std::filesystem::path& path) {
   Result<std::string> read = read_verified_artifact(path);
   if (!read) {
     return make_error(read.error().code,
-                      fmt::format("load '{}': {}", path.string(), read.error().message));
+                      fmt::format("cannot load the cubin: {}", read.error().message));
   }
   std::vector<char> bytes(read->begin(), read->end());
   if (bytes.size() < 4 || bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' ||

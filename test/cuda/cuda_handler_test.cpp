@@ -134,7 +134,7 @@ TEST(CudaHandler, TheWorkerAnswersAMissingCubinAndStaysAlive) {
     EXPECT_EQ(r.outcome, gpu ? Outcome::kLoadError : Outcome::kUnsupported) << r.message << "\n"
                                                                             << r.output_tail;
     EXPECT_THAT(r.message,
-                HasSubstr(gpu ? "cannot open the cubin" : "cannot run on the CUDA device"));
+                HasSubstr(gpu ? "cannot load the cubin" : "cannot run on the CUDA device"));
     EXPECT_FALSE(r.restart);
     EXPECT_TRUE(worker->alive());
   }
@@ -283,7 +283,7 @@ TEST_F(CudaHandlerGpu, MissingCubinIsALoadError) {
   std::unique_ptr<RequestFlow> handler = make_request_flow(DeviceKind::kCuda);
   BenchmarkResponse r = handler->serve(request_for(missing_cubin(), kernel("add")));
   EXPECT_EQ(r.outcome, Outcome::kLoadError) << r.message;
-  EXPECT_THAT(r.message, HasSubstr("cannot open the cubin"));
+  EXPECT_THAT(r.message, HasSubstr("cannot load the cubin"));
 }
 
 TEST_F(CudaHandlerGpu, IllegalAddressRestartsTheWorkerAndTheNextOneServes) {
