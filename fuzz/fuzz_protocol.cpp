@@ -1,14 +1,15 @@
 // Fuzz target: the worker protocol's decoder, as the parent reads a worker's answers and a worker
 // reads its requests. The input is tried two ways: as one frame's payload (decode_message), and
 // as a byte stream of frames (read_frame from an in-memory file, then decode_message of each
-// payload, up to 16 frames). A message that decodes must re-encode and decode again: whatever
-// one side accepts, the other side can send.
+// payload, up to 16 frames), and a request's buffers are sized. A message that decodes must
+// re-encode and decode again: whatever one side accepts, the other side can send.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <string>
 #include <string_view>
 
+#include "core/checked_size.h"
 #include "fuzz_target.h"
 #include "worker/worker_protocol.h"
 
@@ -31,7 +32,18 @@ void check_round_trip(const WorkerMessage& m) {
 }
 
 void decode(std::string_view payload) {
-  if (Result<WorkerMessage> m = decode_message(payload); m) check_round_trip(*m);
+  Result<WorkerMessage> m = decode_message(payload);
+  if (!m) return;
+  // What a worker computes next from a request: every buffer's size, to allocate it.
+  if (m->request) {
+    for (const ProblemArg& a : m->request->problem.args) {
+      if (!checked_storage_bytes(a.tensor)) {
+        fuzz::property_failed("a decoded request's buffers have a size", a.param.name.c_str());
+      }
+      (void)a.tensor.storage_bytes();
+    }
+  }
+  check_round_trip(*m);
 }
 
 // The frames of `bytes`, read as the worker loop and the parent read a pipe.

@@ -5,6 +5,7 @@
 // checked; the defaults would only make each input slower).
 #include <string_view>
 
+#include "core/checked_size.h"
 #include "fuzz_target.h"
 #include "ktune/space/search_space.h"
 #include "ktune/spec/spec.h"
@@ -19,10 +20,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Result<Spec> spec = parse_spec(text, file);
   if (!spec) return 0;
   (void)spec_signature(*spec);
-  for (const ProblemDecl& decl : spec->problems) (void)make_problem(*spec, decl);
+  // What `ktune tune` computes next: every buffer's size, to allocate it. The reader must have
+  // refused sizes whose arithmetic passes int64 (checked here too, for builds without UBSan).
+  // (An op: spec's problems are the op's to build: make_problem refuses them.)
+  for (const ProblemDecl& decl : spec->problems) {
+    if (!spec->op.name.empty()) break;
+    Result<Problem> p = make_problem(*spec, decl);
+    if (!p) fuzz::property_failed("an accepted spec's problems build", p.error().message.c_str());
+    for (const ProblemArg& a : p->args) {
+      if (!checked_storage_bytes(a.tensor)) {
+        fuzz::property_failed("an accepted spec's buffers have a size", a.param.name.c_str());
+      }
+      (void)a.tensor.storage_bytes();
+    }
+  }
   Result<SearchSpace> space = SearchSpace::create(spec->params, spec->restrictions);
   if (!space) return 0;
-  const SpaceLimits limits{.max_evaluations = 200'000, .max_configs = 20'000};
+  const SpaceLimits limits{.max_evaluations = 20'000, .max_configs = 2'000};
   (void)space->stats(limits);
   if (Result<std::vector<Config>> configs = space->enumerate(limits); configs) {
     for (const Config& c : *configs) (void)c.str();
