@@ -10,7 +10,10 @@ DEBIAN_PACKAGES = cmake g++ make pkg-config libfmt-dev nlohmann-json3-dev libyam
   libcli11-dev libsqlite3-dev libssl-dev libkainjow-mustache-dev libmuparser-dev libopenblas-dev \
   libgtest-dev libgmock-dev libbenchmark-dev ocl-icd-opencl-dev pocl-opencl-icd opencl-c-headers
 
-.PHONY: deps configure build demo test clean
+# AFL++ for bench/fuzz.sh and CI's fuzzing (the replay tests need nothing more).
+FUZZ_PACKAGES = afl++ gcc-12-plugin-dev
+
+.PHONY: deps fuzz-deps configure build demo test clean
 
 deps:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
@@ -21,6 +24,9 @@ deps:
 	  $$sudo apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+
+fuzz-deps:
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(FUZZ_PACKAGES)"
 
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)

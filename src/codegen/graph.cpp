@@ -9,6 +9,8 @@
 #include <map>
 #include <utility>
 
+#include "core/checked_size.h"
+
 namespace ktune::codegen {
 namespace {
 
@@ -123,6 +125,10 @@ Status check_input(const GraphInput& in, std::size_t i) {
       return fail(in.where, path + ".shape",
                   fmt::format("sizes must be positive; got {}", shape_str(t)));
   }
+  if (!checked_numel(t.sizes)) {
+    return fail(in.where, path + ".shape",
+                fmt::format("{} has too many elements; expected at most 2^63 - 1", shape_str(t)));
+  }
   const TensorSpec row_major = TensorSpec::contiguous(t.dtype, t.sizes);
   if (t.strides != row_major.strides || t.offset != 0) {
     return fail(
@@ -218,6 +224,12 @@ Status validate_graph(Graph& g) {
     }
     auto out = infer(n, in);
     if (!out) return fail(n.where, path, out.error());
+    // A gemm of two tensors that fit can still make one that does not ([M, 1] x [1, N]).
+    if (!checked_storage_bytes(*out)) {
+      return fail(n.where, path,
+                  fmt::format("the output {} has too many bytes; expected at most 2^63 - 1",
+                              shape_str(*out)));
+    }
     n.out = std::move(*out);
     defs.emplace(n.name, Definition{false, i, n.out});
   }

@@ -3,10 +3,13 @@
 // and spec files report errors the same way. The one catch of yaml-cpp's exceptions in this
 // module is in parse_graph.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "core/checked_size.h"
 #include "core/file_util.h"
 #include "ktune/codegen/graph.h"
 #include "spec/spec_reader.h"
@@ -44,6 +47,15 @@ Status parse_input(const Reader& r, const YAML::Node& node, std::size_t index, G
     auto v = r.integer((*shape_node)[i], item(field(path, "shape"), i));
     if (!v) return std::unexpected(v.error());
     sizes.push_back(*v);
+  }
+  // TensorSpec::contiguous multiplies the sizes unchecked (one <= 0 counts as 1 there and is
+  // reported by validate_graph); a product past int64 is refused here.
+  std::vector<std::int64_t> counted;
+  for (std::int64_t s : sizes) counted.push_back(std::max<std::int64_t>(s, 1));
+  if (!checked_numel(counted)) {
+    return r.fail(*shape_node, field(path, "shape"),
+                  fmt::format("[{}] has too many elements; expected at most 2^63 - 1",
+                              fmt::join(sizes, ", ")));
   }
   out.spec = TensorSpec::contiguous(dtype, sizes);
   if (YAML::Node st = node["strides"]; st.IsDefined()) {

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/checked_size.h"
+
 namespace ktune {
 namespace {
 
@@ -124,6 +126,11 @@ void decode_json(JsonReader& r, const Json& j, const std::string& at, TensorSpec
   }
   if (t.offset < 0) {
     r.fail(JsonReader::sub(at, "offset"), fmt::format("expected >= 0, got {}", t.offset));
+  }
+  // Whoever reads the tensor next sizes it (a worker allocates it) with unchecked int64
+  // arithmetic: a storage past int64 would wrap to a small buffer.
+  if (r.ok() && !checked_storage_bytes(t)) {
+    r.fail(at, "expected sizes, strides and offset that span at most 2^63 - 1 bytes");
   }
 }
 

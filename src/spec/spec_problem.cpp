@@ -1,9 +1,11 @@
 // spec_signature and make_problem: a spec's argument declarations evaluated for one problem.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <limits>
 
+#include "core/checked_size.h"
 #include "ktune/spec/spec.h"
 #include "spec/spec_expr.h"
 #include "spec/spec_sections.h"
@@ -120,6 +122,13 @@ Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl) {
     }
     auto sizes = eval.extents("shape", arg.shape);
     if (!sizes) return std::unexpected(sizes.error());
+    // Each size is exact below 2^53, but their product can pass int64, which TensorSpec's own
+    // arithmetic does not check (fuzz/fuzz_spec.cpp checks that none gets through).
+    if (!checked_numel(*sizes)) {
+      return eval.fail(
+          "shape", fmt::format("[{}] is [{}]", fmt::join(arg.shape, ", "), fmt::join(*sizes, ", ")),
+          "; expected at most 2^63 - 1 elements");
+    }
     if (arg.strides.empty()) {
       out.tensor = TensorSpec::contiguous(arg.dtype, std::move(*sizes));
     } else {
@@ -133,6 +142,11 @@ Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl) {
       auto offset = eval.extent("offset", arg.offset);
       if (!offset) return std::unexpected(offset.error());
       out.tensor.offset = *offset;
+    }
+    if (!checked_storage_bytes(out.tensor)) {
+      return eval.fail(arg.strides.empty() ? "shape" : "strides",
+                       "the storage that the sizes, strides and offset span",
+                       "; expected at most 2^63 - 1 bytes");
     }
     problem.args.push_back(std::move(out));
   }
