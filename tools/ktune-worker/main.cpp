@@ -5,6 +5,7 @@
 // the request pipe, 2 on a usage error, 3 when the protocol breaks.
 #include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 #include <sys/types.h>
 
 #include <charconv>
@@ -87,5 +88,14 @@ int main(int argc, char** argv) {
     return 3;
   }
   ktune::CandidateGuard guard(given, hardened->decoy_reader);
-  return ktune::run_worker_loop(hardened->protocol.in, hardened->protocol.out, &guard, parent_pid);
+  const int code =
+      ktune::run_worker_loop(hardened->protocol.in, hardened->protocol.out, &guard, parent_pid);
+  if (code != 0) {
+    // A worker ending on a fault leaves at once: its state is a candidate's, not to be trusted
+    // with exit handlers, and a sanitizer's exit-time leak check (LeakSanitizer forks a tracer)
+    // would show the parent a process the candidate never made.
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+  return 0;
 }
