@@ -27,7 +27,8 @@ struct OpenCLApi {
   X(GetDeviceIDs)                                                                              \
   X(GetDeviceInfo)                                                                             \
   X(CreateContext)                                                                             \
-  X(ReleaseContext) X(CreateCommandQueue) X(ReleaseCommandQueue) X(CreateProgramWithSource)    \
+  X(ReleaseContext)                                                                            \
+  X(CreateCommandQueue) X(ReleaseCommandQueue) X(CreateProgramWithSource)                      \
       X(CreateProgramWithBinary) X(BuildProgram) X(GetProgramInfo) X(GetProgramBuildInfo)      \
           X(ReleaseProgram) X(CreateKernel) X(ReleaseKernel) X(SetKernelArg)                   \
               X(GetKernelWorkGroupInfo) X(CreateBuffer) X(CreateSubBuffer) X(ReleaseMemObject) \

@@ -5,8 +5,8 @@
 // the request pipe, 2 on a usage error, 3 when the protocol breaks.
 #include <fcntl.h>
 #include <signal.h>
-#include <unistd.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <cstdio>
