@@ -12,9 +12,10 @@
 namespace ktune::test {
 
 // Writes spec.yaml (with `source`, a file of test/data/faults/, and faults_ref.cpp beside it)
-// tuning FAULT over `faults`.
+// tuning `param` over `faults`, on n floats.
 inline std::string write_fault_spec_from(const ScratchDir& dir, const std::string& source,
-                                         const std::vector<int>& faults) {
+                                         const std::vector<int>& faults,
+                                         const std::string& param = "FAULT", int n = 4096) {
   for (const std::string& f : {source, std::string("faults_ref.cpp")}) {
     std::filesystem::copy_file(data_path("faults/" + f), dir.path() / f,
                                std::filesystem::copy_options::overwrite_existing);
@@ -28,13 +29,13 @@ args:
   - {{name: B, role: in, dtype: f32, shape: [n]}}
   - {{name: n, dtype: i32, value: n}}
 problems:
-  - {{n: 4096}}
+  - {{n: {}}}
 params:
-  FAULT: [{}]
+  {}: [{}]
 reference:
   kernel: {{source: faults_ref.cpp, entry: add_ref}}
 )",
-                                source, fmt::join(faults, ", ")));
+                                source, n, param, fmt::join(faults, ", ")));
 }
 
 // Writes spec.yaml (with faults.cpp and faults_ref.cpp beside it) tuning FAULT over `faults`.

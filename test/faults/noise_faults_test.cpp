@@ -20,26 +20,7 @@ using ::testing::Not;
 
 // spec.yaml over noise_faults.cpp (and faults_ref.cpp as the reference) tuning NOISE.
 std::string write_noise_spec(const ScratchDir& dir, const std::vector<int>& values) {
-  for (const char* f : {"noise_faults.cpp", "faults_ref.cpp"}) {
-    std::filesystem::copy_file(data_path(std::string("faults/") + f), dir.path() / f,
-                               std::filesystem::copy_options::overwrite_existing);
-  }
-  return write_text(dir.path(), "spec.yaml",
-                    fmt::format(R"(name: add
-kernel: {{source: noise_faults.cpp, entry: add}}
-args:
-  - {{name: C, role: out, dtype: f32, shape: [n]}}
-  - {{name: A, role: in, dtype: f32, shape: [n]}}
-  - {{name: B, role: in, dtype: f32, shape: [n]}}
-  - {{name: n, dtype: i32, value: n}}
-problems:
-  - {{n: 65536}}
-params:
-  NOISE: [{}]
-reference:
-  kernel: {{source: faults_ref.cpp, entry: add_ref}}
-)",
-                                fmt::join(values, ", ")));
+  return write_fault_spec_from(dir, "noise_faults.cpp", values, "NOISE", 65536);
 }
 
 // The AUTOTUNE row of `name`.
