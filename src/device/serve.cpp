@@ -284,7 +284,10 @@ RequestFlow::Verdict RequestFlow::measure(const BenchmarkRequest& request,
   if (Status s = b.reset(); !s) return failure(s.error());
   Result<std::unique_ptr<SampleSource>> source = b.timer(candidate, request.bench);
   if (!source) return failure(source.error());
-  TimedChecks checked(**source, b, p.reference ? &*p.reference : nullptr, request.bench.budget_ms);
+  // A request that does not verify is a round of the decide stage (verified already, measured
+  // in many short rounds): its first and last runs are checked.
+  TimedChecks checked(**source, b, p.reference ? &*p.reference : nullptr,
+                      request.verify ? TimedChecks::kAlwaysChecked : 1);
   Result<BenchStats> stats = measure_samples(request.bench, checked);
   if (checked.failed().outcome != Outcome::kOk) {
     return {checked.failed().outcome, checked.failed().message};

@@ -3,16 +3,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace ktune {
 
 TimedChecks::TimedChecks(SampleSource& source, CheckedBuffers& buffers,
-                         const ReferenceOutputs* reference, double budget_ms)
+                         const ReferenceOutputs* reference, int always)
     : source_(source),
       buffers_(buffers),
       reference_(reference),
-      check_budget_(static_cast<long long>(budget_ms * 1e6 / 4)) {}
+      always_(always),
+      draw_(std::random_device{}()) {}
 
 Status TimedChecks::sample(int count, std::vector<double>* ns) {
   for (int i = 0; i < count; ++i) {
@@ -20,14 +22,22 @@ Status TimedChecks::sample(int count, std::vector<double>* ns) {
     if (Status s = buffers_.reset_outputs(); !s) return s;
     if (Status s = source_.sample(1, ns); !s) return s;
     ++runs_;
+    if (!ns->empty()) run_ns_ += ns->back();
     const bool last = i + 1 == count;
-    if (!last && checked_ >= kAlwaysChecked && spent_ >= check_budget_) continue;
+    if (!last && checked_ >= always_) {
+      // At random, so that the candidate cannot know; as often as kCheckShare of the runs' time
+      // pays for, and one run in kMinCheckEvery at least.
+      const double p =
+          std::max(1.0 / kMinCheckEvery, check_ns_ > 0 ? kCheckShare * run_ns_ / check_ns_ : 1.0);
+      if (std::uniform_real_distribution<double>(0, 1)(draw_) >= p) continue;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     if (Status s = buffers_.finish(); !s) return s;
     // Inputs are compared at the last run of a batch only: reset_outputs() leaves them (on the
     // CPU and CUDA; OpenCL uploads everything again), so a write into one is still there.
     CheckResult c = check_run(buffers_, reference_, last);
-    spent_ += std::chrono::steady_clock::now() - t0;
+    check_ns_ +=
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     ++checked_;
     if (c.outcome == Outcome::kLaunchError) return make_error(ErrorCode::kIo, c.message);
     if (c.outcome != Outcome::kOk) {

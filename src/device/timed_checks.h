@@ -6,16 +6,20 @@
 // reference (or, without one, for poison and NaN); the inputs, which are not reset between
 // timed runs, at the last run of each batch.
 //
-// The first kAlwaysChecked timed runs are checked, and every later one while the time spent
-// checking stays within a quarter of the timed runs' budget (BenchOptions::budget_ms); past
-// both, the last run of each batch still is. So a result wrong on a call with probability p
-// survives the two verification calls and the checked timed runs with probability
-// (1 - p)^(2 + checked), and checking costs at most kAlwaysChecked checks plus a quarter of the
-// budget. A check that fails ends the measurement: failed() then holds the outcome, with a
-// message that says which timed run changed.
+// Which runs are checked: the first `always` timed runs (kAlwaysChecked for a candidate's
+// measurement, one for a round of the decide stage, whose many rounds each check their own) and
+// the last run of each batch; every other run at random, with a probability that keeps the
+// checks' expected time within kCheckShare of the timed runs' (the ratio of a run's time to a
+// check's, measured as they go), but one in kMinCheckEvery at least (a check that costs more
+// than a tiny kernel's run is still cheap in absolute terms). A candidate cannot tell which runs
+// are checked, so one that behaves on the first calls and skips work later is caught on the first
+// skipped run drawn, and one wrong with probability p per call survives the two verification calls
+// and c checked runs with probability (1 - p)^(2 + c). A check that fails ends the measurement:
+// failed() then holds the outcome, with a message that says which timed run changed.
 #pragma once
 
 #include <chrono>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -27,11 +31,13 @@ namespace ktune {
 class TimedChecks final : public SampleSource {
  public:
   static constexpr int kAlwaysChecked = 10;
+  static constexpr double kCheckShare = 0.1;
+  static constexpr int kMinCheckEvery = 16;
 
   // `source` times runs on `buffers`; `reference` (may be null) is what the outputs of a run
   // on `buffers` must match. All three outlive this.
   TimedChecks(SampleSource& source, CheckedBuffers& buffers, const ReferenceOutputs* reference,
-              double budget_ms);
+              int always = kAlwaysChecked);
 
   Status warm_up(int count) override { return source_.warm_up(count); }
   // One run at a time: reset_outputs(), the source's sample, finish(), check_run().
@@ -47,8 +53,10 @@ class TimedChecks final : public SampleSource {
   SampleSource& source_;
   CheckedBuffers& buffers_;
   const ReferenceOutputs* reference_;
-  std::chrono::nanoseconds check_budget_;
-  std::chrono::nanoseconds spent_{0};
+  int always_;
+  double run_ns_ = 0;    // the timed runs' time so far
+  double check_ns_ = 0;  // the checks' time so far
+  std::mt19937_64 draw_;
   CheckResult failed_;
   int runs_ = 0;
   int checked_ = 0;

@@ -120,7 +120,7 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
                       std::vector<CandidateRecord>& records, const LoadWatch& load) {
   const SelectorOptions& o = ctx.options;
   Decision d;
-  if (o.close_call_rounds <= 0) return d;
+  if (o.close_call_rounds <= 0 || o.close_call_band <= 0) return d;
   // Noise in the first measurements (other processes busy, or a wide spread) can push the
   // fastest candidate out of the band: then a wider band decides.
   const bool noisy_start = load.others(runner) >= o.busy_load * load.cores ||

@@ -3,7 +3,6 @@
 // it over its whole measurement, which lasts seconds.
 #include "select/machine_load.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -82,13 +81,6 @@ double others_load(const CpuClock& from, const CpuClock& to) {
   if (wall <= 0) return 0;
   const double others = (to.machine_s - from.machine_s) - (to.ours_s - from.ours_s);
   return std::max(0.0, others / wall);
-}
-
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
 }  // namespace ktune

@@ -6,6 +6,8 @@
 
 #include <optional>
 
+#include "core/parallel_for.h"  // usable_cores
+
 namespace ktune {
 
 // CPU seconds at one moment.
@@ -20,8 +22,5 @@ struct CpuClock {
 
 // Cores' worth of CPU that other processes used between two readings (>= 0).
 [[nodiscard]] double others_load(const CpuClock& from, const CpuClock& to);
-
-// CPUs this process may run on (its affinity), at least 1.
-[[nodiscard]] int usable_cores();
 
 }  // namespace ktune

@@ -3,8 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
+#include "core/parallel_for.h"
 #include "ktune/tensor/tensor_fill.h"
 
 namespace ktune {
@@ -26,6 +29,28 @@ std::uint64_t scalar_bits(const ProblemArg& arg) {
 }
 
 bool is_input(ArgRole role) { return role == ArgRole::kIn || role == ArgRole::kInOut; }
+
+// Chunks of the memory sweeps below, in bytes: a few hundred microseconds of copying each, so
+// that a thread's start costs little beside its share.
+constexpr std::int64_t kSweepGrain = std::int64_t{4} << 20;
+
+void copy_bytes(std::byte* to, const std::byte* from, std::size_t bytes) {
+  parallel_for(static_cast<std::int64_t>(bytes), kSweepGrain,
+               [&](std::int64_t b, std::int64_t e, int) {
+                 std::memcpy(to + b, from + b, static_cast<std::size_t>(e - b));
+               });
+}
+
+bool same_bytes(const std::byte* a, const std::byte* b, std::size_t bytes) {
+  int chunks = parallel_chunks(static_cast<std::int64_t>(bytes), kSweepGrain);
+  std::vector<char> differ(static_cast<std::size_t>(chunks), 0);
+  parallel_for(static_cast<std::int64_t>(bytes), kSweepGrain,
+               [&](std::int64_t from, std::int64_t to, int chunk) {
+                 differ[static_cast<std::size_t>(chunk)] =
+                     std::memcmp(a + from, b + from, static_cast<std::size_t>(to - from)) != 0;
+               });
+  return std::find(differ.begin(), differ.end(), 1) == differ.end();
+}
 
 }  // namespace
 
@@ -75,9 +100,8 @@ void ProblemBuffers::reset() {
     const ArgRole role = problem_.args[i].param.role;
     if (role == ArgRole::kScalar) continue;
     if (is_input(role)) {
-      if (buffers_[i].bytes()) {
-        std::memcpy(buffers_[i].data(), pristine_[i].data(), buffers_[i].bytes());
-      }
+      if (buffers_[i].bytes())
+        copy_bytes(buffers_[i].data(), pristine_[i].data(), buffers_[i].bytes());
     } else {
       buffers_[i].poison(problem_.args[i].param.dtype);
     }
@@ -91,7 +115,7 @@ void ProblemBuffers::reset_outputs() {
     const ArgRole role = problem_.args[i].param.role;
     if (role == ArgRole::kOut) buffers_[i].poison(problem_.args[i].param.dtype);
     if (role == ArgRole::kInOut && buffers_[i].bytes()) {
-      std::memcpy(buffers_[i].data(), pristine_[i].data(), buffers_[i].bytes());
+      copy_bytes(buffers_[i].data(), pristine_[i].data(), buffers_[i].bytes());
     }
   }
 }
@@ -120,7 +144,7 @@ std::optional<std::string> ProblemBuffers::modified_input() const {
     if (problem_.args[i].param.role != ArgRole::kIn || buffers_[i].bytes() == 0) continue;
     const std::byte* now = buffers_[i].data();
     const std::byte* seeded = pristine_[i].data();
-    if (std::memcmp(now, seeded, buffers_[i].bytes()) == 0) continue;
+    if (same_bytes(now, seeded, buffers_[i].bytes())) continue;
     const std::size_t size = dtype_size(problem_.args[i].param.dtype);
     std::size_t at = 0;
     while (now[at] == seeded[at]) ++at;

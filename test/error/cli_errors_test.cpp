@@ -37,6 +37,15 @@ TEST_F(CliErrors, UsageErrorsExitTwo) {
   EXPECT_EQ(run_cli(cache_.path(), {"--help"}).exit_code, 0);
 }
 
+TEST_F(CliErrors, DecideFlagsOutOfRangeExitTwoWithTheRange) {
+  CliResult r = run_cli(cache_.path(), {"tune", "x.yaml", "--decide-rounds", "-1"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("not in range 0 to 1000"));
+  r = run_cli(cache_.path(), {"tune", "x.yaml", "--close-call-band", "-0.5"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--close-call-band"));
+}
+
 TEST_F(CliErrors, MissingSpecFile) {
   CliResult r = run_cli(cache_.path(), {"tune", (dir_.path() / "nope.yaml").string()});
   EXPECT_EQ(r.exit_code, 1);

@@ -34,6 +34,23 @@ TEST(TuneCli, TunesThenHitsTheCacheWithoutCompiling) {
   EXPECT_EQ(count_artifacts(cache.path()), artifacts);
 }
 
+// The decide stage runs by default on close calls and is turned off by either flag's 0.
+TEST(TuneCli, DecideRoundsZeroOrCloseCallBandZeroLetTheFirstMeasurementsDecide) {
+  ScratchDir cache("decide-flags");
+  // A band of 10: every candidate is a close call.
+  CliResult on = run_cli(cache.path(), {"tune", data_path("cli/mm.yaml"), "--budget-ms", "2",
+                                        "--close-call-band", "10", "--no-cache"});
+  ASSERT_EQ(on.exit_code, 0) << on.output;
+  EXPECT_THAT(on.output, HasSubstr("in alternating rounds"));
+  for (const char* off : {"--decide-rounds", "--close-call-band"}) {
+    CliResult r = run_cli(cache.path(), {"tune", data_path("cli/mm.yaml"), "--budget-ms", "2", off,
+                                         "0", "--no-cache"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr("in alternating rounds"))) << off;
+    EXPECT_THAT(r.output, HasSubstr("Selected ")) << off;
+  }
+}
+
 TEST(TuneCli, EveryPlantedFaultCostsOnlyItsCandidate) {
   ScratchDir cache("faults");
   const std::string log = (cache.path() / "log.jsonl").string();

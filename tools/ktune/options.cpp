@@ -30,8 +30,14 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
                  "Untimed runs first" + defaults_text(d, [](O o) { return o.bench.warmup_runs; }));
   cmd.add_option("--close-call-band", f.close_call_band,
                  "Candidates within this fraction of the fastest are measured again, "
-                 "alternating" +
-                     defaults_text(d, [](O o) { return o.close_call_band; }));
+                 "alternating; 0: the first measurements decide" +
+                     defaults_text(d, [](O o) { return o.close_call_band; }))
+      ->check(CLI::Range(0.0, 10.0));
+  cmd.add_option("--decide-rounds", f.decide_rounds,
+                 "Alternating rounds of those close calls at most (twice as many while the "
+                 "machine is noisy); 0: none" +
+                     defaults_text(d, [](O o) { return o.close_call_rounds; }))
+      ->check(CLI::Range(0, 1000));
   // Op specs are tuned as `ktune gemm`, which does not take the host flags.
   const std::string host_only = d.op_defaults ? " (not for op specs)" : "";
   if (d.host_flags) {
@@ -69,6 +75,10 @@ SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions 
   o.bench.max_runs = f.max_runs.value_or(o.bench.max_runs);
   o.bench.warmup_runs = f.warmup_runs.value_or(o.bench.warmup_runs);
   o.close_call_band = f.close_call_band.value_or(o.close_call_band);
+  if (f.decide_rounds) {
+    o.close_call_rounds = *f.decide_rounds;
+    o.noisy_rounds = 2 * *f.decide_rounds;
+  }
   if (f.no_flush) o.bench.flush_cache = false;
   o.read_cache = o.read_cache && !f.no_cache && !f.retune;
   o.write_cache = o.write_cache && !f.no_cache;

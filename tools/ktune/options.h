@@ -21,6 +21,7 @@ struct SelectorFlags {
   std::optional<int> max_runs;
   std::optional<int> warmup_runs;
   std::optional<double> close_call_band;
+  std::optional<int> decide_rounds;
   bool no_flush = false;
   bool no_cache = false;
   bool retune = false;

@@ -36,7 +36,8 @@ struct SelectorOptions {
   // a candidate significantly slower than the leader (the sign test's interval of its paired
   // round ratios above 1) drops out, and the stage ends once no candidate left may be more than
   // `resolution` faster than the leader. The leader decides: the fastest by its median of round
-  // medians, unless another is faster by the median of their paired round ratios.
+  // medians, unless another is faster by the median of their paired round ratios. 0: no decide
+  // stage (the first medians decide).
   double close_call_band = 0.10;
   int decide_max = 8;
   int decide_batch = 5;

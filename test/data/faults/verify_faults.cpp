@@ -25,6 +25,11 @@ void vadd(float* C, float* A, const float* B, int n) {
     last[1] = A;
     last[2] = B;
   }
+  if (FAULT == 38) {  // right on its first 40 calls, then skips three calls in four: honest
+    // while the first timed runs are checked, cheap once they no longer all are
+    static int calls = 0;
+    if (++calls > 40 && calls % 4 != 0) return;
+  }
   bool lose = false;
   if (FAULT == 36) {  // a race lost one call in two, at random (an unsynchronised combine)
     unsigned char byte = 0;

@@ -292,5 +292,60 @@ TEST(FirstWriteOutsideView, FindsTheFirstGapOrPrefixElementThatLostItsPoison) {
   EXPECT_EQ(first_write_outside_view(TensorSpec::contiguous(DType::kF32, {3}), b.data()), -1);
 }
 
+// Large flat outputs take the fast path on several threads (parallel_for): an element that
+// fails in any chunk, of any float dtype, still makes the element loop name it, and the sums
+// of the chunks give the same rel L2 as one loop would.
+TEST(Compare, LargeFlatOutputsFindTheBadElementInAnyChunk) {
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kF16}) {
+    const std::int64_t n = (std::int64_t{1} << 22) + 7;  // several chunks and a ragged end
+    for (std::int64_t bad : {std::int64_t{0}, n / 2 + 3, n - 1}) {
+      Pair p(TensorSpec::contiguous(dtype, {n}));
+      store_element(dtype, p.at(bad), p.expected_at(bad) + 4.0);
+      const Comparison c = p.run();
+      EXPECT_EQ(c.outcome, Outcome::kWrongResult) << dtype_name(dtype) << " at " << bad;
+      EXPECT_EQ(c.first_bad, bad) << dtype_name(dtype);
+      EXPECT_EQ(c.mismatches, 1) << dtype_name(dtype);
+    }
+    Pair ok(TensorSpec::contiguous(dtype, {n}));
+    const Comparison c = ok.run();
+    EXPECT_EQ(c.outcome, Outcome::kOk) << dtype_name(dtype) << ": " << c.message;
+    EXPECT_EQ(c.rel_l2, 0) << dtype_name(dtype);
+  }
+}
+
+TEST(Compare, LargeFlatOutputsSumRelL2OverAllChunks) {
+  const std::int64_t n = std::int64_t{1} << 22;
+  Pair p(TensorSpec::contiguous(DType::kF64, {n}));
+  double diff_sq = 0;
+  double expected_sq = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double e = p.expected_at(i);
+    const double a = e * (1 + 1e-13);  // within rtol 1e-12: every element passes
+    store_element(DType::kF64, p.at(i), a);
+    diff_sq += (a - e) * (a - e);
+    expected_sq += e * e;
+  }
+  const Comparison c = p.run();
+  EXPECT_EQ(c.outcome, Outcome::kOk) << c.message;
+  EXPECT_NEAR(c.rel_l2, std::sqrt(diff_sq / expected_sq), 1e-3 * std::sqrt(diff_sq / expected_sq));
+}
+
+TEST(Compare, LargeFlatOutputsReportUnwrittenAndNanAsTheElementLoopDoes) {
+  const std::int64_t n = std::int64_t{1} << 21;
+  Pair unwritten(TensorSpec::contiguous(DType::kF32, {n}));
+  HostBuffer poison = HostBuffer::allocate(4);
+  poison.poison(DType::kF32);
+  std::memcpy(unwritten.at(n - 2), poison.data(), 4);
+  EXPECT_EQ(unwritten.run().outcome, Outcome::kUnwrittenOutput);
+  Pair nan(TensorSpec::contiguous(DType::kF32, {n}));
+  store_element(DType::kF32, nan.at(12345), std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(nan.run().outcome, Outcome::kNanOutput);
+  Pair ints(TensorSpec::contiguous(DType::kI32, {n}));
+  store_element(DType::kI32, ints.at(n - 1), ints.expected_at(n - 1) + 1);
+  const Comparison c = ints.run();
+  EXPECT_EQ(c.outcome, Outcome::kWrongResult);
+  EXPECT_EQ(c.first_bad, n - 1);
+}
+
 }  // namespace
 }  // namespace ktune
