@@ -50,7 +50,14 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
   for (const CandidateRecord& c : record.candidates) {
     (c.outcome == Outcome::kOk ? ok : failed).push_back(&c);
   }
-  std::stable_sort(ok.begin(), ok.end(), [](const auto* a, const auto* b) {
+  // The pick first, then by median. The pick is usually the lowest median too; where it is not,
+  // the decide stage chose it on the paired ratios of its rounds (a load burst lands on one round
+  // of all contenders and cancels in their ratio, not in a median of times), and the rows
+  // above 100% say so rather than contradict "Selected".
+  std::stable_sort(ok.begin(), ok.end(), [&](const auto* a, const auto* b) {
+    const bool wa = a->name == record.winner;
+    const bool wb = b->name == record.winner;
+    if (wa != wb) return wa;
     const double ma = a->stats ? a->stats->median_ns : 0;
     const double mb = b->stats ? b->stats->median_ns : 0;
     return ma < mb;
@@ -73,6 +80,16 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
     }
   }
   if (ok.size() > shown) out += fmt::format("  ... {} more valid candidates\n", ok.size() - shown);
+  const bool faster_medians =
+      best > 0 && std::any_of(ok.begin(), ok.end(), [&](const CandidateRecord* c) {
+        return c->stats && c->stats->median_ns > 0 && c->stats->median_ns < best;
+      });
+  if (faster_medians) {
+    out += fmt::format(
+        "  (rows above 100%: lower medians, but the alternating rounds' paired ratios decided "
+        "for {})\n",
+        record.winner);
+  }
   for (const CandidateRecord* c : failed) {
     out += fmt::format("  {:<{}}  {:<17} {}\n", c->name, width, outcome_name(c->outcome),
                        one_line(c->message, 160));
