@@ -14,9 +14,15 @@ function(run)
   endif()
 endfunction()
 run(${CMAKE_COMMAND} --install ${KTUNE_BINARY_DIR} --prefix ${prefix})
-# Built with this build's flags (a sanitizer build's objects need its runtime).
+# Built with this build's flags (a sanitizer build's objects need its runtime). The examples set
+# no C++ standard: the package's targets require C++23 of their consumers, also of one that asks
+# for C++20 (consumer); with BUILD_SHARED_LIBS the consumer links the versioned shared libraries.
+set(standard)
+if(EXAMPLE STREQUAL "consumer")
+  set(standard -DCMAKE_CXX_STANDARD=20)
+endif()
 run(${CMAKE_COMMAND} -S ${KTUNE_SOURCE_DIR}/examples/${EXAMPLE} -B ${build}
-    -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_PREFIX_PATH=${prefix} ${standard}
     "-DCMAKE_CXX_FLAGS=${CONSUMER_CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_LINKER_FLAGS}")
 run(${CMAKE_COMMAND} --build ${build} -j 2)
 if(EXAMPLE STREQUAL "runtime_dispatch")

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli.h"
+#include "core/build_support.h"
 #include "gemm_run.h"
 #include "options.h"
 
@@ -21,6 +22,11 @@ struct GemmFlags {
 };
 
 int run_gemm(const GemmFlags& f, const CliContext& ctx) {
+#if !KTUNE_HAVE_CUDA
+  (void)f, (void)ctx;
+  fmt::print(stderr, "error: ktune gemm: {}\n", not_built(BuildFeature::kCuda).message);
+  return kExitError;
+#else
   const auto t0 = std::chrono::steady_clock::now();
   auto dtype = parse_dtype(f.dtype);
   if (!dtype || (*dtype != DType::kBF16 && *dtype != DType::kF16 && *dtype != DType::kF32)) {
@@ -40,6 +46,7 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   if (!backend) return kExitError;
   const GemmShape shape{f.m, f.n, f.k, *dtype, std::move(*epilogue)};
   return tune_gemm(*backend, shape, f.options, ctx, t0).exit_code;
+#endif
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli.h"
+#include "core/build_support.h"
 #include "ktune/backend/opencl_backend.h"
 #include "ktune/cache/tuning_cache.h"
 #include "ktune/ops/opencl_ops.h"
@@ -36,6 +37,11 @@ SelectorOptions opencl_defaults() {
 }
 
 int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
+#if !KTUNE_HAVE_OPENCL
+  (void)f, (void)ctx;
+  fmt::print(stderr, "error: ktune opencl-gemm: {}\n", not_built(BuildFeature::kOpenCL).message);
+  return kExitError;
+#else
   const auto t0 = std::chrono::steady_clock::now();
   if (f.m <= 0 || f.n <= 0 || f.k <= 0) {
     fmt::print(stderr, "error: --m, --n, --k: expected sizes >= 1, got {}x{}x{}\n", f.m, f.n, f.k);
@@ -84,6 +90,7 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
              epilogue->empty() ? "" : " + " + epilogue->name(), total_s, sel->select_s,
              sel->from_cache ? ", from the tuning cache" : "");
   return 0;
+#endif
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "core/build_support.h"
 #include "gemm_run.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/cache/tuning_cache.h"
@@ -113,6 +114,12 @@ int report(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 // command's flags are not given, so that the tuning-cache key is the one `ktune gemm` uses.
 int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                   std::chrono::steady_clock::time_point t0) {
+#if !KTUNE_HAVE_CUDA
+  (void)f, (void)ctx, (void)t0;
+  fmt::print(stderr, "error: {}: op: {}: {}\n", f.spec, spec.op.name,
+             not_built(BuildFeature::kCuda).message);
+  return kExitError;
+#else
   GemmOptions o = f.gemm;
   o.selector = f.selector;
   o.selector.seed = f.selector.seed.value_or(spec.seed);
@@ -138,6 +145,7 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     std::fflush(stdout);
   }
   return report(f, ctx, spec, t0, matched, tuned, hits, failures);
+#endif
 }
 
 // --dispatch-table: the picks of every problem of the spec that the tuning cache holds, for a

@@ -73,29 +73,6 @@ std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const C
   return std::move(*backend);
 }
 
-void add_gemm_target_flags(CLI::App& cmd, GemmOptions& o, std::string_view applies_to) {
-  cmd.add_option("--device", o.device, fmt::format("{}CUDA device index", applies_to))
-      ->capture_default_str();
-  cmd.add_option("--arch", o.arch,
-                 fmt::format("{}Compile for this architecture (sm_80, sm_90a, ...); default: the "
-                             "GPU's",
-                             applies_to));
-  cmd.add_flag("--compile-only", o.compile_only,
-               fmt::format("{}Render and compile every template candidate, then stop (no GPU "
-                           "needed with --arch)",
-                           applies_to));
-}
-
-SelectorOptions gemm_selector_defaults() {
-  SelectorOptions o;
-  o.bench.budget_ms = 20;
-  o.bench.min_runs = 5;
-  o.bench.max_runs = 100;
-  o.bench.warmup_runs = 2;
-  o.close_call_band = 0.10;
-  return o;
-}
-
 int gemm_graph_calls(const GemmShape& shape, int requested) {
   if (requested >= 0) return requested;
   const double flop = 2.0 * double(shape.m) * double(shape.n) * double(shape.k);
