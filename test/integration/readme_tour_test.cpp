@@ -118,6 +118,23 @@ TEST(ReadmeTour, BlocksAreMarked) {
   EXPECT_GE(shells, 1);
 }
 
+// A fresh machine needs exactly two commands: the first code block after "## The two commands".
+TEST(ReadmeTour, SetUpIsTwoCommands) {
+  const std::string readme = read_text(fs::path(source_dir()) / "README.md");
+  const auto section = readme.find("\n## The two commands\n");
+  ASSERT_NE(section, std::string::npos);
+  const auto open = readme.find("\n```", section);
+  ASSERT_NE(open, std::string::npos);
+  const auto body = readme.find('\n', open + 1);
+  const auto close = readme.find("\n```", body);
+  ASSERT_NE(close, std::string::npos);
+  std::vector<std::string> first_words;
+  for (const std::string& c : commands(readme.substr(body + 1, close - body))) {
+    first_words.push_back(words(c).at(0) + " " + words(c).at(1));
+  }
+  EXPECT_THAT(first_words, testing::ElementsAre("make demo", "make test"));
+}
+
 TEST(ReadmeTour, SpecsShownAreTheExamplesFiles) {
   const fs::path src = source_dir();
   for (const Block& b : tour_blocks(read_text(src / "README.md"))) {
