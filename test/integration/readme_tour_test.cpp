@@ -139,7 +139,8 @@ TEST(ReadmeTour, SpecsShownAreTheExamplesFiles) {
   const fs::path src = source_dir();
   for (const Block& b : tour_blocks(read_text(src / "README.md"))) {
     if (b.info[0] != "yaml" || b.info.size() != 3) continue;
-    ASSERT_TRUE(fs::is_regular_file(src / b.info[2])) << "README.md:" << b.line << ": " << b.info[2];
+    ASSERT_TRUE(fs::is_regular_file(src / b.info[2]))
+        << "README.md:" << b.line << ": " << b.info[2];
     EXPECT_EQ(b.text, read_text(src / b.info[2]))
         << "README.md:" << b.line << ": the spec shown differs from " << b.info[2];
   }

@@ -1,10 +1,9 @@
 // docs/spec.md keeps up with the parser: every key the parser accepts in each section, every
 // extern kind, op and dtype appears in it. The accepted keys are asked of the parser itself (an
 // unknown key's error lists them), so a key added to the code and not to the doc fails here.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <fmt/format.h>
 
 #include <fstream>
 #include <sstream>
@@ -71,7 +70,8 @@ TEST(SpecDoc, EveryAcceptedKeyIsDocumented) {
        7},
       {"reference", fmt::format("{}reference: {{zzz_unknown: 1}}\n", head), 2},
       {"tolerance", fmt::format("{}tolerance: {{zzz_unknown: 1}}\n", head), 3},
-      {"externs", fmt::format("{}externs:\n  - {{kind: openblas.gemm, zzz_unknown: 1}}\n", head), 3},
+      {"externs", fmt::format("{}externs:\n  - {{kind: openblas.gemm, zzz_unknown: 1}}\n", head),
+       3},
       {"op", "name: g\nop: cuda.gemm\nzzz_unknown: 1\nproblems:\n  - {M: 8, N: 8, K: 8}\n", 6},
   };
   const std::string doc = spec_doc();
