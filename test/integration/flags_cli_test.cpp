@@ -63,7 +63,8 @@ TEST_F(FlagsCli, CxxflagsReplaceReplacesTheDefaults) {
   EXPECT_THAT(bare.output, HasSubstr("compile_error")) << bare.output;
   EXPECT_THAT(bare.output, Not(HasSubstr("needs -DMM_FLAG_SEEN")));
   // Both: replaced, then added to.
-  CliResult both = tune({"--cxxflags-replace", "-O1 -shared -fPIC", "--cxxflags", "-DMM_FLAG_SEEN"});
+  CliResult both =
+      tune({"--cxxflags-replace", "-O1 -shared -fPIC", "--cxxflags", "-DMM_FLAG_SEEN"});
   ASSERT_EQ(both.exit_code, 0) << both.output;
   EXPECT_THAT(both.output, Not(HasSubstr("compile_error"))) << both.output;
 }
@@ -95,6 +96,87 @@ TEST_F(FlagsCli, ProblemThatMatchesNothingListsTheProblems) {
   EXPECT_THAT(r.output, HasSubstr("--problem 'smal' matches no problem; the spec's problems are: "
                                   "small (0), skinny (1)"));
   EXPECT_THAT(r.output, Not(HasSubstr("compiling")));
+}
+
+// Measurement flags are not in the tuning-cache key (an earlier tuning still answers a tweaked
+// --budget-ms), so the hit says which stored settings answered when the flags given differ.
+TEST_F(FlagsCli, CacheHitSaysWhenTheMeasurementFlagsGivenDiffer) {
+  auto run = [&](std::vector<std::string> flags) {
+    std::vector<std::string> args = {"tune",  spec_,        "--problem",
+                                     "small", "--cxxflags", "-DMM_FLAG_SEEN"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return run_cli(cache_.path(), args);
+  };
+  ASSERT_EQ(run({"--budget-ms", "1", "--min-runs", "2"}).exit_code, 0);
+  // The same flags: a plain hit.
+  CliResult same = run({"--budget-ms", "1", "--min-runs", "2"});
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_THAT(same.output, HasSubstr("compiled nothing, measured nothing"));
+  EXPECT_THAT(same.output, Not(HasSubstr("the flags given differ")));
+  // No measurement flag given: nothing to contradict.
+  CliResult none = run({});
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_THAT(none.output, HasSubstr("compiled nothing, measured nothing"));
+  EXPECT_THAT(none.output, Not(HasSubstr("the flags given differ")));
+  // Another budget and --no-flush: still a hit, and it says so.
+  CliResult other = run({"--budget-ms", "7", "--min-runs", "2", "--no-flush"});
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_THAT(other.output, HasSubstr("compiled nothing, measured nothing"));
+  EXPECT_THAT(other.output,
+              HasSubstr("[tuning cache] stored with --budget-ms 1 --min-runs 2 --max-runs 200 "
+                        "--warmup-runs 1 --close-call-band 0.1 --decide-rounds 15; the flags "
+                        "given differ (--budget-ms 7 --no-flush); --retune to tune with them"));
+  // --retune measures with them, and then they answer without a note.
+  ASSERT_EQ(run({"--budget-ms", "7", "--no-flush", "--retune"}).exit_code, 0);
+  CliResult after = run({"--budget-ms", "7", "--no-flush"});
+  EXPECT_THAT(after.output, HasSubstr("compiled nothing, measured nothing"));
+  EXPECT_THAT(after.output, Not(HasSubstr("the flags given differ"))) << after.output;
+}
+
+// A spec with one candidate (one config, no extern): nothing competes, but its time is still
+// measured, shown in the table and logged.
+TEST_F(FlagsCli, ASingleCandidateIsTimed) {
+  std::ifstream yaml(data_path("cli/mm.yaml"));
+  std::stringstream text;
+  text << yaml.rdbuf();
+  std::string one = text.str();
+  one.replace(one.find("BLOCK: [4, 8, 16, 32]"), 21, "BLOCK: [8]");
+  one.erase(one.find("restrictions:"));  // and the extern with its reference role
+  const std::string spec = write_text(dir_.path(), "one.yaml", one);
+  const std::string log = (dir_.path() / "one.jsonl").string();
+  CliResult r = run_cli(cache_.path(), {"tune", spec, "--problem", "small", "--budget-ms", "1",
+                                        "--cxxflags", "-DMM_FLAG_SEEN", "--json-log", log});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("mm_BLOCK8"));
+  EXPECT_THAT(r.output, HasSubstr("100.0%")) << r.output;  // its time, as the best
+  std::ifstream in(log);
+  std::stringstream lines;
+  lines << in.rdbuf();
+  EXPECT_THAT(lines.str(), HasSubstr("\"median_ns\"")) << lines.str();
+}
+
+// `ktune space` on an op: spec shows its op's templates' spaces (no GPU needed): each template
+// with its parameters, and --list prints as many configs as the valid counts add up to.
+TEST(SpaceCli, OpSpecShowsEachTemplatesSpace) {
+  ScratchDir cache("space-op");
+  CliResult r = run_cli(cache.path(),
+                        {"space", data_path("../../examples/cuda_gemm/gemm_bf16.yaml"), "--list"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("op cuda.gemm (bf16)"));
+  EXPECT_THAT(r.output, HasSubstr("template cuda_gemm_mma_bf16:"));
+  EXPECT_THAT(r.output, HasSubstr("template cuda_gemm_simt_bf16:"));
+  EXPECT_THAT(r.output, HasSubstr("param BLOCK_M: ["));
+  long valid = 0, listed = 0;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (const auto at = line.find(" valid configs"); at != std::string::npos) {
+      valid += std::stol(line.substr(0, at));
+    } else if (line.starts_with("  BLOCK_M=")) {
+      ++listed;
+    }
+  }
+  EXPECT_GT(valid, 0);
+  EXPECT_EQ(listed, valid) << r.output;
 }
 
 }  // namespace

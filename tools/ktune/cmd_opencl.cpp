@@ -70,6 +70,8 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: {}\n", sel.error().message);
     return kExitError;
   }
+  if (sel->from_cache)
+    std::fputs(stored_settings_note(f.selector, {}, sel->record).c_str(), stdout);
   const CandidateRecord& pick = sel->record.candidates[sel->winner_index];
   const double ns = pick.stats ? pick.stats->median_ns : 0;
   const double gflops = ns > 0 ? 2.0 * double(f.m) * double(f.n) * double(f.k) / ns : 0;

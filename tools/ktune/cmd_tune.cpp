@@ -35,8 +35,8 @@ struct TuneFlags {
   // defaults to the spec's.
   SelectorFlags selector;
   std::string cxx;
-  std::string cxxflags;          // added after the defaults
-  std::string cxxflags_replace;  // replacing the defaults
+  std::string cxxflags;                  // added after the defaults
+  std::string cxxflags_replace;          // replacing the defaults
   std::optional<int> compile_timeout_s;  // unset: 120
   std::string dispatch_table;            // written after tuning when set (kernel specs)
   // Op specs (cuda.gemm): `ktune gemm`'s defaults; --device, --arch and --compile-only set here.
@@ -238,6 +238,8 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     }
     ++tuned;
     hits += sel->from_cache;
+    if (sel->from_cache)
+      std::fputs(stored_settings_note(f.selector, {}, sel->record).c_str(), stdout);
     std::fflush(stdout);
   }
   if (!f.dispatch_table.empty() && !write_table(f, *spec, *choices, *backend, *cache, sopts)) {

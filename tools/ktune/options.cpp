@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -47,9 +48,9 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
   using O = const SelectorOptions&;
   cmd.add_option("--jobs,-j", f.jobs, "Parallel compiles (default: all cores)")
       ->check(CLI::Range(1u, kMaxJobs));
-  cmd.add_option(
-      "--budget-ms", f.budget_ms,
-      "Timed milliseconds per candidate" + defaults_text(d, [](O o) { return o.bench.budget_ms; }))
+  cmd.add_option("--budget-ms", f.budget_ms,
+                 "Timed milliseconds per candidate" +
+                     defaults_text(d, [](O o) { return o.bench.budget_ms; }))
       ->check(CLI::Range(kMinBudgetMs, kMaxBudgetMs));
   cmd.add_option("--min-runs", f.min_runs,
                  "Timed runs at least" + defaults_text(d, [](O o) { return o.bench.min_runs; }))
@@ -128,7 +129,6 @@ SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions 
   return o;
 }
 
-
 int preflight(const SelectorOptions& o) {
   if (o.bench.min_runs > o.bench.max_runs) {
     fmt::print(stderr,
@@ -159,6 +159,53 @@ int preflight(const SelectorOptions& o) {
     }
   }
   return 0;
+}
+
+}  // namespace ktune::cli
+
+namespace ktune::cli {
+
+std::string stored_settings_note(const SelectorFlags& f, std::optional<int> graph_calls,
+                                 const TuningRecord& record) {
+  // The measurement flags given, each with whether the record's setting differs from it.
+  const std::optional<MeasureSettings>& s = record.settings;
+  std::vector<std::string> given, differ;
+  auto check = [&](bool set, bool differs, std::string flag) {
+    if (!set) return;
+    if (!s || differs) differ.push_back(flag);
+    given.push_back(std::move(flag));
+  };
+  check(f.budget_ms.has_value(), s && f.budget_ms != s->budget_ms,
+        fmt::format("--budget-ms {}", f.budget_ms.value_or(0)));
+  check(f.min_runs.has_value(), s && f.min_runs != s->min_runs,
+        fmt::format("--min-runs {}", f.min_runs.value_or(0)));
+  check(f.max_runs.has_value(), s && f.max_runs != s->max_runs,
+        fmt::format("--max-runs {}", f.max_runs.value_or(0)));
+  check(f.warmup_runs.has_value(), s && f.warmup_runs != s->warmup_runs,
+        fmt::format("--warmup-runs {}", f.warmup_runs.value_or(0)));
+  check(f.no_flush, s && s->flush_cache, "--no-flush");
+  check(graph_calls.has_value(), s && graph_calls != s->graph_calls,
+        fmt::format("--graph-calls {}", graph_calls.value_or(0)));
+  check(f.close_call_band.has_value(), s && f.close_call_band != s->close_call_band,
+        fmt::format("--close-call-band {}", f.close_call_band.value_or(0)));
+  check(f.decide_rounds.has_value(), s && f.decide_rounds != s->decide_rounds,
+        fmt::format("--decide-rounds {}", f.decide_rounds.value_or(0)));
+  if (differ.empty()) return {};
+  if (!s) {
+    return fmt::format(
+        "[tuning cache] stored by an older ktune without its measurement settings; the flags "
+        "given ({}) may differ; --retune to tune with them\n",
+        fmt::join(differ, " "));
+  }
+  std::string stored = fmt::format("--budget-ms {} --min-runs {} --max-runs {} --warmup-runs {}",
+                                   s->budget_ms, s->min_runs, s->max_runs, s->warmup_runs);
+  if (!s->flush_cache) stored += " --no-flush";
+  if (s->graph_calls != 0) stored += fmt::format(" --graph-calls {}", s->graph_calls);
+  stored +=
+      fmt::format(" --close-call-band {} --decide-rounds {}", s->close_call_band, s->decide_rounds);
+  return fmt::format(
+      "[tuning cache] stored with {}; the flags given differ ({}); --retune to tune with them\n",
+      stored, fmt::join(differ, " "));
 }
 
 }  // namespace ktune::cli

@@ -66,4 +66,14 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagD
 // is well; otherwise the error is printed and the exit code returned.
 [[nodiscard]] int preflight(const SelectorOptions& resolved);
 
+// On a tuning-cache hit, the measurement flags given explicitly (--budget-ms, --min-runs,
+// --max-runs, --warmup-runs, --no-flush, --graph-calls, --close-call-band, --decide-rounds) are
+// not in the key, so that tweaking one still finds an earlier tuning; but they must not be
+// silently ignored. The line that says which stored settings answered and that --retune tunes
+// with the flags, when one given differs from them (or the record predates stored settings);
+// empty otherwise. `graph_calls`: the value in effect when the flag was given (`ktune gemm`).
+[[nodiscard]] std::string stored_settings_note(const SelectorFlags& flags,
+                                               std::optional<int> graph_calls,
+                                               const TuningRecord& record);
+
 }  // namespace ktune::cli
