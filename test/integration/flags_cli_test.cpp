@@ -131,6 +131,13 @@ TEST_F(FlagsCli, CacheHitSaysWhenTheMeasurementFlagsGivenDiffer) {
   CliResult after = run({"--budget-ms", "7", "--no-flush"});
   EXPECT_THAT(after.output, HasSubstr("compiled nothing, measured nothing"));
   EXPECT_THAT(after.output, Not(HasSubstr("the flags given differ"))) << after.output;
+  // `ktune cache show` says them too.
+  const std::string::size_type key = after.output.find("(key ");
+  ASSERT_NE(key, std::string::npos) << after.output;
+  CliResult show = run_cli(cache_.path(), {"cache", "show", after.output.substr(key + 5, 12)});
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_THAT(show.output, HasSubstr("measured with  --budget-ms 7 --min-runs 3"));
+  EXPECT_THAT(show.output, HasSubstr("--no-flush"));
 }
 
 // A spec with one candidate (one config, no extern): nothing competes, but its time is still

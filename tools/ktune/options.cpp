@@ -1,4 +1,4 @@
-// add_selector_flags and to_selector_options (options.h).
+// add_selector_flags, to_selector_options, preflight and the stored-settings note (options.h).
 #include "options.h"
 
 #include <fmt/format.h>
@@ -161,19 +161,23 @@ int preflight(const SelectorOptions& o) {
   return 0;
 }
 
-}  // namespace ktune::cli
-
-namespace ktune::cli {
+std::string settings_as_flags(const MeasureSettings& s) {
+  std::string out = fmt::format("--budget-ms {} --min-runs {} --max-runs {} --warmup-runs {}",
+                                s.budget_ms, s.min_runs, s.max_runs, s.warmup_runs);
+  if (!s.flush_cache) out += " --no-flush";
+  if (s.graph_calls != 0) out += fmt::format(" --graph-calls {}", s.graph_calls);
+  return out + fmt::format(" --close-call-band {} --decide-rounds {}", s.close_call_band,
+                           s.decide_rounds);
+}
 
 std::string stored_settings_note(const SelectorFlags& f, std::optional<int> graph_calls,
                                  const TuningRecord& record) {
-  // The measurement flags given, each with whether the record's setting differs from it.
+  // The measurement flags given whose value differs from the record's (all of them when the
+  // record has no settings).
   const std::optional<MeasureSettings>& s = record.settings;
-  std::vector<std::string> given, differ;
+  std::vector<std::string> differ;
   auto check = [&](bool set, bool differs, std::string flag) {
-    if (!set) return;
-    if (!s || differs) differ.push_back(flag);
-    given.push_back(std::move(flag));
+    if (set && (!s || differs)) differ.push_back(std::move(flag));
   };
   check(f.budget_ms.has_value(), s && f.budget_ms != s->budget_ms,
         fmt::format("--budget-ms {}", f.budget_ms.value_or(0)));
@@ -197,15 +201,9 @@ std::string stored_settings_note(const SelectorFlags& f, std::optional<int> grap
         "given ({}) may differ; --retune to tune with them\n",
         fmt::join(differ, " "));
   }
-  std::string stored = fmt::format("--budget-ms {} --min-runs {} --max-runs {} --warmup-runs {}",
-                                   s->budget_ms, s->min_runs, s->max_runs, s->warmup_runs);
-  if (!s->flush_cache) stored += " --no-flush";
-  if (s->graph_calls != 0) stored += fmt::format(" --graph-calls {}", s->graph_calls);
-  stored +=
-      fmt::format(" --close-call-band {} --decide-rounds {}", s->close_call_band, s->decide_rounds);
   return fmt::format(
       "[tuning cache] stored with {}; the flags given differ ({}); --retune to tune with them\n",
-      stored, fmt::join(differ, " "));
+      settings_as_flags(*s), fmt::join(differ, " "));
 }
 
 }  // namespace ktune::cli

@@ -66,6 +66,9 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagD
 // is well; otherwise the error is printed and the exit code returned.
 [[nodiscard]] int preflight(const SelectorOptions& resolved);
 
+// "--budget-ms 100 --min-runs 3 ...": the settings as the flags that ask for them.
+[[nodiscard]] std::string settings_as_flags(const MeasureSettings& settings);
+
 // On a tuning-cache hit, the measurement flags given explicitly (--budget-ms, --min-runs,
 // --max-runs, --warmup-runs, --no-flush, --graph-calls, --close-call-band, --decide-rounds) are
 // not in the key, so that tweaking one still finds an earlier tuning; but they must not be
