@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "support/cli_run.h"
@@ -138,6 +139,28 @@ TEST_F(FlagsCli, CacheHitSaysWhenTheMeasurementFlagsGivenDiffer) {
   ASSERT_EQ(show.exit_code, 0) << show.output;
   EXPECT_THAT(show.output, HasSubstr("measured with  --budget-ms 7 --min-runs 3"));
   EXPECT_THAT(show.output, HasSubstr("--no-flush"));
+}
+
+// A record stored before ktune kept its settings (an export without them, imported): the hit
+// cannot tell whether the flags given differ, and says so.
+TEST_F(FlagsCli, CacheHitOnARecordWithoutSettingsSaysTheyAreUnknown) {
+  ASSERT_EQ(tune({"--cxxflags", "-DMM_FLAG_SEEN"}).exit_code, 0);
+  const std::string file = (dir_.path() / "export.json").string();
+  ASSERT_EQ(run_cli(cache_.path(), {"cache", "export", file}).exit_code, 0);
+  std::ifstream in(file);
+  nlohmann::json doc = nlohmann::json::parse(in);
+  ASSERT_TRUE(doc["records"][0]["settings"].is_object()) << doc.dump();
+  for (auto& r : doc["records"]) r.erase("settings");
+  write_text(dir_.path(), "export.json", doc.dump());
+  ASSERT_EQ(run_cli(cache_.path(), {"cache", "clear"}).exit_code, 0);
+  CliResult imported = run_cli(cache_.path(), {"cache", "import", file});
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  CliResult r = tune({"--cxxflags", "-DMM_FLAG_SEEN"});  // --budget-ms 1, as stored
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("compiled nothing, measured nothing"));
+  EXPECT_THAT(r.output, HasSubstr("[tuning cache] stored by an older ktune without its "
+                                  "measurement settings; the flags given (--budget-ms 1) may "
+                                  "differ; --retune to tune with them"));
 }
 
 // A spec with one candidate (one config, no extern): nothing competes, but its time is still
