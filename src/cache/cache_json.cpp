@@ -47,6 +47,30 @@ PickConfidence read_confidence(JsonReader& in, const Json& c, const std::string&
   return out;
 }
 
+OrderedJson settings_to_json(const MeasureSettings& s) {
+  return OrderedJson{{"budget_ms", json_number(s.budget_ms)},
+                     {"min_runs", s.min_runs},
+                     {"max_runs", s.max_runs},
+                     {"warmup_runs", s.warmup_runs},
+                     {"flush_cache", s.flush_cache},
+                     {"graph_calls", s.graph_calls},
+                     {"decide_rounds", s.decide_rounds},
+                     {"close_call_band", json_number(s.close_call_band)}};
+}
+
+MeasureSettings read_settings(JsonReader& in, const Json& s, const std::string& path) {
+  MeasureSettings out;
+  out.budget_ms = in.f64(s, path, "budget_ms");
+  out.min_runs = in.i32(s, path, "min_runs");
+  out.max_runs = in.i32(s, path, "max_runs");
+  out.warmup_runs = in.i32(s, path, "warmup_runs");
+  out.flush_cache = in.boolean(s, path, "flush_cache");
+  out.graph_calls = in.i32(s, path, "graph_calls");
+  out.decide_rounds = in.i32(s, path, "decide_rounds");
+  out.close_call_band = in.f64(s, path, "close_call_band");
+  return out;
+}
+
 OrderedJson record_to_json(const TuningRecord& r) {
   OrderedJson candidates = OrderedJson::array();
   for (const CandidateRecord& c : r.candidates) {
@@ -75,6 +99,7 @@ OrderedJson record_to_json(const TuningRecord& r) {
       {"bench_s", json_number(r.bench_s)},
       {"candidate_count", r.candidates.size()},
       {"confidence", r.confidence ? confidence_to_json(*r.confidence) : OrderedJson(nullptr)},
+      {"settings", r.settings ? settings_to_json(*r.settings) : OrderedJson(nullptr)},
       {"candidates", std::move(candidates)}};
 }
 
@@ -119,6 +144,11 @@ TuningRecord read_record(JsonReader& in, const Json& r, const std::string& path,
   if (JsonReader::has(r, "confidence")) {
     if (const Json* c = in.nullable_object(r, path, "confidence")) {
       out.confidence = read_confidence(in, *c, JsonReader::sub(path, "confidence"));
+    }
+  }
+  if (JsonReader::has(r, "settings")) {
+    if (const Json* s = in.nullable_object(r, path, "settings")) {
+      out.settings = read_settings(in, *s, JsonReader::sub(path, "settings"));
     }
   }
   if (const Json* cs = in.array(r, path, "candidates")) {

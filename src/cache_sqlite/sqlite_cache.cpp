@@ -9,6 +9,7 @@
 
 #include "cache/key_util.h"
 #include "cache_sqlite/sqlite_db.h"
+#include "cache_sqlite/sqlite_settings.h"
 
 namespace ktune {
 namespace {
@@ -79,7 +80,7 @@ class SqliteCache final : public TuningCache {
     const std::string digest = record.key.digest();
     for (std::string_view sql :
          {"DELETE FROM candidates WHERE digest = ?1", "DELETE FROM confidences WHERE digest = ?1",
-          "DELETE FROM tunings WHERE digest = ?1"}) {
+          "DELETE FROM settings WHERE digest = ?1", "DELETE FROM tunings WHERE digest = ?1"}) {
       auto stmt = db_.prepare(sql);
       if (!stmt) return std::unexpected(stmt.error());
       if (auto s = Binder(*stmt)(digest).status(); !s) return s;
@@ -89,6 +90,9 @@ class SqliteCache final : public TuningCache {
     if (auto s = insert_candidates(digest, record.candidates); !s) return s;
     if (record.confidence) {
       if (auto s = insert_confidence(digest, *record.confidence); !s) return s;
+    }
+    if (record.settings) {
+      if (auto s = cache::insert_settings(db_, digest, *record.settings); !s) return s;
     }
     return txn->commit();
   }
@@ -112,7 +116,8 @@ class SqliteCache final : public TuningCache {
     if (!txn) return std::unexpected(txn.error());
     auto count = db_.query_int("SELECT count(*) FROM tunings");
     if (!count) return std::unexpected(count.error());
-    if (auto s = db_.exec("DELETE FROM candidates; DELETE FROM confidences; DELETE FROM tunings;");
+    if (auto s = db_.exec("DELETE FROM candidates; DELETE FROM confidences; DELETE FROM settings; "
+                          "DELETE FROM tunings;");
         !s) {
       return std::unexpected(s.error());
     }
@@ -215,11 +220,16 @@ class SqliteCache final : public TuningCache {
     if (!candidates) return std::unexpected(candidates.error());
     auto confidence = db_.prepare(kSelectConfidence);
     if (!confidence) return std::unexpected(confidence.error());
+    auto settings = db_.prepare(cache::kSelectSettings);
+    if (!settings) return std::unexpected(settings.error());
     for (std::size_t i = 0; i < records.size(); ++i) {
       if (auto s = read_candidates(*candidates, digests[i], records[i].record); !s) {
         return std::unexpected(s.error());
       }
       if (auto s = read_confidence(*confidence, digests[i], records[i].record); !s) {
+        return std::unexpected(s.error());
+      }
+      if (auto s = cache::read_settings(*settings, digests[i], records[i].record); !s) {
         return std::unexpected(s.error());
       }
     }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cache_sqlite/sqlite_db.h"
+#include "cache_sqlite/sqlite_settings.h"
 #include "core/file_util.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
 
@@ -19,7 +20,7 @@ using cache::SqliteTransaction;
 constexpr int kBusyTimeoutMs = 5000;
 // PRAGMA user_version of the layout below. 0 is a fresh file. A new version adds a migration
 // step in migrate() and never changes what an older step does.
-constexpr std::int64_t kSchemaVersion = 3;
+constexpr std::int64_t kSchemaVersion = 4;
 
 constexpr std::string_view kSchemaV1 = R"sql(
 CREATE TABLE IF NOT EXISTS tunings(
@@ -74,6 +75,10 @@ Status migrate(SqliteDb& db) {
   }
   if (*version < 3) {
     if (auto s = db.exec(kSchemaV3); !s) return s;
+  }
+  // v4: the measurement settings of each tuning (TuningRecord::settings), sqlite_settings.h.
+  if (*version < 4) {
+    if (auto s = db.exec(cache::kSchemaV4Settings); !s) return s;
   }
   if (*version != kSchemaVersion) {
     if (auto s = db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)); !s) return s;

@@ -187,7 +187,7 @@ MultiKernelCore::Entry MultiKernelCore::pick(const ShapeKey& bucket, const Measu
     if (stats[i].median_ns < stats[best].median_ns) best = i;  // ties go to the earlier variant
   }
   if (options_.cache != nullptr) {
-    TuningRecord record{k, names_[best], {}, 0, 0, bench_s, std::nullopt};
+    TuningRecord record{k, names_[best], {}, 0, 0, bench_s, std::nullopt, std::nullopt};
     record.created_unix = std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::system_clock::now().time_since_epoch())
                               .count();

@@ -98,6 +98,7 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
 
   Selection sel;
   sel.record.key = key;
+  sel.record.settings = measure_settings(ctx.options);
   std::vector<CandidateRecord>& records = sel.record.candidates;
   records = initial_records(ctx);
 
@@ -111,10 +112,12 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   if (Status s = runner.prepare(reference); !s) {
     return make_error(s.error().code, fmt::format("{}: {}", ctx.title, s.error().message));
   }
-  // A single candidate is not measured (Inductor's shortcut): there is nothing to compare with.
+  // A single candidate is measured too, though nothing competes with it (Inductor skips it):
+  // whoever tunes asks for its time, in the table, the JSON log and the record, and a cache hit
+  // later serves that time. Only the decide stage, which compares, is left out.
   const bool single = ctx.candidates.size() == 1;
   const LoadWatch load{runner.cpu_clock(), runner.cores()};
-  run_stage(ctx, runner, !single, records);
+  run_stage(ctx, runner, /*measure=*/true, records);
   Decision decision;
   if (!single) decision = decide_stage(ctx, runner, records, load);
 

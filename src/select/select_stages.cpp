@@ -21,7 +21,7 @@ void fail(CandidateRecord& r, Outcome outcome, std::string message) {
   r.message = std::move(message);
 }
 
-// The first median, 0 for a candidate not measured (a single candidate is not).
+// The first median, 0 for a candidate not measured.
 double median(const CandidateRecord& r) { return r.stats ? r.stats->median_ns : 0.0; }
 
 std::vector<std::size_t> alive_indices(const std::vector<CandidateRecord>& records) {

@@ -57,6 +57,12 @@ Result<std::vector<BenchStats>> Selector::measure_again(const Problem& problem,
   return out;
 }
 
+MeasureSettings measure_settings(const SelectorOptions& o) {
+  return MeasureSettings{o.bench.budget_ms,   o.bench.min_runs,    o.bench.max_runs,
+                         o.bench.warmup_runs, o.bench.flush_cache, o.bench.graph_calls,
+                         o.close_call_rounds, o.close_call_band};
+}
+
 WorkerPool* Selector::worker_pool() {
   if (!options_.isolate) return nullptr;
   // Started once and kept across problems: a worker keeps its loaded modules. Making the pool

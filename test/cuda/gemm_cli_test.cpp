@@ -10,6 +10,7 @@ namespace ktune::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(GemmCli, CompilesEveryTemplateCandidateWithoutAGpu) {
   ScratchDir cache("gemm-cli");
@@ -29,7 +30,7 @@ TEST(GemmCli, RejectsBadArguments) {
   EXPECT_THAT(dtype.output, HasSubstr("--dtype: expected bf16, f16 or f32, got 'i8'"));
   CliResult size = run_cli(cache.path(), {"gemm", "--m", "0", "--n", "8", "--k", "8"});
   EXPECT_EQ(size.exit_code, 2) << size.output;
-  EXPECT_THAT(size.output, HasSubstr("expected sizes >= 1"));
+  EXPECT_THAT(size.output, HasSubstr("--m: Value 0 not in range 1 to"));
 }
 
 TEST(GemmCli, SaysSoWhenThereIsNoGpu) {
@@ -54,6 +55,14 @@ TEST(GemmCli, TunesOnTheGpuThenHitsTheTuningCache) {
   CliResult second = run_cli(cache.path(), args);
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_THAT(second.output, HasSubstr("compiled nothing, measured nothing"));
+  EXPECT_THAT(second.output, Not(HasSubstr("the flags given differ")));
+  // Other measurement flags still hit, and the hit says which settings answered.
+  CliResult other = run_cli(cache.path(), {"gemm", "--m", "256", "--n", "512", "--k", "384",
+                                           "--budget-ms", "3", "--graph-calls", "0"});
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_THAT(other.output, HasSubstr("compiled nothing, measured nothing"));
+  EXPECT_THAT(other.output, HasSubstr("[tuning cache] stored with --budget-ms 2 --min-runs 5"));
+  EXPECT_THAT(other.output, HasSubstr("the flags given differ (--budget-ms 3 --graph-calls 0)"));
 }
 
 }  // namespace

@@ -67,8 +67,9 @@ TEST(GemmSpec, ProblemSelectsOneShape) {
   EXPECT_EQ(occurrences(r.output, "Compiled 8 candidates"), 1) << r.output;
   CliResult none =
       run_cli(cache.path(), {"tune", spec, "--arch", "sm_80", "--compile-only", "--problem", "x"});
-  EXPECT_EQ(none.exit_code, 1) << none.output;
-  EXPECT_THAT(none.output, HasSubstr("no problem matches --problem; the spec has 2"));
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_THAT(none.output, HasSubstr("--problem 'x' matches no problem; the spec's problems are: "
+                                     "M=8,N=8,K=8 (0), M=9,N=9,K=9 (1)"));
 }
 
 TEST(GemmSpec, RefusesFlagsOfTheOtherSpecForm) {

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "core/file_util.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
+#include "options.h"
 
 namespace ktune::cli {
 namespace {
@@ -80,6 +81,8 @@ void print_record(const TuningRecord& r) {
   fmt::print("compile_s      {:.3f}\n", r.compile_s);
   fmt::print("bench_s        {:.3f}\n", r.bench_s);
   fmt::print("candidates     {}\n", r.candidates.size());
+  fmt::print("measured with  {}\n",
+             r.settings ? settings_as_flags(*r.settings) : std::string("(not stored)"));
   // What a lookup would say of it: a record that would not be served says why.
   if (Status s = check_record(r, r.key); !s) {
     fmt::print("not served     {}\n", s.error().message);

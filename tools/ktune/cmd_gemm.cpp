@@ -33,15 +33,14 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: --dtype: expected bf16, f16 or f32, got '{}'\n", f.dtype);
     return kExitUsage;
   }
-  if (f.m <= 0 || f.n <= 0 || f.k <= 0) {
-    fmt::print(stderr, "error: --m, --n, --k: expected sizes >= 1, got {}x{}x{}\n", f.m, f.n, f.k);
-    return kExitUsage;
-  }
   auto epilogue = Epilogue::parse(f.epilogue);
   if (!epilogue) {
     fmt::print(stderr, "error: --epilogue: {}\n", epilogue.error().message);
     return kExitUsage;
   }
+  SelectorOptions checked = to_selector_options(f.options.selector, gemm_selector_defaults());
+  checked.isolate = checked.isolate && !f.options.compile_only;  // compiling runs no worker
+  if (int code = preflight(checked); code != 0) return code;
   auto backend = open_gemm_backend(f.options, ctx);
   if (!backend) return kExitError;
   const GemmShape shape{f.m, f.n, f.k, *dtype, std::move(*epilogue)};
@@ -57,9 +56,9 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
       "gemm",
       "Tune a row-major GEMM C[M,N] = A[M,K] B[K,N] on a CUDA GPU: tensor-core and SIMT "
       "templates, cuBLAS and the cuBLASLt heuristic's algorithms, verified against cuBLAS");
-  cmd->add_option("--m", f->m, "Rows of A and C")->required();
-  cmd->add_option("--n", f->n, "Columns of B and C")->required();
-  cmd->add_option("--k", f->k, "Columns of A, rows of B")->required();
+  cmd->add_option("--m", f->m, "Rows of A and C")->required()->check(kSizeRange);
+  cmd->add_option("--n", f->n, "Columns of B and C")->required()->check(kSizeRange);
+  cmd->add_option("--k", f->k, "Columns of A, rows of B")->required()->check(kSizeRange);
   cmd->add_option("--dtype", f->dtype, "bf16, f16 or f32 (fp32 accumulation)")
       ->capture_default_str();
   add_gemm_target_flags(*cmd, f->options);
@@ -71,6 +70,7 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
                 "Also tune the SIMT template where the tensor-core one serves (f16, bf16)");
   cmd->add_option("--cublaslt-algos", f->options.cublaslt_algos,
                   "cuBLASLt heuristic results to try, each as a candidate")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   cmd->add_option("--graph-calls", f->options.graph_calls,
                   "Time a CUDA graph of this many calls per sample (hides launch cost); 0: "
@@ -83,6 +83,7 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--regret-rounds", f->options.regret_rounds,
                   "After tuning, measure the pick and the fastest candidates again side by side "
                   "for this many rounds and print the pick's regret; 0: off")
+      ->check(CLI::Range(0, 100'000))
       ->capture_default_str();
   cmd->callback([f, &ctx] { ctx.exit_code = run_gemm(*f, ctx); });
 }

@@ -43,15 +43,13 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
   return kExitError;
 #else
   const auto t0 = std::chrono::steady_clock::now();
-  if (f.m <= 0 || f.n <= 0 || f.k <= 0) {
-    fmt::print(stderr, "error: --m, --n, --k: expected sizes >= 1, got {}x{}x{}\n", f.m, f.n, f.k);
-    return kExitUsage;
-  }
   auto epilogue = Epilogue::parse(f.epilogue);
   if (!epilogue) {
     fmt::print(stderr, "error: --epilogue: {}\n", epilogue.error().message);
     return kExitUsage;
   }
+  SelectorOptions sopts = to_selector_options(f.selector, opencl_defaults());
+  if (int code = preflight(sopts); code != 0) return code;
   OpenCLOptions options;
   options.device = f.device;
   auto backend = OpenCLBackend::create(options, ctx.cache_dir);
@@ -61,7 +59,6 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
   }
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
-  SelectorOptions sopts = to_selector_options(f.selector, opencl_defaults());
   // Each element of C sums K products: the tiled kernels sum in another order than the naive one.
   sopts.tolerance = reduction_tolerance(DType::kF32, f.k);
   // One worker per device: it opens exactly the device the backend compiled for.
@@ -79,6 +76,8 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: {}\n", sel.error().message);
     return kExitError;
   }
+  if (sel->from_cache)
+    std::fputs(stored_settings_note(f.selector, {}, sel->record).c_str(), stdout);
   const CandidateRecord& pick = sel->record.candidates[sel->winner_index];
   const double ns = pick.stats ? pick.stats->median_ns : 0;
   const double gflops = ns > 0 ? 2.0 * double(f.m) * double(f.n) * double(f.k) / ns : 0;
@@ -102,9 +101,9 @@ void add_opencl_command(CLI::App& app, CliContext& ctx) {
       "Tune the f32 OpenCL GEMM template C[M,N] = A[M,K] B[K,N] on an OpenCL device (PoCL, any "
       "GPU), optionally with an epilogue fused into its store, verified against a naive OpenCL "
       "kernel");
-  cmd->add_option("--m", f->m, "Rows of A and C")->required();
-  cmd->add_option("--n", f->n, "Columns of B and C")->required();
-  cmd->add_option("--k", f->k, "Columns of A, rows of B")->required();
+  cmd->add_option("--m", f->m, "Rows of A and C")->required()->check(kSizeRange);
+  cmd->add_option("--n", f->n, "Columns of B and C")->required()->check(kSizeRange);
+  cmd->add_option("--k", f->k, "Columns of A, rows of B")->required()->check(kSizeRange);
   cmd->add_option("--device", f->device,
                   "OpenCL device: [<platform>:]<device>, each an index or a name substring; "
                   "default $KTUNE_OPENCL_DEVICE, else the first device");

@@ -1,9 +1,13 @@
 // `ktune space SPEC`: the search space of a spec: sizes, what each restriction removes, configs.
+// An `op:` spec's space is its op's templates' (cuda.gemm: one per kernel family), shown without
+// a GPU; the library candidates the op adds are chosen on the GPU and only named.
 #include <fmt/format.h>
 
 #include <chrono>
 
 #include "cli.h"
+#include "ktune/choice/kernel_template.h"
+#include "ktune/ops/cuda_gemm.h"
 #include "ktune/space/search_space.h"
 #include "ktune/spec/spec.h"
 
@@ -15,45 +19,77 @@ struct SpaceFlags {
   bool list = false;
 };
 
+// The parameters, the product, what each restriction removes, the valid count and, with --list,
+// every valid config; `extra` ends the valid-count line. False, with the error printed, when the
+// space cannot be counted or enumerated.
+bool print_space(const SpaceFlags& f, const SearchSpace& space, const std::string& indent,
+                 const std::string& extra) {
+  for (const Param& p : space.params()) {
+    std::string values;
+    for (const ParamValue& v : p.values)
+      values += (values.empty() ? "" : ", ") + param_value_str(v);
+    fmt::print("{}param {}: [{}]\n", indent, p.name, values);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<SearchSpace::Stats> st = space.stats();
+  if (!st) {
+    fmt::print(stderr, "error: {}: {}\n", f.spec, st.error().message);
+    return false;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("{}{} configs in the product\n", indent, st->total);
+  for (const auto& r : st->restrictions)
+    fmt::print("{}  - {:>8} removed by: {}\n", indent, r.removed, r.expression);
+  fmt::print("{}{} valid configs{}\n", indent, st->valid, extra);
+  fmt::print("{}counted in {:.3f} s ({} restriction evaluations)\n", indent, seconds,
+             st->evaluations);
+  if (f.list) {
+    Result<std::vector<Config>> configs = space.enumerate();
+    if (!configs) {
+      fmt::print(stderr, "error: {}: {}\n", f.spec, configs.error().message);
+      return false;
+    }
+    for (const Config& c : *configs) fmt::print("{}{}\n", indent, c.str());
+  }
+  return true;
+}
+
+// cuda.gemm: every template of the spec's dtype and epilogue, the wgmma one included (it is
+// tuned on sm_90a GPUs only), each with its space.
+int run_op_space(const SpaceFlags& f, const Spec& spec) {
+  const auto templates = cuda_gemm_templates(spec.op.dtype, spec.epilogue, /*hopper=*/true);
+  if (templates.empty()) {
+    fmt::print(stderr, "error: {}: op {} has no templates for dtype {}\n", f.spec, spec.op.name,
+               dtype_name(spec.op.dtype));
+    return kExitError;
+  }
+  fmt::print(
+      "op {} ({}): {} template(s); cuBLAS and the cuBLASLt heuristic's algorithms are "
+      "added on the GPU\n",
+      spec.op.name, dtype_name(spec.op.dtype), templates.size());
+  for (const auto& t : templates) {
+    const bool hopper_only = t->desc().kind == "wgmma";
+    fmt::print("template {}{}:\n", t->desc().name, hopper_only ? " (sm_90a only)" : "");
+    if (!print_space(f, t->space(), "  ", "")) return kExitError;
+  }
+  return 0;
+}
+
 int run_space(const SpaceFlags& f) {
   auto spec = load_spec(f.spec);
   if (!spec) {
     fmt::print(stderr, "error: {}\n", spec.error().message);
     return kExitError;
   }
+  if (!spec->op.name.empty()) return run_op_space(f, *spec);
   auto space = SearchSpace::create(spec->params, spec->restrictions);
   if (!space) {
     fmt::print(stderr, "error: {}: {}\n", f.spec, space.error().message);
     return kExitError;
   }
-  for (const Param& p : space->params()) {
-    std::string values;
-    for (const ParamValue& v : p.values)
-      values += (values.empty() ? "" : ", ") + param_value_str(v);
-    fmt::print("param {}: [{}]\n", p.name, values);
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  Result<SearchSpace::Stats> st = space->stats();
-  if (!st) {
-    fmt::print(stderr, "error: {}: {}\n", f.spec, st.error().message);
-    return kExitError;
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("{} configs in the product\n", st->total);
-  for (const auto& r : st->restrictions)
-    fmt::print("  - {:>8} removed by: {}\n", r.removed, r.expression);
-  fmt::print("{} valid configs, plus {} extern choice(s)\n", st->valid, spec->externs.size());
-  fmt::print("counted in {:.3f} s ({} restriction evaluations)\n", seconds, st->evaluations);
-  if (f.list) {
-    Result<std::vector<Config>> configs = space->enumerate();
-    if (!configs) {
-      fmt::print(stderr, "error: {}: {}\n", f.spec, configs.error().message);
-      return kExitError;
-    }
-    for (const Config& c : *configs) fmt::print("{}\n", c.str());
-  }
-  return 0;
+  const std::string externs = fmt::format(", plus {} extern choice(s)", spec->externs.size());
+  return print_space(f, *space, "", externs) ? 0 : kExitError;
 }
 
 }  // namespace
@@ -63,7 +99,7 @@ void add_space_command(CLI::App& app, CliContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "space",
       "Show a spec's search space: the product size, the configs each restriction "
-      "removes, and the valid count");
+      "removes, and the valid count (an op: spec: each of its op's templates)");
   cmd->add_option("spec", f->spec, "Spec file (YAML or JSON)")->required();
   cmd->add_flag("--list", f->list, "Print every valid config");
   cmd->callback([f, &ctx] { ctx.exit_code = run_space(*f); });

@@ -36,7 +36,8 @@ struct TuneFlags {
   // defaults to the spec's.
   SelectorFlags selector;
   std::string cxx;
-  std::string cxxflags;
+  std::string cxxflags;                  // added after the defaults
+  std::string cxxflags_replace;          // replacing the defaults
   std::optional<int> compile_timeout_s;  // unset: 120
   std::string dispatch_table;            // written after tuning when set (kernel specs)
   // Op specs (cuda.gemm): `ktune gemm`'s defaults; --device, --arch and --compile-only set here.
@@ -62,6 +63,7 @@ std::vector<std::string> unused_flags(const TuneFlags& f, bool op_spec) {
     given(f.selector.no_flush, "--no-flush");
     given(!f.cxx.empty(), "--cxx");
     given(!f.cxxflags.empty(), "--cxxflags");
+    given(!f.cxxflags_replace.empty(), "--cxxflags-replace");
     given(f.compile_timeout_s.has_value(), "--compile-timeout-s");
     given(f.selector.memory_limit_mb.has_value(), "--memory-limit-mb");
     given(!f.dispatch_table.empty(), "--dispatch-table");
@@ -89,14 +91,29 @@ bool wanted(const TuneFlags& f, const ProblemDecl& p, std::size_t index,
   return false;
 }
 
-int report(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
-           std::chrono::steady_clock::time_point t0, bool matched, int tuned, int hits,
-           int failures) {
-  if (!matched && !f.problems.empty()) {
-    fmt::print(stderr, "error: {}: no problem matches --problem; the spec has {}\n", f.spec,
-               spec.problems.size());
-    return kExitError;
+// Every --problem must name a problem of the spec: a typo is an error listing the names, not
+// a run that silently tunes fewer problems than asked.
+bool problems_match(const TuneFlags& f, const Spec& spec) {
+  std::vector<std::string> unmatched;
+  for (const std::string& w : f.problems) {
+    bool found = false;
+    for (std::size_t i = 0; i < spec.problems.size() && !found; ++i) {
+      found = w == spec.problems[i].name || w == std::to_string(i);
+    }
+    if (!found) unmatched.push_back(fmt::format("'{}'", w));
   }
+  if (unmatched.empty()) return true;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
+    names.push_back(fmt::format("{} ({})", spec.problems[i].name, i));
+  }
+  fmt::print(stderr, "error: {}: --problem {} matches no problem; the spec's problems are: {}\n",
+             f.spec, fmt::join(unmatched, ", "), fmt::join(names, ", "));
+  return false;
+}
+
+int report(const TuneFlags& f, const CliContext& ctx, std::chrono::steady_clock::time_point t0,
+           int tuned, int hits, int failures) {
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (f.gemm.compile_only) {
@@ -127,14 +144,12 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   if (!backend) return kExitError;
 
   int failures = 0, tuned = 0, hits = 0;
-  bool matched = false;
   for (std::size_t i = 0; i < spec.problems.size(); ++i) {
     const ProblemDecl& decl = spec.problems[i];
     // parse_op_spec made sure that every problem binds M, N and K.
     const GemmShape shape{*problem_size(decl, "M"), *problem_size(decl, "N"),
                           *problem_size(decl, "K"), spec.op.dtype, spec.epilogue};
     if (!wanted(f, decl, i, decl.name)) continue;
-    matched = true;
     const GemmRun run = tune_gemm(*backend, shape, o, ctx);
     if (run.exit_code != 0) {
       ++failures;
@@ -144,7 +159,7 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     hits += run.from_cache;
     std::fflush(stdout);
   }
-  return report(f, ctx, spec, t0, matched, tuned, hits, failures);
+  return report(f, ctx, t0, tuned, hits, failures);
 #endif
 }
 
@@ -183,10 +198,21 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
                        : std::string("kernel specs (only to op: specs)"));
     return kExitUsage;
   }
+  if (!problems_match(f, *spec)) return kExitUsage;
+  SelectorOptions base = op_spec ? gemm_selector_defaults() : tune_defaults();
+  base.seed = spec->seed;
+  base.tolerance = spec->tolerance;
+  const SelectorOptions sopts = to_selector_options(f.selector, base);
+  SelectorOptions checked = sopts;
+  checked.isolate = sopts.isolate && !f.gemm.compile_only;  // compiling runs no worker
+  if (int code = preflight(checked); code != 0) return code;
   if (op_spec) return run_gemm_spec(f, ctx, *spec, t0);  // cuda.gemm, the one op
   CpuCompileOptions copts;
   if (!f.cxx.empty()) copts.compiler = f.cxx;
-  if (!f.cxxflags.empty()) copts.flags = split_words(f.cxxflags);
+  // --cxxflags adds to the defaults, which make the shared object that ktune loads (-shared
+  // -fPIC); --cxxflags-replace is for the rare toolchain that needs other ones.
+  if (!f.cxxflags_replace.empty()) copts.flags = split_words(f.cxxflags_replace);
+  for (std::string& w : split_words(f.cxxflags)) copts.flags.push_back(std::move(w));
   copts.timeout = std::chrono::seconds(f.compile_timeout_s.value_or(120));
   auto backend = CpuBackend::create(copts, ctx.cache_dir);
   if (!backend) {
@@ -201,14 +227,9 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     return kExitError;
   }
 
-  SelectorOptions base = tune_defaults();
-  base.seed = spec->seed;
-  base.tolerance = spec->tolerance;
-  const SelectorOptions sopts = to_selector_options(f.selector, base);
   Selector selector(*backend, *cache, sopts);
 
   int failures = 0, tuned = 0, hits = 0;
-  bool matched = false;
   for (std::size_t i = 0; i < spec->problems.size(); ++i) {
     auto problem = make_problem(*spec, spec->problems[i]);
     if (!problem) {
@@ -217,7 +238,6 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
       continue;
     }
     if (!wanted(f, spec->problems[i], i, problem->name)) continue;
-    matched = true;
     auto sel = selector.select(*problem, choices->candidates, choices->reference.get());
     if (!sel) {
       fmt::print(stderr, "error: {}\n", sel.error().message);
@@ -226,12 +246,14 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     }
     ++tuned;
     hits += sel->from_cache;
+    if (sel->from_cache)
+      std::fputs(stored_settings_note(f.selector, {}, sel->record).c_str(), stdout);
     std::fflush(stdout);
   }
   if (!f.dispatch_table.empty() && !write_table(f, *spec, *choices, *backend, *cache, sopts)) {
     ++failures;
   }
-  return report(f, ctx, *spec, t0, matched, tuned, hits, failures);
+  return report(f, ctx, t0, tuned, hits, failures);
 }
 
 }  // namespace
@@ -250,10 +272,14 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
                      SelectorFlagDefaults{tune_defaults(), gemm_selector_defaults(), true});
   cmd->add_option("--cxx", f->cxx, "C++ compiler (default: $CXX, else c++)");
   cmd->add_option("--cxxflags", f->cxxflags,
-                  "Compiler flags, replacing the defaults (-O3 -march=native -shared -fPIC "
-                  "-std=c++17)");
+                  "Compiler flags added after the defaults (-O3 -march=native -shared -fPIC "
+                  "-std=c++17), e.g. \"-O2 -DNDEBUG\": a later -O or -std wins");
+  cmd->add_option("--cxxflags-replace", f->cxxflags_replace,
+                  "Compiler flags replacing the defaults; they must still make a shared object "
+                  "(-shared -fPIC)");
   cmd->add_option("--compile-timeout-s", f->compile_timeout_s,
-                  "Deadline of one compile (default: 120)");
+                  "Deadline of one compile (default: 120)")
+      ->check(CLI::Range(1, 86'400));
   cmd->add_option("--dispatch-table", f->dispatch_table,
                   "After tuning, write FILE: every problem's pick from the tuning cache (generated "
                   "code only; a library pick is left to its nearest tuned shape) with the shared "

@@ -9,6 +9,7 @@ namespace ktune::cli {
 
 void add_gemm_target_flags(CLI::App& cmd, GemmOptions& o, std::string_view applies_to) {
   cmd.add_option("--device", o.device, fmt::format("{}CUDA device index", applies_to))
+      ->check(CLI::Range(0, 1023))
       ->capture_default_str();
   cmd.add_option("--arch", o.arch,
                  fmt::format("{}Compile for this architecture (sm_80, sm_90a, ...); default: the "

@@ -105,6 +105,11 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
     fmt::print(stderr, "error: {}\n", sel.error().message);
     return {kExitError};
   }
+  if (sel->from_cache) {
+    const std::optional<int> graph_calls =
+        f.graph_calls >= 0 ? std::optional<int>(sopts.bench.graph_calls) : std::nullopt;
+    std::fputs(stored_settings_note(f.selector, graph_calls, sel->record).c_str(), stdout);
+  }
   const CandidateRecord& pick = sel->record.candidates[sel->winner_index];
   const double pick_ns = pick.stats ? pick.stats->median_ns : 0;
   fmt::print("Pick: {} at {:.1f} TFLOP/s ({:.4f} ms)\n", pick.name, tflops(s, pick_ns),

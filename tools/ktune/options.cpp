@@ -1,10 +1,38 @@
-// add_selector_flags and to_selector_options (options.h).
+// add_selector_flags, to_selector_options, preflight and the stored-settings note (options.h).
 #include "options.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "cli.h"
+#include "ktune/worker/worker_options.h"
 
 namespace ktune::cli {
 namespace {
+
+// The ranges of the numeric flags: wide enough for any real use, narrow enough that a slip
+// (a negative count, a budget of 0) is a usage error naming the range rather than a tuning that
+// measures nothing or forever.
+constexpr unsigned kMaxJobs = 4096;
+constexpr double kMinBudgetMs = 0.001;
+constexpr double kMaxBudgetMs = 3'600'000;  // an hour per candidate
+constexpr int kMaxRuns = 1'000'000;
+constexpr long kMaxTimeoutMs = 86'400'000;                  // a day
+constexpr std::size_t kMaxMemoryMb = std::size_t{1} << 30;  // a pebibyte
+
+// CLI11 reads "-1" into an unsigned 64-bit flag as 2^64 - 1, which CLI::Range then accepts.
+const CLI::Validator kUnsignedRange(
+    [](const std::string& text) {
+      if (!text.starts_with('-')) return std::string();
+      return fmt::format("Value {} not in range 0 to {}", text,
+                         std::numeric_limits<std::uint64_t>::max());
+    },
+    "UINT64");
 
 // " (default: 100)", or with op defaults " (default: 100; op specs: 20, as ktune gemm)".
 template <class F>
@@ -18,16 +46,21 @@ std::string defaults_text(const SelectorFlagDefaults& d, F value) {
 
 void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefaults& d) {
   using O = const SelectorOptions&;
-  cmd.add_option("--jobs,-j", f.jobs, "Parallel compiles (default: all cores)");
-  cmd.add_option(
-      "--budget-ms", f.budget_ms,
-      "Timed milliseconds per candidate" + defaults_text(d, [](O o) { return o.bench.budget_ms; }));
+  cmd.add_option("--jobs,-j", f.jobs, "Parallel compiles (default: all cores)")
+      ->check(CLI::Range(1u, kMaxJobs));
+  cmd.add_option("--budget-ms", f.budget_ms,
+                 "Timed milliseconds per candidate" +
+                     defaults_text(d, [](O o) { return o.bench.budget_ms; }))
+      ->check(CLI::Range(kMinBudgetMs, kMaxBudgetMs));
   cmd.add_option("--min-runs", f.min_runs,
-                 "Timed runs at least" + defaults_text(d, [](O o) { return o.bench.min_runs; }));
+                 "Timed runs at least" + defaults_text(d, [](O o) { return o.bench.min_runs; }))
+      ->check(CLI::Range(1, kMaxRuns));
   cmd.add_option("--max-runs", f.max_runs,
-                 "Timed runs at most" + defaults_text(d, [](O o) { return o.bench.max_runs; }));
+                 "Timed runs at most" + defaults_text(d, [](O o) { return o.bench.max_runs; }))
+      ->check(CLI::Range(1, kMaxRuns));
   cmd.add_option("--warmup-runs", f.warmup_runs,
-                 "Untimed runs first" + defaults_text(d, [](O o) { return o.bench.warmup_runs; }));
+                 "Untimed runs first" + defaults_text(d, [](O o) { return o.bench.warmup_runs; }))
+      ->check(CLI::Range(0, kMaxRuns));
   cmd.add_option("--close-call-band", f.close_call_band,
                  "Candidates within this fraction of the fastest are measured again, "
                  "alternating; 0: the first measurements decide" +
@@ -46,22 +79,26 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
   }
   cmd.add_flag("--no-cache", f.no_cache, "Neither read nor write the tuning cache");
   cmd.add_flag("--retune", f.retune, "Ignore a cached result; tune again and overwrite it");
-  cmd.add_option("--seed", f.seed, "Seed of the input data (default: the spec's, else 0)");
+  cmd.add_option("--seed", f.seed, "Seed of the input data (default: the spec's, else 0)")
+      ->check(kUnsignedRange);
   cmd.add_option("--top", f.top,
-                 "Rows of the AUTOTUNE table" + defaults_text(d, [](O o) { return o.table_rows; }));
+                 "Rows of the AUTOTUNE table" + defaults_text(d, [](O o) { return o.table_rows; }))
+      ->check(CLI::Range(0, kMaxRuns));
   cmd.add_flag("--quiet,-q", f.quiet, d.quiet_help);
   cmd.add_flag("--in-process", f.in_process,
                "Run generated code in the ktune process instead of a ktune-worker (faster to "
                "start; a crashing candidate then ends the run)");
   cmd.add_option("--run-timeout-ms", f.run_timeout_ms,
                  "Deadline of one candidate in a worker (default: from the reference's time, at "
-                 "least 10 s)");
+                 "least 10 s)")
+      ->check(CLI::Range(1L, kMaxTimeoutMs));
   if (d.host_flags) {
     cmd.add_option("--memory-limit-mb", f.memory_limit_mb,
                    "Stop a candidate whose worker's resident memory exceeds this, as "
                    "resource_exhausted; 0: no limit" +
                        host_only +
-                       fmt::format(" (default: {})", d.defaults.worker.memory_limit_bytes >> 20));
+                       fmt::format(" (default: {})", d.defaults.worker.memory_limit_bytes >> 20))
+        ->check(CLI::Range(std::size_t{0}, kMaxMemoryMb));
   }
   cmd.add_option("--json-log", f.json_log, "Append JSON lines (one per candidate) to FILE");
 }
@@ -90,6 +127,83 @@ SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions 
   if (f.memory_limit_mb) o.worker.memory_limit_bytes = *f.memory_limit_mb << 20;
   if (!f.json_log.empty()) o.json_log = f.json_log;
   return o;
+}
+
+int preflight(const SelectorOptions& o) {
+  if (o.bench.min_runs > o.bench.max_runs) {
+    fmt::print(stderr,
+               "error: --min-runs {} is above --max-runs {}: expected --min-runs <= --max-runs "
+               "(each defaults to the command's value shown in --help)\n",
+               o.bench.min_runs, o.bench.max_runs);
+    return kExitUsage;
+  }
+  if (!o.json_log.empty()) {
+    // Opened for appending as JsonLog will, so that a typo in the folder fails now rather than
+    // after the compiles and measurements whose lines it was meant to keep.
+    std::FILE* f = std::fopen(o.json_log.c_str(), "a");
+    if (f == nullptr) {
+      fmt::print(stderr, "error: --json-log {}: cannot open for appending: {}\n",
+                 o.json_log.string(), std::strerror(errno));
+      return kExitError;
+    }
+    std::fclose(f);
+  }
+  if (o.isolate && o.worker.executable.empty()) {
+    // Found now, not by the first worker start after every candidate has compiled.
+    if (auto worker = find_worker_executable(); !worker) {
+      fmt::print(stderr,
+                 "error: {}\n  (or pass --in-process to run the candidates in the ktune process, "
+                 "without isolation)\n",
+                 worker.error().message);
+      return kExitError;
+    }
+  }
+  return 0;
+}
+
+std::string settings_as_flags(const MeasureSettings& s) {
+  std::string out = fmt::format("--budget-ms {} --min-runs {} --max-runs {} --warmup-runs {}",
+                                s.budget_ms, s.min_runs, s.max_runs, s.warmup_runs);
+  if (!s.flush_cache) out += " --no-flush";
+  if (s.graph_calls != 0) out += fmt::format(" --graph-calls {}", s.graph_calls);
+  return out + fmt::format(" --close-call-band {} --decide-rounds {}", s.close_call_band,
+                           s.decide_rounds);
+}
+
+std::string stored_settings_note(const SelectorFlags& f, std::optional<int> graph_calls,
+                                 const TuningRecord& record) {
+  // The measurement flags given whose value differs from the record's (all of them when the
+  // record has no settings).
+  const std::optional<MeasureSettings>& s = record.settings;
+  std::vector<std::string> differ;
+  auto check = [&](bool set, bool differs, std::string flag) {
+    if (set && (!s || differs)) differ.push_back(std::move(flag));
+  };
+  check(f.budget_ms.has_value(), s && f.budget_ms != s->budget_ms,
+        fmt::format("--budget-ms {}", f.budget_ms.value_or(0)));
+  check(f.min_runs.has_value(), s && f.min_runs != s->min_runs,
+        fmt::format("--min-runs {}", f.min_runs.value_or(0)));
+  check(f.max_runs.has_value(), s && f.max_runs != s->max_runs,
+        fmt::format("--max-runs {}", f.max_runs.value_or(0)));
+  check(f.warmup_runs.has_value(), s && f.warmup_runs != s->warmup_runs,
+        fmt::format("--warmup-runs {}", f.warmup_runs.value_or(0)));
+  check(f.no_flush, s && s->flush_cache, "--no-flush");
+  check(graph_calls.has_value(), s && graph_calls != s->graph_calls,
+        fmt::format("--graph-calls {}", graph_calls.value_or(0)));
+  check(f.close_call_band.has_value(), s && f.close_call_band != s->close_call_band,
+        fmt::format("--close-call-band {}", f.close_call_band.value_or(0)));
+  check(f.decide_rounds.has_value(), s && f.decide_rounds != s->decide_rounds,
+        fmt::format("--decide-rounds {}", f.decide_rounds.value_or(0)));
+  if (differ.empty()) return {};
+  if (!s) {
+    return fmt::format(
+        "[tuning cache] stored by an older ktune without its measurement settings; the flags "
+        "given ({}) may differ; --retune to tune with them\n",
+        fmt::join(differ, " "));
+  }
+  return fmt::format(
+      "[tuning cache] stored with {}; the flags given differ ({}); --retune to tune with them\n",
+      settings_as_flags(*s), fmt::join(differ, " "));
 }
 
 }  // namespace ktune::cli

@@ -46,6 +46,9 @@ struct SelectorFlagDefaults {
   std::string quiet_help = "No progress lines on stderr";
 };
 
+// --m, --n and --k of the GEMM commands: a size of at least 1 that a 64-bit element count holds.
+inline const CLI::Range kSizeRange(std::int64_t{1}, std::int64_t{1} << 31);
+
 // Registers --jobs/-j, --budget-ms, --min-runs, --max-runs, --warmup-runs, --close-call-band,
 // --no-flush, --no-cache, --retune, --seed, --top, --quiet/-q, --in-process, --run-timeout-ms,
 // --memory-limit-mb and --json-log on `cmd`, bound to `flags`.
@@ -55,5 +58,25 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagD
 // progress lines only; --no-cache and --retune set read_cache and write_cache (the cache itself
 // is open_tuning_cache's).
 [[nodiscard]] SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions base);
+
+// After parsing and before anything is compiled, what the per-flag range checks cannot see, so
+// that a run fails at once rather than after its compiles: --min-runs above --max-runs (either
+// against the other's default; exit 2), a --json-log that cannot be opened for appending, and,
+// unless --in-process, a ktune-worker that cannot be found (where it looked; exit 1). 0 when all
+// is well; otherwise the error is printed and the exit code returned.
+[[nodiscard]] int preflight(const SelectorOptions& resolved);
+
+// "--budget-ms 100 --min-runs 3 ...": the settings as the flags that ask for them.
+[[nodiscard]] std::string settings_as_flags(const MeasureSettings& settings);
+
+// On a tuning-cache hit, the measurement flags given explicitly (--budget-ms, --min-runs,
+// --max-runs, --warmup-runs, --no-flush, --graph-calls, --close-call-band, --decide-rounds) are
+// not in the key, so that tweaking one still finds an earlier tuning; but they must not be
+// silently ignored. The line that says which stored settings answered and that --retune tunes
+// with the flags, when one given differs from them (or the record predates stored settings);
+// empty otherwise. `graph_calls`: the value in effect when the flag was given (`ktune gemm`).
+[[nodiscard]] std::string stored_settings_note(const SelectorFlags& flags,
+                                               std::optional<int> graph_calls,
+                                               const TuningRecord& record);
 
 }  // namespace ktune::cli

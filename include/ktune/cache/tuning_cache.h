@@ -88,6 +88,22 @@ struct PickConfidence {
   bool trusted = true;     // false: the pick was reported as not to be trusted (noise, load)
 };
 
+// The measurement settings a tuning ran with (SelectorOptions' bench options and decide stage).
+// Not part of the key: they change how precisely the candidates were timed, not which ones
+// exist or how they were checked, so an earlier tuning still answers when --budget-ms is
+// tweaked; the CLI says so on a hit whose settings differ from the flags given.
+struct MeasureSettings {
+  double budget_ms = 0;
+  int min_runs = 0;
+  int max_runs = 0;
+  int warmup_runs = 0;
+  bool flush_cache = true;
+  int graph_calls = 0;
+  int decide_rounds = 0;
+  double close_call_band = 0;
+  friend bool operator==(const MeasureSettings&, const MeasureSettings&) = default;
+};
+
 struct TuningRecord {
   TuningKey key;
   std::string winner;  // name of the picked candidate
@@ -97,6 +113,8 @@ struct TuningRecord {
   double bench_s = 0;    // wall time of measuring and verifying
   // Unset in records stored before ktune measured it.
   std::optional<PickConfidence> confidence;
+  // Unset in records stored before ktune kept them, and in MultiKernel's.
+  std::optional<MeasureSettings> settings;
 };
 
 // A candidate as the caller of a lookup knows it: its name and the identity it keyed the lookup

@@ -123,6 +123,9 @@ class Selector {
   std::unique_ptr<WorkerPool> pool_;  // started on first use, kept across problems
 };
 
+// The settings of `options` that a tuning's measurements depend on, as stored with its record.
+[[nodiscard]] MeasureSettings measure_settings(const SelectorOptions& options);
+
 // The AUTOTUNE table: a title line, the fastest `rows` valid candidates (time, % of best, info),
 // every failure with its outcome and message, and a summary line.
 [[nodiscard]] std::string format_autotune_table(const std::string& title,

@@ -73,6 +73,9 @@ inline ::testing::AssertionResult same_record(const TuningRecord& a, const Tunin
       a.bench_s != b.bench_s) {
     return ::testing::AssertionFailure() << "record fields differ for " << x.problem;
   }
+  if (a.settings != b.settings) {
+    return ::testing::AssertionFailure() << "measure settings differ for " << x.problem;
+  }
   if (a.candidates.size() != b.candidates.size()) {
     return ::testing::AssertionFailure()
            << "candidate count " << a.candidates.size() << " vs " << b.candidates.size();

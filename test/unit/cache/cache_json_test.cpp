@@ -22,6 +22,7 @@ std::vector<TuningRecord> sample_records() {
   records[2].candidates.clear();
   records[1].candidates[0].outcome = Outcome::kWrongResult;
   records[1].candidates[0].message = "max abs error 0.5 at [3, 4]; tolerance 1e-05";
+  records[0].settings = MeasureSettings{12.5, 4, 77, 3, false, 10, 9, 0.25};
   return records;
 }
 
@@ -52,6 +53,9 @@ TEST(CacheJson, DocumentShape) {
   EXPECT_EQ(r["candidates"][0]["stats"]["runs"], 57);
   EXPECT_TRUE(r["candidates"][1]["stats"].is_null());
   EXPECT_EQ(r["candidates"][1]["outcome"], "compile_error");
+  EXPECT_EQ(r["settings"]["budget_ms"], 12.5);
+  EXPECT_EQ(r["settings"]["flush_cache"], false);
+  EXPECT_TRUE(doc["records"][1]["settings"].is_null());
 }
 
 TEST(CacheJson, InvalidUtf8IsReplacedNotThrown) {

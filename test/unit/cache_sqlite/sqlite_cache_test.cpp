@@ -92,13 +92,13 @@ TEST(SqliteCache, PersistsAcrossReopen) {
   EXPECT_EQ(all->front().key.candidate_set, "cset-2");
 }
 
-TEST(SqliteCache, UsesWalAndSchemaVersionThree) {
+TEST(SqliteCache, UsesWalAndSchemaVersionFour) {
   TempDir tmp;
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
   const auto file = tmp.path() / "tuning.sqlite3";
   EXPECT_EQ(raw_sql(file, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "3");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "4");
 }
 
 // The pick's confidence (schema 3) is stored and read back field by field, replaced with its
@@ -136,6 +136,30 @@ TEST(SqliteCache, StoresThePicksConfidence) {
   EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM confidences"), "0");
 }
 
+// The measurement settings (schema 4) are stored and read back field by field, replaced with
+// their record and cleared with it; a record without them reads without them.
+TEST(SqliteCache, StoresTheMeasureSettings) {
+  TempDir tmp;
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value()) << cache.error().message;
+  TuningRecord r = sample_record(1);
+  r.settings = MeasureSettings{12.5, 4, 77, 3, false, 10, 9, 0.25};
+  ASSERT_TRUE((*cache)->store(r).has_value());
+  ASSERT_TRUE((*cache)->store(r).has_value());  // replaced, not duplicated
+  const auto file = tmp.path() / "tuning.sqlite3";
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM settings"), "1");
+  auto found = (*cache)->lookup(r.key);
+  ASSERT_TRUE(found.has_value() && found->has_value());
+  ASSERT_TRUE((*found)->settings);
+  EXPECT_EQ(*(*found)->settings, *r.settings);
+  ASSERT_TRUE((*cache)->store(sample_record(2)).has_value());
+  auto plain = (*cache)->lookup(sample_key(2));
+  ASSERT_TRUE(plain.has_value() && plain->has_value());
+  EXPECT_FALSE((*plain)->settings);
+  ASSERT_TRUE((*cache)->clear().has_value());
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM settings"), "0");
+}
+
 // A file of schema v1 (no candidate_count) is migrated in place; its records are still served,
 // their rows checked against the candidates asked for instead of a stored count.
 TEST(SqliteCache, SchemaOneFileIsMigratedAndStillServed) {
@@ -148,10 +172,11 @@ TEST(SqliteCache, SchemaOneFileIsMigratedAndStillServed) {
   }
   raw_sql(file, "ALTER TABLE tunings DROP COLUMN candidate_count");
   raw_sql(file, "DROP TABLE confidences");
+  raw_sql(file, "DROP TABLE settings");
   raw_sql(file, "PRAGMA user_version = 1");
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "3");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "4");
   EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM tunings WHERE candidate_count IS NULL"), "1");
   auto found = (*cache)->lookup(sample_key(1));
   ASSERT_TRUE(found.has_value() && found->has_value());

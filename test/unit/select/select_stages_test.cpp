@@ -50,6 +50,27 @@ class SelectStagesTest : public testing::Test {
   FakeRunner runner_;
 };
 
+// One candidate has nothing to be compared with, but its time is still measured and stored (with
+// the settings it was measured under): whoever tunes asks for the time.
+TEST_F(SelectStagesTest, ASingleCandidateIsStillMeasured) {
+  auto candidates = fake_candidates({{"only"}});
+  runner_.fixed = {{"only", {Outcome::kOk, 250}}};
+  options_.bench.budget_ms = 7;
+  auto sel = select(candidates);
+  ASSERT_TRUE(sel) << sel.error().message;
+  EXPECT_EQ(sel->record.winner, "only");
+  // Measured, then verified again 5 times as the pick.
+  EXPECT_EQ(runner_.measured, (std::vector<bool>{true, false, false, false, false, false}));
+  ASSERT_TRUE(record_of(*sel, "only").stats);
+  EXPECT_EQ(record_of(*sel, "only").stats->median_ns, 250);
+  EXPECT_TRUE(runner_.remeasure_calls.empty());
+  ASSERT_TRUE(sel->record.settings);
+  EXPECT_EQ(sel->record.settings->budget_ms, 7);
+  auto stored = cache_->lookup(key_);
+  ASSERT_TRUE(stored && *stored);
+  EXPECT_EQ((*stored)->settings, sel->record.settings);
+}
+
 TEST_F(SelectStagesTest, PicksTheFastest) {
   auto candidates = fake_candidates({{"a"}, {"b"}, {"c"}});
   runner_.fixed = {
@@ -194,16 +215,6 @@ TEST_F(SelectStagesTest, NoValidCandidateIsAnErrorWithTheSummary) {
   auto list = cache_->list();
   ASSERT_TRUE(list);
   EXPECT_TRUE(list->empty());
-}
-
-TEST_F(SelectStagesTest, ASingleCandidateIsVerifiedNotMeasured) {
-  auto candidates = fake_candidates({{"only"}});
-  auto sel = select(candidates);
-  ASSERT_TRUE(sel) << sel.error().message;
-  EXPECT_EQ(sel->record.winner, "only");
-  // Verified, then verified again 5 times as the pick.
-  EXPECT_EQ(runner_.measured, (std::vector<bool>(6, false)));
-  EXPECT_FALSE(sel->record.candidates[0].stats);
 }
 
 TEST_F(SelectStagesTest, WriteCacheOffStoresNothing) {
