@@ -180,6 +180,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   if (!f.cxx.empty()) copts.compiler = f.cxx;
   if (!f.cxxflags.empty()) copts.flags = split_words(f.cxxflags);
   copts.timeout = std::chrono::seconds(f.compile_timeout_s.value_or(120));
+  copts.on_command = verbose_compile_hook(f.selector);
   auto backend = CpuBackend::create(copts, ctx.cache_dir);
   if (!backend) {
     fmt::print(stderr, "error: {}\n", backend.error().message);

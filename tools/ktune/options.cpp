@@ -1,7 +1,9 @@
-// add_selector_flags and to_selector_options (options.h).
+// add_selector_flags, to_selector_options and verbose_compile_hook (options.h).
 #include "options.h"
 
 #include <fmt/format.h>
+
+#include "select/progress_line.h"
 
 namespace ktune::cli {
 namespace {
@@ -50,6 +52,9 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
   cmd.add_option("--top", f.top,
                  "Rows of the AUTOTUNE table" + defaults_text(d, [](O o) { return o.table_rows; }));
   cmd.add_flag("--quiet,-q", f.quiet, d.quiet_help);
+  cmd.add_flag("--verbose,-v", f.verbose,
+               "Also print each compiler command line and each worker restart (which candidate, "
+               "why) on stderr");
   cmd.add_flag("--in-process", f.in_process,
                "Run generated code in the ktune process instead of a ktune-worker (faster to "
                "start; a crashing candidate then ends the run)");
@@ -85,11 +90,20 @@ SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions 
   o.seed = f.seed.value_or(o.seed);
   o.table_rows = f.top.value_or(o.table_rows);
   if (f.quiet) o.progress = nullptr;
+  o.verbose = f.verbose && !f.quiet;
   if (f.in_process) o.isolate = false;
   if (f.run_timeout_ms) o.run_timeout = std::chrono::milliseconds(*f.run_timeout_ms);
   if (f.memory_limit_mb) o.worker.memory_limit_bytes = *f.memory_limit_mb << 20;
   if (!f.json_log.empty()) o.json_log = f.json_log;
   return o;
+}
+
+std::function<void(const std::string&, const std::string&)> verbose_compile_hook(
+    const SelectorFlags& flags) {
+  if (!flags.verbose || flags.quiet) return {};
+  return [](const std::string& kernel, const std::string& command) {
+    progress_note(stderr, fmt::format("compile {}: {}", kernel, command));
+  };
 }
 
 }  // namespace ktune::cli
