@@ -48,6 +48,7 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
   }
   OpenCLOptions options;
   options.device = f.device;
+  options.on_command = verbose_compile_hook(f.selector);
   auto backend = OpenCLBackend::create(options, ctx.cache_dir);
   if (!backend) {
     fmt::print(stderr, "error: {}\n", backend.error().message);
