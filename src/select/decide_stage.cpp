@@ -132,16 +132,15 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
                   : deciding_candidates(records, o.close_call_band, o.decide_max);
   if (finalists.empty()) return d;
   ProgressLine progress(
-      o.progress,
-      {.title = ctx.title,
-       .header = fmt::format("{}: deciding between {} candidates in alternating rounds{}",
-                             ctx.title, finalists.size(),
-                             noisy_start ? " (noisy: a wider band)" : ""),
-       .doing = fmt::format("deciding between {}{}, rounds", finalists.size(),
-                            noisy_start ? " (noisy)" : ""),
-       .done_word = fmt::format("decided between {}, rounds", finalists.size()),
-       .plain_steps = false,
-       .total = static_cast<std::size_t>(o.close_call_rounds)});
+      o.progress, {.title = ctx.title,
+                   .header = fmt::format(
+                       "{}: deciding between {} candidates in alternating rounds{}", ctx.title,
+                       finalists.size(), noisy_start ? " (noisy: a wider band)" : ""),
+                   .doing = fmt::format("deciding between {}{}, rounds", finalists.size(),
+                                        noisy_start ? " (noisy)" : ""),
+                   .done_word = fmt::format("decided between {}, rounds", finalists.size()),
+                   .plain_steps = false,
+                   .total = static_cast<std::size_t>(o.close_call_rounds)});
   d.finalists = finalists;
   d.rounds_ns.resize(finalists.size());
   d.dropped.assign(finalists.size(), false);
@@ -176,8 +175,7 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
     // Out: the contenders significantly slower than the leader. Unresolved: one that may still
     // be more than `resolution` faster than it.
     const std::size_t leader = leader_of(d, contenders);
-    progress.best(ctx.candidates[d.finalists[leader]]->name(),
-                  median_of(d.rounds_ns[leader]));
+    progress.best(ctx.candidates[d.finalists[leader]]->name(), median_of(d.rounds_ns[leader]));
     for (int k = 0; k < n; ++k) progress.step();
     bool unresolved = false;
     std::vector<std::size_t> kept;

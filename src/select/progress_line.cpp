@@ -27,8 +27,7 @@ constexpr std::string_view kClearLine = "\r\x1b[K";
 constexpr int kBarWidth = 20;
 
 double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::string duration_text(double s) {
@@ -142,9 +141,9 @@ std::string ProgressLine::live_text() const {
   const std::size_t total = std::max(phase_.total, done_);
   const int filled =
       total == 0 ? 0 : static_cast<int>(static_cast<double>(kBarWidth) * done_ / total);
-  std::string text = fmt::format("ktune: {}: {} [{}{}] {}/{}", phase_.title, phase_.doing,
-                                 std::string(filled, '#'), std::string(kBarWidth - filled, '.'),
-                                 done_, total);
+  std::string text =
+      fmt::format("ktune: {}: {} [{}{}] {}/{}", phase_.title, phase_.doing,
+                  std::string(filled, '#'), std::string(kBarWidth - filled, '.'), done_, total);
   if (failed_) text += fmt::format(", {} failed", failed_);
   text += fmt::format(" {}", duration_text(elapsed));
   if (done_ > 0 && done_ < total) {

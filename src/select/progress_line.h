@@ -23,9 +23,9 @@ namespace ktune {
 // How progress is shown on one stream.
 struct ProgressDisplay {
   bool tty = false;
-  int columns = 80;                    // width of a live line (the line is cut to columns - 1)
-  std::function<double()> clock;       // monotonic seconds; empty: steady_clock
-  double redraw_interval_s = 0.1;      // live lines are redrawn at most this often
+  int columns = 80;                // width of a live line (the line is cut to columns - 1)
+  std::function<double()> clock;   // monotonic seconds; empty: steady_clock
+  double redraw_interval_s = 0.1;  // live lines are redrawn at most this often
 
   // isatty(fileno(f)) and the terminal's width (TIOCGWINSZ, else $COLUMNS, else 80).
   // $KTUNE_PROGRESS=tty or =plain overrides the guess (a pipe that ends at a terminal).
@@ -33,10 +33,10 @@ struct ProgressDisplay {
 };
 
 struct ProgressPhase {
-  std::string title{};     // "matmul(skinny)"
-  std::string header{};    // plain: the line that starts the phase (after "ktune: "); empty: none
-  std::string doing{};     // live: "compiling"
-  std::string done_word{}; // live, finished: "compiled"; plain steps: "compiled n/total"
+  std::string title{};      // "matmul(skinny)"
+  std::string header{};     // plain: the line that starts the phase (after "ktune: "); empty: none
+  std::string doing{};      // live: "compiling"
+  std::string done_word{};  // live, finished: "compiled"; plain steps: "compiled n/total"
   bool plain_steps = true;  // plain mode prints "<done_word> n/total" every tenth of the way
   std::size_t total = 0;
 };

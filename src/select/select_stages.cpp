@@ -154,12 +154,11 @@ Result<std::size_t> reverify_stage(const SelectContext& ctx, StageRunner& runner
     if (!pick || runs == 0) return pick;
     Choice& c = *ctx.candidates[*pick];
     // Plain mode says nothing here unless the pick fails (as it always did).
-    ProgressLine progress(ctx.options.progress,
-                          {.title = ctx.title,
-                           .doing = "re-verifying " + c.name(),
-                           .done_word = "re-verified " + c.name(),
-                           .plain_steps = false,
-                           .total = static_cast<std::size_t>(runs)});
+    ProgressLine progress(ctx.options.progress, {.title = ctx.title,
+                                                 .doing = "re-verifying " + c.name(),
+                                                 .done_word = "re-verified " + c.name(),
+                                                 .plain_steps = false,
+                                                 .total = static_cast<std::size_t>(runs)});
     bool passed = true;
     for (int k = 1; k <= runs && passed; ++k) {
       CandidateRun r = runner.run(c, /*measure=*/false);

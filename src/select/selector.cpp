@@ -65,7 +65,8 @@ WorkerPool* Selector::worker_pool() {
   if (!pool_) {
     pool_ = std::make_unique<WorkerPool>(options_.worker);
     if (options_.verbose && options_.progress) {
-      pool_->set_notice([f = options_.progress](const std::string& line) { progress_note(f, line); });
+      pool_->set_notice(
+          [f = options_.progress](const std::string& line) { progress_note(f, line); });
     }
   }
   return pool_.get();

@@ -12,8 +12,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <memory>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,7 +31,7 @@ struct CudaCompileOptions {
   // Called with the kernel's name and its compile command (`ktune --verbose`), before compiling
   // it; not for code-cache hits. Must be thread-safe (compiles run in parallel); no cache key
   // depends on it.
-  std::function<void(const std::string& kernel, const std::string& command)> on_command;
+  std::function<void(const std::string& kernel, const std::string& command)> on_command{};
 };
 
 class CudaBackend final : public Backend {

@@ -8,8 +8,8 @@
 // Candidates run only in a worker (worker/opencl_handler.cpp): load() answers kUnavailable.
 #pragma once
 
-#include <memory>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,7 +28,7 @@ struct OpenCLOptions {
   // Called with the kernel's name and its compile command (`ktune --verbose`), before compiling
   // it; not for code-cache hits. Must be thread-safe (compiles run in parallel); no cache key
   // depends on it.
-  std::function<void(const std::string& kernel, const std::string& command)> on_command;
+  std::function<void(const std::string& kernel, const std::string& command)> on_command{};
 };
 
 // Ok when an OpenCL device matching `device` (as OpenCLOptions::device) can be opened; else

@@ -52,8 +52,8 @@ ProgressPhase compile_phase(std::size_t total) {
 
 // A terminal 80 columns wide whose clock the test moves.
 ProgressDisplay terminal(double& now, int columns = 80) {
-  return {.tty = true, .columns = columns, .clock = [&now] { return now; },
-          .redraw_interval_s = 0.1};
+  return {
+      .tty = true, .columns = columns, .clock = [&now] { return now; }, .redraw_interval_s = 0.1};
 }
 
 TEST(ProgressLine, PlainModePrintsTheHeaderAndATenthOfTheSteps) {
@@ -106,8 +106,9 @@ TEST(ProgressLine, TerminalRedrawsInPlaceAtMostTenTimesASecond) {
   now += 0.06;
   for (int i = 0; i < 3; ++i) p.step();  // 0.11 s: the first of the three draws, 3/10
   const std::string drawn = out.text().substr(after_first);
-  EXPECT_EQ(drawn, "\r\x1b[Kktune: mm(small): compiling [######..............] 3/10, 1 failed "
-                   "0.1s ETA 0.3s");
+  EXPECT_EQ(drawn,
+            "\r\x1b[Kktune: mm(small): compiling [######..............] 3/10, 1 failed "
+            "0.1s ETA 0.3s");
   now += 2.0;
   for (int i = 0; i < 5; ++i) p.step();
   p.finish();
