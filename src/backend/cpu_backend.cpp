@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -194,6 +195,9 @@ Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
   argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
   argv.insert(argv.end(), source.extra_flags.begin(), source.extra_flags.end());
   argv.insert(argv.end(), {"-o", tmp_so->string(), tmp_cpp->string()});
+  if (options_.on_command) {
+    options_.on_command(source.name, fmt::format("{}", fmt::join(argv, " ")));
+  }
   ProcessOptions popts;
   popts.timeout = options_.timeout;
   popts.max_output_bytes = std::size_t{256} * 1024;

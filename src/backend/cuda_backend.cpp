@@ -5,6 +5,7 @@
 #include "ktune/backend/cuda_backend.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -209,6 +210,9 @@ Result<Artifact> CudaBackend::compile(const KernelSource& source) const {
     return Artifact{*hit, key, true, 0};
   }
 
+  if (options_.on_command) {
+    options_.on_command(source.name, fmt::format("nvrtc {}", fmt::join(options, " ")));
+  }
   const auto start = std::chrono::steady_clock::now();
   Result<NvrtcCompiled> out = nvrtc_compile(nv, tu, source.name + ".cu", options);
   if (!out) return make_error(out.error().code, source.name + ": " + out.error().message);

@@ -103,6 +103,9 @@ Result<Artifact> OpenCLBackend::compile(const KernelSource& source) const {
   if (auto hit = code_cache_.find(key, "cl"); hit && code_cache_.find(key, "clopt")) {
     return Artifact{*hit, key, true, 0};
   }
+  if (options_.on_command) {
+    options_.on_command(source.name, fmt::format("clBuildProgram {}", options));
+  }
   const auto t0 = std::chrono::steady_clock::now();
   Result<OpenCLProgram> program = build_opencl_source(state_->ctx, source.code, options);
   const double compile_s =

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "select/progress_line.h"
 #include "select/select_stages.h"
 
 namespace ktune {
@@ -130,10 +131,16 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
                                         std::max(o.decide_max, o.noisy_decide_max))
                   : deciding_candidates(records, o.close_call_band, o.decide_max);
   if (finalists.empty()) return d;
-  select_progress(o.progress, fmt::format("{}: deciding between {} candidates in alternating "
-                                          "rounds{}",
-                                          ctx.title, finalists.size(),
-                                          noisy_start ? " (noisy: a wider band)" : ""));
+  ProgressLine progress(
+      o.progress, {.title = ctx.title,
+                   .header = fmt::format(
+                       "{}: deciding between {} candidates in alternating rounds{}", ctx.title,
+                       finalists.size(), noisy_start ? " (noisy: a wider band)" : ""),
+                   .doing = fmt::format("deciding between {}{}, rounds", finalists.size(),
+                                        noisy_start ? " (noisy)" : ""),
+                   .done_word = fmt::format("decided between {}, rounds", finalists.size()),
+                   .plain_steps = false,
+                   .total = static_cast<std::size_t>(o.close_call_rounds)});
   d.finalists = finalists;
   d.rounds_ns.resize(finalists.size());
   d.dropped.assign(finalists.size(), false);
@@ -168,6 +175,8 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
     // Out: the contenders significantly slower than the leader. Unresolved: one that may still
     // be more than `resolution` faster than it.
     const std::size_t leader = leader_of(d, contenders);
+    progress.best(ctx.candidates[d.finalists[leader]]->name(), median_of(d.rounds_ns[leader]));
+    for (int k = 0; k < n; ++k) progress.step();
     bool unresolved = false;
     std::vector<std::size_t> kept;
     for (std::size_t j : contenders) {
@@ -190,8 +199,11 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
     if ((busy || measured_spread(records, d) > o.noise_spread) && cap < o.noisy_rounds) {
       cap = o.noisy_rounds;
       d.noisy = true;
+      progress.set_total(static_cast<std::size_t>(cap));
     }
   }
+  progress.set_total(static_cast<std::size_t>(d.rounds));  // the rounds it took
+  progress.finish();
   for (std::size_t j = 0; j < d.finalists.size(); ++j) {
     if (!d.rounds_ns[j].empty()) records[d.finalists[j]].stats = compute_stats(d.rounds_ns[j]);
   }

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "select/json_log.h"
+#include "select/progress_line.h"
 #include "select/select_stages.h"
 
 namespace ktune {
@@ -23,12 +24,7 @@ std::string selection_title(const Problem& problem) {
   return fmt::format("{}({})", problem.op, problem.name);
 }
 
-void select_progress(std::FILE* f, const std::string& line) {
-  if (f) {
-    std::fputs(("ktune: " + line + "\n").c_str(), f);
-    std::fflush(f);
-  }
-}
+void select_progress(std::FILE* f, const std::string& line) { progress_note(f, line); }
 
 Result<std::optional<Selection>> lookup_stage(TuningCache& cache, const TuningKey& key,
                                               const std::vector<ChoicePtr>& candidates) {

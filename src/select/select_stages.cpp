@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <utility>
 
 #include "core/thread_pool.h"
+#include "select/progress_line.h"
 
 namespace ktune {
 namespace {
@@ -31,28 +31,6 @@ std::vector<std::size_t> alive_indices(const std::vector<CandidateRecord>& recor
   }
   return out;
 }
-
-// Prints "what n/total" at most every 10% (and at the end), so long runs show they move.
-class ProgressCounter {
- public:
-  ProgressCounter(std::FILE* f, std::string what, std::size_t total)
-      : f_(f), what_(std::move(what)), total_(total) {}
-  void tick() {
-    std::lock_guard lock(mu_);
-    ++done_;
-    const std::size_t step = std::max<std::size_t>(1, total_ / 10);
-    if (done_ % step == 0 || done_ == total_) {
-      select_progress(f_, fmt::format("{} {}/{}", what_, done_, total_));
-    }
-  }
-
- private:
-  std::FILE* f_;
-  std::string what_;
-  std::size_t total_;
-  std::size_t done_ = 0;
-  std::mutex mu_;
-};
 
 std::string no_valid_choice_message(const std::vector<CandidateRecord>& records) {
   std::map<std::string, int> counts;
@@ -89,20 +67,27 @@ std::vector<CandidateRecord> initial_records(const SelectContext& ctx) {
 Status compile_stage(const SelectContext& ctx, const Backend& backend, Choice* reference,
                      std::vector<CandidateRecord>& records) {
   ThreadPool pool(ctx.options.jobs);
-  select_progress(ctx.options.progress, fmt::format("{}: compiling {} candidates on {} threads",
-                                                    ctx.title, ctx.candidates.size(), pool.size()));
-  ProgressCounter counter(ctx.options.progress, "compiled", ctx.candidates.size());
+  ProgressLine progress(ctx.options.progress,
+                        {.title = ctx.title,
+                         .header = fmt::format("{}: compiling {} candidates on {} threads",
+                                               ctx.title, ctx.candidates.size(), pool.size()),
+                         .doing = fmt::format("compiling on {} threads", pool.size()),
+                         .done_word = "compiled",
+                         .total = ctx.candidates.size()});
   // Task i writes records[i] only, and this thread reads no record until the pool is idle: the
   // records are separate objects, so no two threads touch one memory location (the bits of a
   // std::vector<bool> would share words).
   for (std::size_t i = 0; i < ctx.candidates.size(); ++i) {
-    if (!alive(records[i])) continue;
+    if (!alive(records[i])) {
+      progress.step(/*failed=*/true);  // unsupported: counted, so that the count reaches total
+      continue;
+    }
     pool.submit([&, i] {
       Choice& c = *ctx.candidates[i];
-      if (Status s = c.compile(backend); !s)
-        fail(records[i], Outcome::kCompileError, s.error().message);
+      Status s = c.compile(backend);
+      if (!s) fail(records[i], Outcome::kCompileError, s.error().message);
       records[i].compile_s = c.compile_s();
-      counter.tick();
+      progress.step(/*failed=*/!s);
     });
   }
   Status ref_status;
@@ -120,20 +105,31 @@ void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
                std::vector<CandidateRecord>& records) {
   const std::vector<std::size_t> todo = alive_indices(records);
   if (todo.empty()) return;
-  select_progress(ctx.options.progress,
-                  fmt::format("{}: verifying and measuring {} candidates{}", ctx.title, todo.size(),
-                              ctx.options.isolate ? " (generated code in a worker process)" : ""));
-  ProgressCounter counter(ctx.options.progress, "measured", todo.size());
+  ProgressLine progress(
+      ctx.options.progress,
+      {.title = ctx.title,
+       .header = fmt::format("{}: verifying and measuring {} candidates{}", ctx.title, todo.size(),
+                             ctx.options.isolate ? " (generated code in a worker process)" : ""),
+       .doing = measure ? "verifying and measuring" : "verifying",
+       .done_word = "measured",
+       .total = todo.size()});
+  double best_ns = 0;
   for (std::size_t i : todo) {
     Choice& c = *ctx.candidates[i];
     CandidateRun r = runner.run(c, measure);
     records[i].info = c.info();  // may say more once loaded (a library's variant)
-    if (r.outcome != Outcome::kOk) {
+    const bool ok = r.outcome == Outcome::kOk;
+    if (!ok) {
       fail(records[i], r.outcome, std::move(r.message));
     } else {
       records[i].stats = r.stats;
+      const double ns = median(records[i]);
+      if (ns > 0 && (best_ns == 0 || ns < best_ns)) {
+        best_ns = ns;
+        progress.best(c.name(), ns);
+      }
     }
-    counter.tick();
+    progress.step(/*failed=*/!ok);
   }
 }
 
@@ -157,9 +153,16 @@ Result<std::size_t> reverify_stage(const SelectContext& ctx, StageRunner& runner
     auto pick = pick_stage(records, &decision);
     if (!pick || runs == 0) return pick;
     Choice& c = *ctx.candidates[*pick];
+    // Plain mode says nothing here unless the pick fails (as it always did).
+    ProgressLine progress(ctx.options.progress, {.title = ctx.title,
+                                                 .doing = "re-verifying " + c.name(),
+                                                 .done_word = "re-verified " + c.name(),
+                                                 .plain_steps = false,
+                                                 .total = static_cast<std::size_t>(runs)});
     bool passed = true;
     for (int k = 1; k <= runs && passed; ++k) {
       CandidateRun r = runner.run(c, /*measure=*/false);
+      progress.step(/*failed=*/r.outcome != Outcome::kOk);
       if (r.outcome == Outcome::kOk) continue;
       passed = false;
       select_progress(ctx.options.progress,

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "select/candidate_stage_runner.h"
+#include "select/progress_line.h"
 #include "select/select_stages.h"
 #include "worker/worker.h"
 
@@ -67,7 +68,13 @@ WorkerPool* Selector::worker_pool() {
   if (!options_.isolate) return nullptr;
   // Started once and kept across problems: a worker keeps its loaded modules. Making the pool
   // starts no process; the first request does.
-  if (!pool_) pool_ = std::make_unique<WorkerPool>(options_.worker);
+  if (!pool_) {
+    pool_ = std::make_unique<WorkerPool>(options_.worker);
+    if (options_.verbose && options_.progress) {
+      pool_->set_notice(
+          [f = options_.progress](const std::string& line) { progress_note(f, line); });
+    }
+  }
   return pool_.get();
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -70,11 +71,18 @@ class WorkerPool {
                                               std::chrono::milliseconds deadline);
   [[nodiscard]] int restarts() const { return restarts_; }
   void shutdown();
+  // Told, in a line, when a worker is lost or replaced: which candidate and why (`--verbose`).
+  void set_notice(std::function<void(const std::string&)> notice) { notice_ = std::move(notice); }
 
  private:
+  void notify(const std::string& line) const {
+    if (notice_) notice_(line);
+  }
+
   WorkerOptions options_;
   std::vector<std::unique_ptr<Worker>> workers_;
   int restarts_ = 0;
+  std::function<void(const std::string&)> notice_;
 };
 
 }  // namespace ktune

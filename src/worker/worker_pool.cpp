@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
+#include "ktune/core/outcome.h"
 #include "worker/worker.h"
 
 namespace ktune {
@@ -21,11 +23,15 @@ Result<BenchmarkResponse> WorkerPool::run(const BenchmarkRequest& request,
   for (std::unique_ptr<Worker>& w : workers_) {
     // A worker that an earlier candidate left unfit (a thread woke, a process appeared) is
     // replaced now, so that the next candidate does not pay for it.
-    if (w && w->fit_for_next()) {
+    std::string why;
+    if (w && w->fit_for_next(&why)) {
       slot = &w;
       break;
     }
-    if (w && w->alive()) w->stop();
+    if (w && w->alive()) {
+      notify(fmt::format("worker: replacing the worker before {}: {}", request.candidate, why));
+      w->stop();
+    }
   }
   if (slot == nullptr) {
     slot = &workers_.front();
@@ -42,6 +48,12 @@ Result<BenchmarkResponse> WorkerPool::run(const BenchmarkRequest& request,
   // A worker whose device context is lost says so and exits; reap it now, so that the next
   // request starts a fresh one (and counts it as a restart).
   if (response.restart) (*slot)->stop();
+  if (!(*slot)->alive()) {
+    const std::string_view message = response.message;
+    notify(fmt::format("worker: lost running {} ({}{}{}); the next candidate gets a fresh worker",
+                       request.candidate, outcome_name(response.outcome),
+                       message.empty() ? "" : ": ", message.substr(0, message.find('\n'))));
+  }
   return response;
 }
 

@@ -63,7 +63,9 @@ int run_compile(const CompileFlags& f, const CliContext& ctx) {
     if (!spec) return fail(spec.error());
     std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
     if (!cache) return kExitError;
-    auto backend = CpuBackend::create(CpuCompileOptions{}, ctx.cache_dir);
+    CpuCompileOptions copts;
+    copts.on_command = verbose_compile_hook(f.selector);
+    auto backend = CpuBackend::create(copts, ctx.cache_dir);
     if (!backend) return fail(backend.error());
     SelectorOptions base = compile_defaults();
     base.seed = spec->spec.seed;

@@ -52,6 +52,7 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
   if (int code = preflight(sopts); code != 0) return code;
   OpenCLOptions options;
   options.device = f.device;
+  options.on_command = verbose_compile_hook(f.selector);
   auto backend = OpenCLBackend::create(options, ctx.cache_dir);
   if (!backend) {
     fmt::print(stderr, "error: {}\n", backend.error().message);

@@ -214,6 +214,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   if (!f.cxxflags_replace.empty()) copts.flags = split_words(f.cxxflags_replace);
   for (std::string& w : split_words(f.cxxflags)) copts.flags.push_back(std::move(w));
   copts.timeout = std::chrono::seconds(f.compile_timeout_s.value_or(120));
+  copts.on_command = verbose_compile_hook(f.selector);
   auto backend = CpuBackend::create(copts, ctx.cache_dir);
   if (!backend) {
     fmt::print(stderr, "error: {}\n", backend.error().message);

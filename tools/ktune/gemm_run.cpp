@@ -65,6 +65,7 @@ std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const C
   CudaCompileOptions copts;
   copts.arch = f.arch;
   copts.device = f.device;
+  copts.on_command = verbose_compile_hook(f.selector);
   auto backend = CudaBackend::create(copts, ctx.cache_dir);
   if (!backend) {
     fmt::print(stderr, "error: {}\n", backend.error().message);

@@ -1,4 +1,5 @@
-// add_selector_flags, to_selector_options, preflight and the stored-settings note (options.h).
+// add_selector_flags, to_selector_options, preflight, the stored-settings note and
+// verbose_compile_hook (options.h).
 #include "options.h"
 
 #include <fmt/format.h>
@@ -11,6 +12,8 @@
 
 #include "cli.h"
 #include "ktune/worker/worker_options.h"
+
+#include "select/progress_line.h"
 
 namespace ktune::cli {
 namespace {
@@ -85,6 +88,9 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
                  "Rows of the AUTOTUNE table" + defaults_text(d, [](O o) { return o.table_rows; }))
       ->check(CLI::Range(0, kMaxRuns));
   cmd.add_flag("--quiet,-q", f.quiet, d.quiet_help);
+  cmd.add_flag("--verbose,-v", f.verbose,
+               "Also print each compiler command line and each worker restart (which candidate, "
+               "why) on stderr");
   cmd.add_flag("--in-process", f.in_process,
                "Run generated code in the ktune process instead of a ktune-worker (faster to "
                "start; a crashing candidate then ends the run)");
@@ -122,6 +128,7 @@ SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions 
   o.seed = f.seed.value_or(o.seed);
   o.table_rows = f.top.value_or(o.table_rows);
   if (f.quiet) o.progress = nullptr;
+  o.verbose = f.verbose && !f.quiet;
   if (f.in_process) o.isolate = false;
   if (f.run_timeout_ms) o.run_timeout = std::chrono::milliseconds(*f.run_timeout_ms);
   if (f.memory_limit_mb) o.worker.memory_limit_bytes = *f.memory_limit_mb << 20;
@@ -204,6 +211,14 @@ std::string stored_settings_note(const SelectorFlags& f, std::optional<int> grap
   return fmt::format(
       "[tuning cache] stored with {}; the flags given differ ({}); --retune to tune with them\n",
       settings_as_flags(*s), fmt::join(differ, " "));
+}
+
+std::function<void(const std::string&, const std::string&)> verbose_compile_hook(
+    const SelectorFlags& flags) {
+  if (!flags.verbose || flags.quiet) return {};
+  return [](const std::string& kernel, const std::string& command) {
+    progress_note(stderr, fmt::format("compile {}: {}", kernel, command));
+  };
 }
 
 }  // namespace ktune::cli

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,7 @@ struct SelectorFlags {
   std::optional<std::uint64_t> seed;
   std::optional<int> top;
   bool quiet = false;
+  bool verbose = false;
   bool in_process = false;
   std::optional<long> run_timeout_ms;
   std::optional<std::size_t> memory_limit_mb;  // 0: no limit
@@ -78,5 +80,10 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagD
 [[nodiscard]] std::string stored_settings_note(const SelectorFlags& flags,
                                                std::optional<int> graph_calls,
                                                const TuningRecord& record);
+
+// --verbose: each compiler command line on stderr, through the progress lines (a live line is
+// cleared for it and redrawn); empty without --verbose or with --quiet.
+[[nodiscard]] std::function<void(const std::string&, const std::string&)> verbose_compile_hook(
+    const SelectorFlags& flags);
 
 }  // namespace ktune::cli

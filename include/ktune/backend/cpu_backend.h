@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct CpuCompileOptions {
   std::string compiler = "c++";  // $CXX when set
   std::vector<std::string> flags = {"-O3", "-march=native", "-shared", "-fPIC", "-std=c++17"};
   std::chrono::milliseconds timeout{120'000};  // per compile; past it the compiler is killed
+  // Called with the kernel's name and each compiler command line before it runs (`ktune
+  // --verbose`); not for code-cache hits. compile() runs on many threads at once, so this must be
+  // thread-safe. Not part of any cache key: it only reports.
+  std::function<void(const std::string& kernel, const std::string& command)> on_command{};
 };
 
 // Loads a shared object compiled by CpuBackend (its ktune_entry), without a backend object: what

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct CudaCompileOptions {
   std::string arch;
   int device = 0;
   std::vector<std::string> flags = {"-std=c++17", "-default-device"};
+  // Called with the kernel's name and its compile command (`ktune --verbose`), before compiling
+  // it; not for code-cache hits. Must be thread-safe (compiles run in parallel); no cache key
+  // depends on it.
+  std::function<void(const std::string& kernel, const std::string& command)> on_command{};
 };
 
 class CudaBackend final : public Backend {

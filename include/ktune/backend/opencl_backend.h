@@ -8,6 +8,7 @@
 // Candidates run only in a worker (worker/opencl_handler.cpp): load() answers kUnavailable.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,6 +25,10 @@ struct OpenCLOptions {
   std::string device;
   std::vector<std::string> flags = {"-cl-std=CL1.2"};  // before the -D defines
   bool use_binaries = true;  // store program binaries in the code cache where supported
+  // Called with the kernel's name and its compile command (`ktune --verbose`), before compiling
+  // it; not for code-cache hits. Must be thread-safe (compiles run in parallel); no cache key
+  // depends on it.
+  std::function<void(const std::string& kernel, const std::string& command)> on_command{};
 };
 
 // Ok when an OpenCL device matching `device` (as OpenCLOptions::device) can be opened; else

@@ -66,6 +66,7 @@ struct SelectorOptions {
   std::optional<Tolerance> tolerance;  // empty: by dtype
   std::FILE* out = stdout;             // the AUTOTUNE table and the pick; null: silent
   std::FILE* progress = stderr;        // progress lines; null: silent
+  bool verbose = false;                // also on `progress`: worker restarts (candidate, why)
   std::filesystem::path json_log;      // JSON lines appended here when set
 
   // Isolation: generated code (template choices) runs in ktune-worker processes, so that a crash,

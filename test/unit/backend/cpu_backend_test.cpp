@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -124,6 +125,30 @@ TEST_F(CpuBackendTest, SecondCompileComesFromTheCacheWithoutRunningTheCompiler) 
   ASSERT_TRUE(third.has_value());
   EXPECT_TRUE(third->from_cache);
   EXPECT_EQ(count_lines(log), 1);
+}
+
+// --verbose's hook: told the kernel and the command line of each compiler run, not of a cache
+// hit, and no part of the key (a backend without it finds the same artifact).
+TEST_F(CpuBackendTest, OnCommandSeesEachCompilerRunButNoCacheHit) {
+  std::vector<std::pair<std::string, std::string>> seen;
+  CpuCompileOptions options = test_options();
+  options.on_command = [&](const std::string& kernel, const std::string& command) {
+    seen.emplace_back(kernel, command);
+  };
+  CpuBackend backend = make(options);
+  auto first = backend.compile(scale_source("3"));
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  ASSERT_TRUE(backend.compile(scale_source("3")).has_value());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].first, "scale_OFFSET3");
+  EXPECT_TRUE(seen[0].second.starts_with("c++ -O1 -shared -fPIC -std=c++17 -o ")) << seen[0].second;
+  EXPECT_TRUE(seen[0].second.ends_with(".cpp")) << seen[0].second;
+
+  CpuBackend quiet = make(test_options());
+  auto hit = quiet.compile(scale_source("3"));
+  ASSERT_TRUE(hit.has_value()) << hit.error().message;
+  EXPECT_TRUE(hit->from_cache);
+  EXPECT_EQ(hit->key, first->key);
 }
 
 TEST_F(CpuBackendTest, KeyFollowsSourceFlagsAndExtraFlags) {
