@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backend/artifact_digest.h"
+#include "backend/include_deps.h"
 #include "core/file_util.h"
 #include "core/hash.h"
 #include "core/subprocess.h"
@@ -157,12 +158,23 @@ std::string CpuBackend::toolchain_fingerprint() const {
 
 Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
   const std::string tu = translation_unit(source);
+  // The source's folder is an include path (a header beside the kernel is found, as users expect);
+  // first, as a quoted #include searches the including file's folder first.
+  std::vector<std::string> source_flags = source_include_flags(source.source_path);
+  source_flags.insert(source_flags.end(), source.extra_flags.begin(), source.extra_flags.end());
   Hasher h;
   h.add("ktune.cpu.v1").add(tu).add(options_.compiler).add(compiler_id_);
   h.add(static_cast<std::int64_t>(options_.flags.size()));
   for (const std::string& f : options_.flags) h.add(f);
-  h.add(static_cast<std::int64_t>(source.extra_flags.size()));
-  for (const std::string& f : source.extra_flags) h.add(f);
+  h.add(static_cast<std::int64_t>(source_flags.size()));
+  for (const std::string& f : source_flags) h.add(f);
+  // The headers the kernel includes from the user's folders, read now: an edited header is
+  // another object, never the stale one.
+  std::vector<std::string> all_flags = options_.flags;
+  all_flags.insert(all_flags.end(), source_flags.begin(), source_flags.end());
+  if (std::string deps = include_deps_digest(source.code, all_flags); !deps.empty()) {
+    h.add(deps);
+  }
   // -march=native code is only valid on this CPU; a shared cache folder must not mix machines.
   if (mentions_native(options_.flags) || mentions_native(source.extra_flags)) {
     h.add(cpu_fingerprint());
@@ -192,7 +204,7 @@ Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
 
   std::vector<std::string> argv = split_words(options_.compiler);
   argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
-  argv.insert(argv.end(), source.extra_flags.begin(), source.extra_flags.end());
+  argv.insert(argv.end(), source_flags.begin(), source_flags.end());
   argv.insert(argv.end(), {"-o", tmp_so->string(), tmp_cpp->string()});
   ProcessOptions popts;
   popts.timeout = options_.timeout;

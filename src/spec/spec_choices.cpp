@@ -1,6 +1,9 @@
 // make_spec_choices: what a spec tunes (template configs, then externs) and its reference.
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <system_error>
+
 #include "core/file_util.h"
 #include "ktune/choice/epilogue_pass.h"
 #include "ktune/choice/sequence_choice.h"
@@ -33,6 +36,9 @@ KernelTemplateDesc template_desc(const Spec& spec, const KernelDecl& kernel, std
   desc.signature = spec_signature(spec);
   desc.mustache = kernel.mustache;
   desc.extra_flags = kernel.flags;
+  std::error_code ec;
+  desc.source_path = std::filesystem::absolute(kernel.source, ec).lexically_normal();
+  if (ec) desc.source_path = kernel.source;
   return desc;
 }
 
