@@ -94,6 +94,10 @@ Result<SpecChoices> make_spec_choices(const Spec& spec) {
     return make_error(candidates.error().code, fmt::format("{}: params: {}", spec.file.string(),
                                                            candidates.error().message));
   }
+  // Only here, where nothing is left: the check counts the space again under each restriction.
+  if (candidates->empty()) {
+    if (Status s = check_space_not_empty(spec); !s) return std::unexpected(s.error());
+  }
   out.candidates = std::move(*candidates);
   for (const ExternDesc& desc : spec.externs) {
     auto choice = make_extern_choice(desc);

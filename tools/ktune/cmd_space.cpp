@@ -45,6 +45,12 @@ int run_space(const SpaceFlags& f) {
     fmt::print("  - {:>8} removed by: {}\n", r.removed, r.expression);
   fmt::print("{} valid configs, plus {} extern choice(s)\n", st->valid, spec->externs.size());
   fmt::print("counted in {:.3f} s ({} restriction evaluations)\n", seconds, st->evaluations);
+  if (st->valid == 0) {
+    // The table above counts first rejections; the error names the restriction to relax.
+    Status s = check_space_not_empty(*spec);
+    fmt::print(stderr, "error: {}\n", s ? "no valid config" : s.error().message);
+    return kExitError;
+  }
   if (f.list) {
     Result<std::vector<Config>> configs = space->enumerate();
     if (!configs) {
