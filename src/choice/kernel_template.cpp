@@ -183,7 +183,8 @@ Result<KernelSource> KernelTemplate::render(const Config& config) const {
     source.defines.emplace_back(config.names[i], param_value_str(config.values[i]));
   }
   if (desc_.mustache) {
-    Result<std::string> code = render_mustache(source.name, desc_.source, source.defines);
+    Result<std::string> code =
+        render_mustache_keeping_lines(source.name, desc_.source, source.defines);
     if (!code) return std::unexpected(code.error());
     source.code = std::move(*code);
   } else {
