@@ -1,6 +1,6 @@
 // CpuBackend::translation_unit: what the compiler sees for one KernelSource: a banner, the
-// defines, the user's code under its file's name (#line), then the extern "C" entry shim that unpacks
-// `void* const* args` into the entry's parameters.
+// defines, the user's code under its file's name (#line), then the extern "C" entry shim that
+// unpacks `void* const* args` into the entry's parameters.
 #include <fmt/format.h>
 
 #include <string>
@@ -46,8 +46,7 @@ std::string CpuBackend::translation_unit(const KernelSource& source) {
   for (const auto& [name, value] : source.defines)
     tu += fmt::format("#define {} {}\n", name, value);
   // The user's file by its absolute name: `file:line:col: error` is where an editor jumps.
-  const std::string origin =
-      source.source_path.empty() ? source.name : source.source_path.string();
+  const std::string origin = source.source_path.empty() ? source.name : source.source_path.string();
   tu += fmt::format("#line 1 {}\n", c_string_literal(origin));
   tu += source.code;
   if (!source.code.empty() && source.code.back() != '\n') tu += '\n';

@@ -25,13 +25,14 @@ struct IncludeDirs {
 [[nodiscard]] IncludeDirs user_include_dirs(const std::vector<std::string>& flags);
 
 struct IncludeDep {
-  std::string name;             // as written in the #include that first reached it
-  std::filesystem::path path;   // where it was found
-  std::string content_hash;     // of its bytes when scanned
+  std::string name;            // as written in the #include that first reached it
+  std::filesystem::path path;  // where it was found
+  std::string content_hash;    // of its bytes when scanned
 };
 
-// The headers `code` includes, directly or through each other, in a fixed (depth-first) order. `dir` is
-// the folder of the file `code` came from (searched first for #include "..."; empty: none).
+// The headers `code` includes, directly or through each other, in a fixed (depth-first) order.
+// `dir` is the folder of the file `code` came from (searched first for #include "..."; empty:
+// none).
 [[nodiscard]] std::vector<IncludeDep> scan_include_deps(std::string_view code,
                                                         const std::filesystem::path& dir,
                                                         const IncludeDirs& dirs);
