@@ -50,6 +50,22 @@ std::string last_lines(std::string_view text, std::size_t lines) {
   return std::string(pos == std::string_view::npos ? text : text.substr(pos + 1));
 }
 
+// The compiler's first "file:line:col: error:" line and a newline, or nothing: a one-line
+// summary (the tuning table shows a message's start) that names where the user's code is wrong;
+// the context follows it in the message.
+std::string first_error(std::string_view output) {
+  for (std::string_view marker : {": error:", ": fatal error:"}) {
+    std::size_t at = output.find(marker);
+    if (at == std::string_view::npos) continue;
+    std::size_t begin = output.rfind('\n', at);
+    begin = begin == std::string_view::npos ? 0 : begin + 1;
+    std::size_t end = output.find('\n', at);
+    return std::string(output.substr(begin, end == std::string_view::npos ? end : end - begin)) +
+           "\n";
+  }
+  return {};
+}
+
 bool mentions_native(const std::vector<std::string>& flags) {
   for (const std::string& f : flags) {
     if (f.find("=native") != std::string::npos) return true;
@@ -224,8 +240,9 @@ Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
   if (!run->ok()) {
     std::string how = run->term_signal != 0 ? fmt::format("killed by signal {}", run->term_signal)
                                             : fmt::format("exited with {}", run->exit_code);
-    return fail(ErrorCode::kCompile, fmt::format("{}: compiler {}: {}", source.name, how,
-                                                 last_lines(run->output, kErrorTailLines)));
+    return fail(ErrorCode::kCompile,
+                fmt::format("{}: compiler {}: {}{}", source.name, how, first_error(run->output),
+                            last_lines(run->output, kErrorTailLines)));
   }
   // The source goes in first, so that a committed .so always has its .cpp beside it.
   Result<std::filesystem::path> cpp_path = code_cache_.commit(*tmp_cpp, key, "cpp");
