@@ -30,9 +30,9 @@ struct IncludeDep {
   std::string content_hash;    // of its bytes when scanned
 };
 
-// The headers `code` includes, directly or through each other, in a fixed (depth-first) order.
-// `dir` is the folder of the file `code` came from (searched first for #include "..."; empty:
-// none).
+// The headers `code` includes, directly or through each other, in a fixed order (a file's own
+// includes, then theirs). `dir` is the folder of the file `code` came from (searched first for
+// #include "..."; empty: none).
 [[nodiscard]] std::vector<IncludeDep> scan_include_deps(std::string_view code,
                                                         const std::filesystem::path& dir,
                                                         const IncludeDirs& dirs);

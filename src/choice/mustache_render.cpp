@@ -37,9 +37,21 @@ Result<std::string> render_mustache(
 
 namespace {
 
-// Appended to every template line before rendering; no parameter value holds \x1e. A line that
-// carries one is no longer "standalone", so mustache keeps its newline: fewer shifts to repair.
+// Appended to template lines before rendering; no parameter value holds \x1e.
 constexpr char kMark = '\x1e';
+
+// A line that is only a section, inverted-section, comment or delimiter tag: mustache removes it
+// whole ("standalone"), and a mark would stop that and change the output (a blank line after a
+// `\` continuation ends a macro), so such lines carry no mark.
+bool standalone_tag(std::string_view line) {
+  const std::size_t b = line.find_first_not_of(" \t\r");
+  const std::size_t e = line.find_last_not_of(" \t\r");
+  if (b == std::string_view::npos) return false;
+  line = line.substr(b, e - b + 1);
+  if (line.size() < 5 || !line.starts_with("{{") || !line.ends_with("}}")) return false;
+  if (line.find("{{", 2) != std::string_view::npos) return false;
+  return std::string_view("#^/!=").find(line[2]) != std::string_view::npos;
+}
 
 std::vector<std::string_view> split_lines(std::string_view text) {
   std::vector<std::string_view> lines;
@@ -80,7 +92,7 @@ Result<std::string> render_mustache_keeping_lines(
     const long directive = line_directive(lines[i]);
     next = directive > 0 ? directive : next + 1;
     marked += lines[i];
-    marked += fmt::format("{}{}{}", kMark, i, kMark);
+    if (!standalone_tag(lines[i])) marked += fmt::format("{}{}{}", kMark, i, kMark);
     if (i + 1 < lines.size()) marked += '\n';
   }
   Result<std::string> rendered = render_mustache(where, marked, variables);
@@ -106,11 +118,11 @@ Result<std::string> render_mustache_keeping_lines(
       origin = presumed[static_cast<std::size_t>(index)];
       p = close + 1;
     }
-    if (origin > 0 && origin != expected && !continued) {
+    const long directive = line_directive(plain);
+    if (origin > 0 && origin != expected && !continued && directive == 0) {
       out += fmt::format("#line {}\n", origin);
       expected = origin;
     }
-    const long directive = line_directive(plain);
     expected = directive > 0 ? directive : expected + 1;
     continued = !plain.empty() && plain.back() == '\\';
     out += plain;
