@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backend/artifact_digest.h"
+#include "backend/include_deps.h"
 #include "core/file_util.h"
 #include "core/hash.h"
 #include "core/subprocess.h"
@@ -48,6 +49,22 @@ std::string last_lines(std::string_view text, std::size_t lines) {
     pos = text.rfind('\n', pos - 1);
   }
   return std::string(pos == std::string_view::npos ? text : text.substr(pos + 1));
+}
+
+// The compiler's first "file:line:col: error:" line and a newline, or nothing: a one-line
+// summary (the tuning table shows a message's start) that names where the user's code is wrong;
+// the context follows it in the message.
+std::string first_error(std::string_view output) {
+  for (std::string_view marker : {": error:", ": fatal error:"}) {
+    std::size_t at = output.find(marker);
+    if (at == std::string_view::npos) continue;
+    std::size_t begin = output.rfind('\n', at);
+    begin = begin == std::string_view::npos ? 0 : begin + 1;
+    std::size_t end = output.find('\n', at);
+    return std::string(output.substr(begin, end == std::string_view::npos ? end : end - begin)) +
+           "\n";
+  }
+  return {};
 }
 
 bool mentions_native(const std::vector<std::string>& flags) {
@@ -158,12 +175,23 @@ std::string CpuBackend::toolchain_fingerprint() const {
 
 Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
   const std::string tu = translation_unit(source);
+  // The source's folder is an include path (a header beside the kernel is found, as users expect);
+  // first, as a quoted #include searches the including file's folder first.
+  std::vector<std::string> source_flags = source_include_flags(source.source_path);
+  source_flags.insert(source_flags.end(), source.extra_flags.begin(), source.extra_flags.end());
   Hasher h;
   h.add("ktune.cpu.v1").add(tu).add(options_.compiler).add(compiler_id_);
   h.add(static_cast<std::int64_t>(options_.flags.size()));
   for (const std::string& f : options_.flags) h.add(f);
-  h.add(static_cast<std::int64_t>(source.extra_flags.size()));
-  for (const std::string& f : source.extra_flags) h.add(f);
+  h.add(static_cast<std::int64_t>(source_flags.size()));
+  for (const std::string& f : source_flags) h.add(f);
+  // The headers the kernel includes from the user's folders, read now: an edited header is
+  // another object, never the stale one.
+  std::vector<std::string> all_flags = options_.flags;
+  all_flags.insert(all_flags.end(), source_flags.begin(), source_flags.end());
+  if (std::string deps = include_deps_digest(source.code, all_flags); !deps.empty()) {
+    h.add(deps);
+  }
   // -march=native code is only valid on this CPU; a shared cache folder must not mix machines.
   if (mentions_native(options_.flags) || mentions_native(source.extra_flags)) {
     h.add(cpu_fingerprint());
@@ -193,7 +221,7 @@ Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
 
   std::vector<std::string> argv = split_words(options_.compiler);
   argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
-  argv.insert(argv.end(), source.extra_flags.begin(), source.extra_flags.end());
+  argv.insert(argv.end(), source_flags.begin(), source_flags.end());
   argv.insert(argv.end(), {"-o", tmp_so->string(), tmp_cpp->string()});
   if (options_.on_command) {
     options_.on_command(source.name, fmt::format("{}", fmt::join(argv, " ")));
@@ -216,8 +244,9 @@ Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
   if (!run->ok()) {
     std::string how = run->term_signal != 0 ? fmt::format("killed by signal {}", run->term_signal)
                                             : fmt::format("exited with {}", run->exit_code);
-    return fail(ErrorCode::kCompile, fmt::format("{}: compiler {}: {}", source.name, how,
-                                                 last_lines(run->output, kErrorTailLines)));
+    return fail(ErrorCode::kCompile,
+                fmt::format("{}: compiler {}: {}{}", source.name, how, first_error(run->output),
+                            last_lines(run->output, kErrorTailLines)));
   }
   // The source goes in first, so that a committed .so always has its .cpp beside it.
   Result<std::filesystem::path> cpp_path = code_cache_.commit(*tmp_cpp, key, "cpp");

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/include_deps.h"
 #include "backend/nvrtc_library.h"
 #include "core/cuda_driver.h"
 #include "core/hash.h"
@@ -184,8 +185,10 @@ std::string CudaBackend::translation_unit(const KernelSource& source) {
   for (const auto& [name, value] : source.defines) {
     tu += fmt::format("#define {} {}\n", name, value);
   }
-  // NVRTC's messages then name the source and count its lines from 1, past the defines.
-  tu += fmt::format("#line 1 {}\n", c_string_literal(source.name));
+  // NVRTC's messages then name the source (the user's file when it has one) and count its lines
+  // from 1, past the defines.
+  const std::string origin = source.source_path.empty() ? source.name : source.source_path.string();
+  tu += fmt::format("#line 1 {}\n", c_string_literal(origin));
   tu += source.code;
   if (!source.code.empty() && source.code.back() != '\n') tu += '\n';
   return tu;
@@ -198,6 +201,9 @@ Result<Artifact> CudaBackend::compile(const KernelSource& source) const {
 
   std::vector<std::string> options = {"--gpu-architecture=" + arch_};
   options.insert(options.end(), options_.flags.begin(), options_.flags.end());
+  // The source's folder is an include path, as on the CPU (NVRTC reads no file otherwise).
+  const std::vector<std::string> include = source_include_flags(source.source_path);
+  options.insert(options.end(), include.begin(), include.end());
   options.insert(options.end(), source.extra_flags.begin(), source.extra_flags.end());
 
   const std::string tu = translation_unit(source);
@@ -205,6 +211,8 @@ Result<Artifact> CudaBackend::compile(const KernelSource& source) const {
   h.add("ktune.cuda.v1").add(tu).add(nvrtc_version_);
   h.add(static_cast<std::int64_t>(options.size()));
   for (const std::string& o : options) h.add(o);  // the arch is the first
+  // The user's headers, read now: an edited one is another cubin (include_deps.h).
+  if (std::string deps = include_deps_digest(source.code, options); !deps.empty()) h.add(deps);
   const std::string key = h.hex();
   if (std::optional<std::filesystem::path> hit = code_cache_.find(key, "cubin")) {
     return Artifact{*hit, key, true, 0};

@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "backend/include_deps.h"
 #include "backend/opencl_api.h"
 #include "core/hash.h"
 
@@ -90,14 +91,24 @@ std::string OpenCLBackend::build_options(const KernelSource& source) const {
   auto add = [&](const std::string& s) { opts += (opts.empty() ? "" : " ") + s; };
   for (const std::string& f : options_.flags) add(f);
   for (const auto& [name, value] : source.defines) add(fmt::format("-D{}={}", name, value));
+  for (const std::string& f : source_include_flags(source.source_path)) add(f);
   for (const std::string& f : source.extra_flags) add(f);
   return opts;
 }
 
 Result<Artifact> OpenCLBackend::compile(const KernelSource& source) const {
   const std::string options = build_options(source);
+  // The user's file names the build log's lines; ktune's own sources carry their #line already.
+  const std::string code =
+      source.source_path.empty()
+          ? source.code
+          : fmt::format("#line 1 \"{}\"\n{}", source.source_path.string(), source.code);
   Hasher h;
-  h.add("ktune.opencl.v1").add(source.code).add(options).add(device_fingerprint());
+  h.add("ktune.opencl.v1").add(code).add(options).add(device_fingerprint());
+  std::vector<std::string> flags = options_.flags;
+  for (const std::string& f : source_include_flags(source.source_path)) flags.push_back(f);
+  flags.insert(flags.end(), source.extra_flags.begin(), source.extra_flags.end());
+  if (std::string deps = include_deps_digest(code, flags); !deps.empty()) h.add(deps);
   const std::string key = h.hex();
   if (auto hit = code_cache_.find(key, "clbin")) return Artifact{*hit, key, true, 0};
   if (auto hit = code_cache_.find(key, "cl"); hit && code_cache_.find(key, "clopt")) {
@@ -107,7 +118,7 @@ Result<Artifact> OpenCLBackend::compile(const KernelSource& source) const {
     options_.on_command(source.name, fmt::format("clBuildProgram {}", options));
   }
   const auto t0 = std::chrono::steady_clock::now();
-  Result<OpenCLProgram> program = build_opencl_source(state_->ctx, source.code, options);
+  Result<OpenCLProgram> program = build_opencl_source(state_->ctx, code, options);
   const double compile_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!program) {
@@ -121,7 +132,7 @@ Result<Artifact> OpenCLBackend::compile(const KernelSource& source) const {
   }
   // Options and source go in first, so that a committed binary always has them beside it.
   if (Status s = store(code_cache_, key, "clopt", options); !s) return std::unexpected(s.error());
-  if (Status s = store(code_cache_, key, "cl", source.code); !s) return std::unexpected(s.error());
+  if (Status s = store(code_cache_, key, "cl", code); !s) return std::unexpected(s.error());
   if (binary) {
     if (Status s = store(code_cache_, key, "clbin", *binary); !s) {
       return std::unexpected(s.error());

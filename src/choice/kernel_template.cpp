@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "backend/include_deps.h"
 #include "choice/mustache_render.h"
 #include "core/hash.h"
 
@@ -158,6 +159,12 @@ KernelTemplate::KernelTemplate(KernelTemplateDesc desc, SearchSpace space)
   h.add(static_cast<std::int64_t>(desc_.mustache ? 1 : 0));
   h.add(static_cast<std::int64_t>(desc_.extra_flags.size()));
   for (const std::string& f : desc_.extra_flags) h.add(f);
+  // Only when there are headers, so that the records of a self-contained kernel keep their keys.
+  std::vector<std::string> flags = source_include_flags(desc_.source_path);
+  flags.insert(flags.end(), desc_.extra_flags.begin(), desc_.extra_flags.end());
+  if (std::string deps = include_deps_digest(desc_.source, flags); !deps.empty()) {
+    h.add(deps);
+  }
   digest_ = h.hex();
 }
 
@@ -171,11 +178,13 @@ Result<KernelSource> KernelTemplate::render(const Config& config) const {
   source.entry = desc_.entry;
   source.signature = desc_.signature;
   source.extra_flags = desc_.extra_flags;
+  source.source_path = desc_.source_path;
   for (std::size_t i = 0; i < config.names.size(); ++i) {
     source.defines.emplace_back(config.names[i], param_value_str(config.values[i]));
   }
   if (desc_.mustache) {
-    Result<std::string> code = render_mustache(source.name, desc_.source, source.defines);
+    Result<std::string> code =
+        render_mustache_keeping_lines(source.name, desc_.source, source.defines);
     if (!code) return std::unexpected(code.error());
     source.code = std::move(*code);
   } else {

@@ -16,4 +16,12 @@ namespace ktune {
     std::string_view where, const std::string& text,
     const std::vector<std::pair<std::string, std::string>>& variables);
 
+// The same, keeping compiler line numbers: every output line that does not sit at its template
+// line's number (after a section that was left out, or repeated) is preceded by `#line N`, N the
+// number the compiler gives that template line (a `#line` in the template counted), so that
+// messages still name the template's own lines. A line continued with `\` is never split.
+[[nodiscard]] Result<std::string> render_mustache_keeping_lines(
+    std::string_view where, const std::string& text,
+    const std::vector<std::pair<std::string, std::string>>& variables);
+
 }  // namespace ktune

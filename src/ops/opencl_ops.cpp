@@ -86,12 +86,13 @@ std::string gemm_name(std::string_view base, const Epilogue& epilogue) {
   return epilogue.empty() ? std::string(base) : fmt::format("{}_{}", base, epilogue.tag());
 }
 
-// gemm.cl with, for a fused epilogue, the hook's #defines in front; `#line 1` keeps the build
-// log's line numbers those of the file.
+// gemm.cl with, for a fused epilogue, the hook's #defines in front; the #line keeps the build
+// log's file and line numbers those of kernels/opencl/gemm.cl.
 std::string gemm_source(const Epilogue& epilogue) {
-  if (epilogue.empty()) return std::string(opencl_gemm_source());
-  return epilogue.render_defines("__global const float*", EpilogueLanguage::kOpenCL) + "#line 1\n" +
-         std::string(opencl_gemm_source());
+  const std::string file =
+      "#line 1 \"kernels/opencl/gemm.cl\"\n" + std::string(opencl_gemm_source());
+  if (epilogue.empty()) return file;
+  return epilogue.render_defines("__global const float*", EpilogueLanguage::kOpenCL) + file;
 }
 
 // M, N, K; C, A, B contiguous row-major of those sizes, and the epilogue's operands [N], [M] or
@@ -269,7 +270,8 @@ SearchSpace opencl_row_sum_space() {
 std::shared_ptr<KernelTemplate> opencl_row_sum_template(SearchSpace space) {
   KernelTemplateDesc desc;
   desc.name = "opencl_row_sum";
-  desc.source = std::string(opencl_row_reduce_source());
+  desc.source =
+      "#line 1 \"kernels/opencl/row_reduce.cl\"\n" + std::string(opencl_row_reduce_source());
   desc.entry = "row_sum";
   desc.signature = row_sum_signature();
   desc.launch = [](const Config& c, const Problem& p) -> Result<LaunchGeometry> {
@@ -297,7 +299,8 @@ std::shared_ptr<KernelTemplate> opencl_row_sum_template(SearchSpace space) {
 ChoicePtr opencl_row_sum_reference() {
   KernelTemplateDesc desc;
   desc.name = "opencl_row_sum_naive";
-  desc.source = std::string(opencl_row_reduce_source());
+  desc.source =
+      "#line 1 \"kernels/opencl/row_reduce.cl\"\n" + std::string(opencl_row_reduce_source());
   desc.entry = "row_sum_naive";
   desc.signature = row_sum_signature();
   desc.extra_flags = {"-DWGS=16", "-DVW=1"};  // the tiled kernel in the same file needs them

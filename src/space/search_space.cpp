@@ -212,4 +212,25 @@ Result<SearchSpace::Stats> SearchSpace::stats(const Limits& limits) const {
   return stats;
 }
 
+Result<std::optional<SearchSpace::EmptyCause>> SearchSpace::empty_cause(
+    const Limits& limits) const {
+  Result<Stats> all = stats(limits);
+  if (!all) return std::unexpected(all.error());
+  if (all->valid > 0) return std::optional<EmptyCause>();
+  // Counted again under each prefix of the list; only on this error path, and counting is cheap
+  // (it multiplies below the restricted parameters instead of visiting).
+  std::uint64_t left = all->total;
+  for (std::size_t k = 0; k < restrictions_.size(); ++k) {
+    std::vector<std::string> prefix(restrictions_.begin(),
+                                    restrictions_.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+    Result<SearchSpace> space = create(params_, std::move(prefix));
+    if (!space) return std::unexpected(space.error());
+    Result<Stats> st = space->stats(limits);
+    if (!st) return std::unexpected(st.error());
+    if (st->valid == 0) return std::optional<EmptyCause>(EmptyCause{k, left});
+    left = st->valid;
+  }
+  return make_error(ErrorCode::kInternal, "empty space without a restriction that empties it");
+}
+
 }  // namespace ktune

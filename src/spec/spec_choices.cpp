@@ -1,6 +1,9 @@
 // make_spec_choices: what a spec tunes (template configs, then externs) and its reference.
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <system_error>
+
 #include "core/file_util.h"
 #include "ktune/choice/epilogue_pass.h"
 #include "ktune/choice/sequence_choice.h"
@@ -33,6 +36,9 @@ KernelTemplateDesc template_desc(const Spec& spec, const KernelDecl& kernel, std
   desc.signature = spec_signature(spec);
   desc.mustache = kernel.mustache;
   desc.extra_flags = kernel.flags;
+  std::error_code ec;
+  desc.source_path = std::filesystem::absolute(kernel.source, ec).lexically_normal();
+  if (ec) desc.source_path = kernel.source;
   return desc;
 }
 
@@ -87,6 +93,10 @@ Result<SpecChoices> make_spec_choices(const Spec& spec) {
   if (!candidates) {
     return make_error(candidates.error().code, fmt::format("{}: params: {}", spec.file.string(),
                                                            candidates.error().message));
+  }
+  // Only here, where nothing is left: the check counts the space again under each restriction.
+  if (candidates->empty()) {
+    if (Status s = check_space_not_empty(spec); !s) return std::unexpected(s.error());
   }
   out.candidates = std::move(*candidates);
   for (const ExternDesc& desc : spec.externs) {

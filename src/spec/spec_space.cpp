@@ -123,8 +123,11 @@ Status parse_space(const Reader& r, const YAML::Node& params, const YAML::Node& 
     auto list = r.strings(restrictions, "restrictions");
     if (!list) return std::unexpected(list.error());
     spec.restrictions = std::move(*list);
-    for (std::size_t i = 0; i < restrictions.size(); ++i)
+    for (std::size_t i = 0; i < restrictions.size(); ++i) {
       restriction_nodes.push_back(restrictions[i]);
+      const YAML::Mark mark = restrictions[i].Mark();
+      spec.restriction_lines.push_back(mark.is_null() ? 0 : mark.line + 1);
+    }
   }
   auto space = SearchSpace::create(spec.params, spec.restrictions);
   if (!space) {
@@ -154,3 +157,26 @@ Status parse_externs(const Reader& r, const YAML::Node& node, const std::vector<
 }
 
 }  // namespace ktune::spec_detail
+
+namespace ktune {
+
+Status check_space_not_empty(const Spec& spec) {
+  auto space = SearchSpace::create(spec.params, spec.restrictions);
+  if (!space) return std::unexpected(space.error());
+  auto cause = space->empty_cause();
+  if (!cause) return std::unexpected(cause.error());
+  if (!*cause) return {};
+  const std::size_t i = (*cause)->restriction;
+  const int line = i < spec.restriction_lines.size() ? spec.restriction_lines[i] : 0;
+  const std::string where =
+      line > 0 ? fmt::format("{}:{}", spec.file.string(), line) : spec.file.string();
+  const std::uint64_t n = (*cause)->removed;
+  return make_error(
+      ErrorCode::kInvalidArgument,
+      fmt::format("{}: restrictions[{}] (`{}`) removed the last {} config{}: no config is left "
+                  "to tune; relax it or the restrictions before it (`ktune space` shows what "
+                  "each one removes)",
+                  where, i, spec.restrictions[i], n, n == 1 ? "" : "s"));
+}
+
+}  // namespace ktune

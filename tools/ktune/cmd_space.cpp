@@ -7,7 +7,10 @@
 
 #include "cli.h"
 #include "ktune/choice/kernel_template.h"
+#include "core/build_support.h"
+#if KTUNE_HAVE_CUDA
 #include "ktune/ops/cuda_gemm.h"
+#endif
 #include "ktune/space/search_space.h"
 #include "ktune/spec/spec.h"
 
@@ -22,8 +25,10 @@ struct SpaceFlags {
 // The parameters, the product, what each restriction removes, the valid count and, with --list,
 // every valid config; `extra` ends the valid-count line. False, with the error printed, when the
 // space cannot be counted or enumerated.
+// `spec`: the user's space, for which no valid config is an error naming the restriction to
+// relax; null for a template's space.
 bool print_space(const SpaceFlags& f, const SearchSpace& space, const std::string& indent,
-                 const std::string& extra) {
+                 const std::string& extra, const Spec* spec = nullptr) {
   for (const Param& p : space.params()) {
     std::string values;
     for (const ParamValue& v : p.values)
@@ -44,6 +49,12 @@ bool print_space(const SpaceFlags& f, const SearchSpace& space, const std::strin
   fmt::print("{}{} valid configs{}\n", indent, st->valid, extra);
   fmt::print("{}counted in {:.3f} s ({} restriction evaluations)\n", indent, seconds,
              st->evaluations);
+  if (spec && st->valid == 0) {
+    // The table above counts first rejections; the error names the restriction to relax.
+    Status s = check_space_not_empty(*spec);
+    fmt::print(stderr, "error: {}\n", s ? "no valid config" : s.error().message);
+    return false;
+  }
   if (f.list) {
     Result<std::vector<Config>> configs = space.enumerate();
     if (!configs) {
@@ -58,6 +69,11 @@ bool print_space(const SpaceFlags& f, const SearchSpace& space, const std::strin
 // cuda.gemm: every template of the spec's dtype and epilogue, the wgmma one included (it is
 // tuned on sm_90a GPUs only), each with its space.
 int run_op_space(const SpaceFlags& f, const Spec& spec) {
+#if !KTUNE_HAVE_CUDA
+  fmt::print(stderr, "error: {}: op: {}: {}\n", f.spec, spec.op.name,
+             not_built(BuildFeature::kCuda).message);
+  return kExitError;
+#else
   const auto templates = cuda_gemm_templates(spec.op.dtype, spec.epilogue, /*hopper=*/true);
   if (templates.empty()) {
     fmt::print(stderr, "error: {}: op {} has no templates for dtype {}\n", f.spec, spec.op.name,
@@ -74,6 +90,7 @@ int run_op_space(const SpaceFlags& f, const Spec& spec) {
     if (!print_space(f, t->space(), "  ", "")) return kExitError;
   }
   return 0;
+#endif
 }
 
 int run_space(const SpaceFlags& f) {
@@ -89,7 +106,7 @@ int run_space(const SpaceFlags& f) {
     return kExitError;
   }
   const std::string externs = fmt::format(", plus {} extern choice(s)", spec->externs.size());
-  return print_space(f, *space, "", externs) ? 0 : kExitError;
+  return print_space(f, *space, "", externs, &*spec) ? 0 : kExitError;
 }
 
 }  // namespace

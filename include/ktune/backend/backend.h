@@ -22,6 +22,10 @@ struct KernelSource {
   Signature signature;
   std::vector<std::pair<std::string, std::string>> defines;  // prepended as #define NAME VALUE
   std::vector<std::string> extra_flags;                      // appended to the backend's flags
+  // The user's file the code came from (absolute): compiler messages name it and its lines
+  // (#line), its folder is an include path, and the headers it includes from the user's folders
+  // are part of the code-cache key. Empty: generated code, named by `name`.
+  std::filesystem::path source_path;
 };
 
 struct Artifact {

@@ -4,6 +4,7 @@
 // variables ({{TILE_M}}).
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,6 +33,10 @@ struct KernelTemplateDesc {
   // The template's family, for callers that treat families apart (the CUDA GEMM's "simt"
   // fallback); not part of the digest. Last, so that positional initialisers stay valid.
   std::string kind;
+  // The file `source` was read from, if any (see KernelSource::source_path). Not part of the
+  // digest, so that a moved project keeps its tuning records; the contents of the headers it
+  // includes from the user's folders are.
+  std::filesystem::path source_path;
 };
 
 class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {

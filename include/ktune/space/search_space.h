@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -81,6 +82,14 @@ class SearchSpace {
   // Counts without materialising: below the deepest parameter that a restriction names, every
   // completion is valid and is counted by multiplication, not visited.
   [[nodiscard]] Result<Stats> stats(const Limits& limits = {}) const;
+  // Which restriction leaves no config, for an error a person can act on: the restrictions are
+  // applied in list order and the first after which nothing is valid is named, with the configs
+  // the ones before it left (all of which it removed). nullopt when some config is valid.
+  struct EmptyCause {
+    std::size_t restriction = 0;  // index into restrictions()
+    std::uint64_t removed = 0;    // the configs left before it
+  };
+  [[nodiscard]] Result<std::optional<EmptyCause>> empty_cause(const Limits& limits = {}) const;
 
  private:
   struct Impl;

@@ -75,6 +75,7 @@ struct Spec {
   std::vector<ProblemDecl> problems;
   std::vector<Param> params;
   std::vector<std::string> restrictions;
+  std::vector<int> restriction_lines;  // 1-based line of each restriction; 0: no position
   ReferenceDecl reference;
   std::optional<Tolerance> tolerance;  // empty: default_tolerance() of each output's dtype
   std::vector<ExternDesc> externs;
@@ -93,6 +94,12 @@ struct Spec {
 // kernel source file's existence, shape expressions naming only problem sizes, and externs.
 [[nodiscard]] Result<Spec> load_spec(const std::filesystem::path& file);
 [[nodiscard]] Result<Spec> parse_spec(std::string_view text, const std::filesystem::path& file);
+
+// Fails (kInvalidArgument) when the restrictions leave no config of the spec's params, naming
+// the restriction that removed the last ones with its file:line:
+//   "spec.yaml:27: restrictions[3] (`PACK_B == 0 || LOOP_ORDER == 0`) removed the last 12 configs
+//   ...". `ktune space` and `ktune tune` (through make_spec_choices) report it.
+[[nodiscard]] Status check_space_not_empty(const Spec& spec);
 
 // The size a problem binds (`name`), or nullopt.
 [[nodiscard]] std::optional<std::int64_t> problem_size(const ProblemDecl& decl,
