@@ -162,6 +162,7 @@ KernelTemplate::KernelTemplate(KernelTemplateDesc desc, SearchSpace space)
   // Only when there are headers, so that the records of a self-contained kernel keep their keys.
   std::vector<std::string> flags = source_include_flags(desc_.source_path);
   flags.insert(flags.end(), desc_.extra_flags.begin(), desc_.extra_flags.end());
+  flags.insert(flags.end(), desc_.header_search_flags.begin(), desc_.header_search_flags.end());
   if (std::string deps = include_deps_digest(desc_.source, flags); !deps.empty()) {
     h.add(deps);
   }

@@ -27,6 +27,12 @@ ChoicePtr unfused(const Spec& spec, std::string name, ChoicePtr gemm, EpiloguePa
                               make_epilogue_pass(spec.epilogue, spec.args[spec.output].name, kind));
 }
 
+KernelTemplateDesc with_search_flags(KernelTemplateDesc desc,
+                                     std::span<const std::string> backend_flags) {
+  desc.header_search_flags.assign(backend_flags.begin(), backend_flags.end());
+  return desc;
+}
+
 KernelTemplateDesc template_desc(const Spec& spec, const KernelDecl& kernel, std::string name,
                                  std::string source) {
   KernelTemplateDesc desc;
@@ -72,7 +78,8 @@ Result<ChoicePtr> make_reference(const Spec& spec) {
 
 }  // namespace
 
-Result<SpecChoices> make_spec_choices(const Spec& spec) {
+Result<SpecChoices> make_spec_choices(const Spec& spec,
+                                      std::span<const std::string> backend_flags) {
   if (!spec.op.name.empty()) return spec_detail::op_spec_error(spec, "candidates");
   auto source = read_file(spec.kernel.source);
   if (!source) return std::unexpected(source.error());
@@ -88,7 +95,9 @@ Result<SpecChoices> make_spec_choices(const Spec& spec) {
     *source = fused_source(spec.epilogue, *source);
   }
   out.kernel_template = KernelTemplate::create(
-      template_desc(spec, spec.kernel, std::move(name), std::move(*source)), std::move(*space));
+      with_search_flags(template_desc(spec, spec.kernel, std::move(name), std::move(*source)),
+                        backend_flags),
+      std::move(*space));
   Result<std::vector<ChoicePtr>> candidates = out.kernel_template->choices();
   if (!candidates) {
     return make_error(candidates.error().code, fmt::format("{}: params: {}", spec.file.string(),

@@ -110,6 +110,27 @@ TEST(CompileErrorsCli, EditedHeaderInAnIncludeFolderRetunesAndRecompiles) {
   EXPECT_EQ(count_artifacts(cache.path()), artifacts + 2);
 }
 
+// The include folder given on the command line (--cxxflags -I...) rather than in the spec: an
+// edited header there is a new tuning too, not an answer from the tuning cache.
+TEST(CompileErrorsCli, EditedHeaderInACxxflagsIncludeFolderRetunes) {
+  ScratchDir cache("errors-cache"), dir("errors-src");
+  const std::filesystem::path deps = copy_deps(dir);
+  std::string spec = slurp(deps / "mm.yaml");
+  spec.replace(spec.find(", flags: [-I"),
+               spec.find("]}", spec.find(", flags: [-I")) + 1 - spec.find(", flags: [-I"), "");
+  spill(deps / "mm.yaml", spec);
+  const std::vector<std::string> flags = {"--cxxflags", "-I" + (deps / "inc").string()};
+  ASSERT_EQ(tune(cache, deps / "mm.yaml", flags).exit_code, 0);
+  CliResult same = tune(cache, deps / "mm.yaml", flags);
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_THAT(same.output, HasSubstr("(1 from the tuning cache)")) << same.output;
+
+  spill(deps / "inc" / "scale.h", slurp(deps / "inc" / "scale.h") + "// edited\n");
+  CliResult edited = tune(cache, deps / "mm.yaml", flags);
+  ASSERT_EQ(edited.exit_code, 0) << edited.output;
+  EXPECT_THAT(edited.output, HasSubstr("(0 from the tuning cache)")) << edited.output;
+}
+
 TEST(CompileErrorsCli, EmptySpaceNamesTheRestrictionThatRemovedTheLastConfigs) {
   ScratchDir cache("errors-cache");
   const std::string spec = data_path("compile_errors/empty/empty.yaml");

@@ -6,8 +6,8 @@
 #include <chrono>
 
 #include "cli.h"
-#include "ktune/choice/kernel_template.h"
 #include "core/build_support.h"
+#include "ktune/choice/kernel_template.h"
 #if KTUNE_HAVE_CUDA
 #include "ktune/ops/cuda_gemm.h"
 #endif

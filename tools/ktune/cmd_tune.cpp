@@ -222,7 +222,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   }
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
-  auto choices = make_spec_choices(*spec);
+  auto choices = make_spec_choices(*spec, copts.flags);
   if (!choices) {
     fmt::print(stderr, "error: {}\n", choices.error().message);
     return kExitError;

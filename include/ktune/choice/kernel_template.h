@@ -37,6 +37,11 @@ struct KernelTemplateDesc {
   // digest, so that a moved project keeps its tuning records; the contents of the headers it
   // includes from the user's folders are.
   std::filesystem::path source_path;
+  // Flags of the backend that compiles the template (`--cxxflags -I...`): their include folders
+  // are searched for the user's headers too, so that an edited header found only through them
+  // changes the digest. Not hashed themselves (the backend's flags are in the tuning key's
+  // toolchain) and not passed to the compiler (the backend adds its own).
+  std::vector<std::string> header_search_flags;
 };
 
 class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -125,7 +126,9 @@ struct SpecChoices {
 };
 // Reads the kernel (and reference) sources and builds the choices. Reference externs are built a
 // second time so that the reference is independent of the candidate with the same name. An error
-// for an op: spec, whose candidates are the op's.
-[[nodiscard]] Result<SpecChoices> make_spec_choices(const Spec& spec);
+// for an op: spec, whose candidates are the op's. `backend_flags`: the flags of the backend that
+// compiles them (KernelTemplateDesc::header_search_flags).
+[[nodiscard]] Result<SpecChoices> make_spec_choices(
+    const Spec& spec, std::span<const std::string> backend_flags = {});
 
 }  // namespace ktune
