@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -27,6 +28,50 @@ std::string_view device_kind_name(DeviceKind kind) {
     if (k == kind) return name;
   }
   return "unknown";
+}
+
+constexpr InitKind kInitKinds[] = {InitKind::kUniform, InitKind::kNormal, InitKind::kInt,
+                                   InitKind::kZeros,   InitKind::kOnes,   InitKind::kArange};
+
+std::optional<InitKind> init_kind_named(std::string_view name) {
+  for (InitKind k : kInitKinds) {
+    if (init_kind_name(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+bool init_has_bounds(InitKind kind) {
+  return kind == InitKind::kUniform || kind == InitKind::kNormal || kind == InitKind::kInt;
+}
+
+// {"kind": "uniform", "a": 0.5, "b": 2}; a and b only for the kinds with bounds. Absent for
+// ktune's own random data, so that requests without inits read as they did.
+OrderedJson encode_init(const DataInit& init) {
+  OrderedJson j = {{"kind", init_kind_name(init.kind)}};
+  if (init_has_bounds(init.kind)) {
+    j["a"] = json_number(init.a);
+    j["b"] = json_number(init.b);
+  }
+  return j;
+}
+
+DataInit decode_init(JsonReader& r, const Json& j, const std::string& at) {
+  DataInit init;
+  init.kind = r.named<InitKind>(j, at, "kind", "init kind", init_kind_named);
+  if (!r.ok() || !init_has_bounds(init.kind)) return init;
+  init.a = r.f64(j, at, "a");
+  init.b = r.f64(j, at, "b");
+  // The worker fills with these: bounds the spec would have refused are refused here too.
+  if (r.ok() && (!std::isfinite(init.a) || !std::isfinite(init.b))) {
+    r.fail(at, fmt::format("expected finite bounds, got {} and {}", init.a, init.b));
+  } else if (r.ok() && init.kind == InitKind::kNormal && !(init.b >= 0)) {
+    r.fail(JsonReader::sub(at, "b"),
+           fmt::format("expected a standard deviation >= 0, got {}", init.b));
+  } else if (r.ok() && init.kind != InitKind::kNormal && !(init.a <= init.b)) {
+    r.fail(JsonReader::sub(at, "b"),
+           fmt::format("expected high >= low ({}), got {}", init.a, init.b));
+  }
+  return init;
 }
 
 std::optional<DType> dtype_named(std::string_view name) {
@@ -146,6 +191,7 @@ OrderedJson encode_json(const Problem& p) {
                           : OrderedJson{{"f64", json_number(std::get<double>(a.scalar))}};
     } else {
       arg["tensor"] = encode_json(a.tensor);
+      if (a.init.kind != InitKind::kRandom) arg["init"] = encode_init(a.init);
     }
     args.push_back(std::move(arg));
   }
@@ -168,6 +214,11 @@ void decode_json(JsonReader& r, const Json& j, const std::string& at, Problem& p
       arg.scalar = decode_scalar(r, a, aat);
     } else if (const Json* t = r.object(a, aat, "tensor")) {
       decode_json(r, *t, JsonReader::sub(aat, "tensor"), arg.tensor);
+      if (r.ok() && JsonReader::has(a, "init")) {
+        if (const Json* init = r.object(a, aat, "init")) {
+          arg.init = decode_init(r, *init, JsonReader::sub(aat, "init"));
+        }
+      }
     }
     p.args.push_back(std::move(arg));
   }

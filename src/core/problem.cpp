@@ -19,6 +19,39 @@ std::string_view arg_role_name(ArgRole role) {
   return "unknown";
 }
 
+std::string_view init_kind_name(InitKind kind) {
+  switch (kind) {
+    case InitKind::kRandom:
+      return "random";
+    case InitKind::kUniform:
+      return "uniform";
+    case InitKind::kNormal:
+      return "normal";
+    case InitKind::kInt:
+      return "int";
+    case InitKind::kZeros:
+      return "zeros";
+    case InitKind::kOnes:
+      return "ones";
+    case InitKind::kArange:
+      return "arange";
+  }
+  return "unknown";
+}
+
+std::string DataInit::key() const {
+  switch (kind) {
+    case InitKind::kRandom:
+      return "";
+    case InitKind::kUniform:
+    case InitKind::kNormal:
+    case InitKind::kInt:
+      return fmt::format("{}({},{})", init_kind_name(kind), a, b);
+    default:
+      return std::string(init_kind_name(kind));
+  }
+}
+
 Signature Problem::signature() const {
   Signature sig;
   sig.reserve(args.size());
@@ -41,6 +74,7 @@ std::string Problem::key() const {
       }
     } else {
       key += a.tensor.key();
+      if (a.init.kind != InitKind::kRandom) key += fmt::format(" init={}", a.init.key());
     }
   }
   return key + ")";

@@ -45,7 +45,8 @@ Status parse_problem(const Reader& r, const YAML::Node& node, const std::string&
   return {};
 }
 
-// Checks one expression's syntax and names.
+}  // namespace
+
 Status check_expr(const Reader& r, const YAML::Node& node, const std::string& path,
                   const std::set<std::string>& sizes, std::string& out) {
   auto text = r.string(node, path);
@@ -67,6 +68,8 @@ Status check_expr(const Reader& r, const YAML::Node& node, const std::string& pa
   return {};
 }
 
+namespace {
+
 Status check_exprs(const Reader& r, const YAML::Node& node, const std::string& path,
                    const std::set<std::string>& sizes, std::vector<std::string>& out) {
   if (auto ok = r.expect_list(node, path); !ok) return ok;
@@ -79,8 +82,8 @@ Status check_exprs(const Reader& r, const YAML::Node& node, const std::string& p
 
 Status parse_arg(const Reader& r, const YAML::Node& node, const std::string& path,
                  const std::set<std::string>& sizes, ArgDecl& out) {
-  if (auto ok = r.check_keys(node, path,
-                             {"name", "role", "dtype", "shape", "strides", "offset", "value"});
+  if (auto ok = r.check_keys(
+          node, path, {"name", "role", "dtype", "shape", "strides", "offset", "value", "init"});
       !ok) {
     return ok;
   }
@@ -118,7 +121,7 @@ Status parse_arg(const Reader& r, const YAML::Node& node, const std::string& pat
                                 "or none, a buffer has shape and no value",
                                 role));
     }
-    for (const char* key : {"shape", "strides", "offset"}) {
+    for (const char* key : {"shape", "strides", "offset", "init"}) {
       if (node[key].IsDefined()) {
         return r.fail(node[key], field(path, key),
                       fmt::format("scalar '{}' has a value and cannot have {}", out.name, key));
@@ -146,6 +149,16 @@ Status parse_arg(const Reader& r, const YAML::Node& node, const std::string& pat
   } else {
     return r.fail(role_node, field(path, "role"),
                   fmt::format("unknown role '{}'; expected one of in, out, inout, scalar", role));
+  }
+  if (YAML::Node init = node["init"]; init.IsDefined()) {
+    // An output's data is what the kernel writes: it starts poisoned, whatever the spec says.
+    if (out.role == ArgRole::kOut) {
+      return r.fail(init, field(path, "init"),
+                    fmt::format("'{}' has role out, whose contents the kernel writes; expected "
+                                "init only on an in or inout buffer",
+                                out.name));
+    }
+    if (auto ok = parse_init(r, init, field(path, "init"), sizes, out); !ok) return ok;
   }
   YAML::Node shape = node["shape"];
   if (!shape.IsDefined()) {

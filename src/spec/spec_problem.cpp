@@ -71,6 +71,47 @@ struct Evaluator {
     return out;
   }
 
+  // The init's bounds for this problem: low <= high, std >= 0, and for an integer dtype values
+  // that fit it (a store past its range would wrap).
+  Result<DataInit> init(std::int64_t numel) const {
+    DataInit out{arg.init, 0, 0};
+    if (arg.init == InitKind::kArange) {
+      const double hi = integer_range(arg.dtype).second;
+      if (!is_floating(arg.dtype) && static_cast<double>(numel - 1) > hi) {
+        return fail("init", fmt::format("arange up to {}", numel - 1),
+                    fmt::format("; expected values that fit {}", dtype_name(arg.dtype)));
+      }
+      return out;
+    }
+    if (arg.init_a.empty()) return out;
+    auto a = value("init", arg.init_a);
+    if (!a) return std::unexpected(a.error());
+    auto b = value("init", arg.init_b);
+    if (!b) return std::unexpected(b.error());
+    out.a = *a;
+    out.b = *b;
+    const std::string name(init_kind_name(arg.init));
+    if (arg.init == InitKind::kNormal) {
+      if (out.b < 0)
+        return fail("init", fmt::format("normal std '{}' is {}", arg.init_b, out.b),
+                    "; expected a standard deviation >= 0");
+      return out;
+    }
+    if (arg.init == InitKind::kInt ? std::ceil(out.a) > std::floor(out.b) : out.a > out.b) {
+      return fail("init",
+                  fmt::format("{} low '{}' is {} and high '{}' is {}", name, arg.init_a, out.a,
+                              arg.init_b, out.b),
+                  arg.init == InitKind::kInt ? "; expected an integer in [low, high]"
+                                             : "; expected low <= high");
+    }
+    auto [lo, hi] = integer_range(arg.dtype);
+    if (!is_floating(arg.dtype) && (out.a < lo || out.b > hi)) {
+      return fail("init", fmt::format("{} [{}, {}]", name, out.a, out.b),
+                  fmt::format("; expected bounds that fit {}", dtype_name(arg.dtype)));
+    }
+    return out;
+  }
+
   Result<ScalarValue> scalar() const {
     auto v = value("value", arg.value);
     if (!v) return std::unexpected(v.error());
@@ -148,6 +189,9 @@ Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl) {
                        "the storage that the sizes, strides and offset span",
                        "; expected at most 2^63 - 1 bytes");
     }
+    auto init = eval.init(out.tensor.numel());
+    if (!init) return std::unexpected(init.error());
+    out.init = *init;
     problem.args.push_back(std::move(out));
   }
   if (!spec.epilogue.empty()) {

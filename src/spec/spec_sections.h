@@ -23,6 +23,12 @@ namespace ktune::spec_detail {
 // args: every expression may name only `sizes`; at least one output.
 [[nodiscard]] Status parse_args(const Reader& r, const YAML::Node& node,
                                 const std::set<std::string>& sizes, std::vector<ArgDecl>& out);
+// One expression's syntax, naming only `sizes`; its text into `out`.
+[[nodiscard]] Status check_expr(const Reader& r, const YAML::Node& node, const std::string& path,
+                                const std::set<std::string>& sizes, std::string& out);
+// args[i].init: (spec_init.cpp): the kind and its bound expressions into `out`.
+[[nodiscard]] Status parse_init(const Reader& r, const YAML::Node& node, const std::string& path,
+                                const std::set<std::string>& sizes, ArgDecl& out);
 // params: and restrictions: (either node may be undefined), checked with SearchSpace::create.
 [[nodiscard]] Status parse_space(const Reader& r, const YAML::Node& params,
                                  const YAML::Node& restrictions, Spec& spec);

@@ -75,7 +75,8 @@ ProblemBuffers ProblemBuffers::create(const Problem& problem, std::uint64_t seed
       // set's streams are others again.
       const std::uint64_t stream = seed * 1000003u + i;
       fill_random(pb.buffers_[i], arg.tensor,
-                  set == DataSet::kUniform ? stream : stream ^ 0x5EED5EED5EED5EEDull, set);
+                  set == DataSet::kUniform ? stream : stream ^ 0x5EED5EED5EED5EEDull, set,
+                  arg.init);
       pb.pristine_[i] = pb.buffers_[i].clone();
     }
   }

@@ -5,7 +5,10 @@
 // two layouts of the same sizes get the same logical tensor.
 #include "ktune/tensor/tensor_fill.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numbers>
+#include <vector>
 
 #include "ktune/core/status.h"
 
@@ -73,6 +76,35 @@ double stress_int(DType dtype, std::uint64_t bits) {
   return dtype == DType::kI8 && v > 127 ? 127 : v;
 }
 
+// Box-Muller over two draws: platform-independent up to the last bits of log, sqrt and cos.
+double standard_normal(SplitMix64& rng) {
+  const double u1 = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;  // (0, 1]
+  const double u2 = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;        // [0, 1)
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+// An integer in [low, high], both whole numbers: low + floor(unit * count), capped at high for
+// counts beyond 2^53 where the product rounds up.
+double uniform_integer(std::uint64_t bits, double low, double high) {
+  const double unit = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
+  return std::min(high, low + std::floor(unit * (high - low + 1.0)));
+}
+
+// arange: element k of the view's storage order (ascending storage index) gets k, so a
+// transposed view reads 0, 1, 2, ... in memory, as numpy.arange(n) reshaped would.
+void fill_arange(HostBuffer& buffer, const TensorSpec& spec) {
+  std::vector<std::int64_t> at(static_cast<std::size_t>(spec.numel()));
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    at[i] = spec.storage_index(static_cast<std::int64_t>(i));
+  }
+  std::sort(at.begin(), at.end());
+  const std::size_t size = dtype_size(spec.dtype);
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    store_element(spec.dtype, buffer.data() + static_cast<std::size_t>(at[k]) * size,
+                  static_cast<double>(k));
+  }
+}
+
 }  // namespace
 
 const char* data_set_name(DataSet set) { return set == DataSet::kUniform ? "uniform" : "stress"; }
@@ -99,6 +131,44 @@ void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed,
     store_element(dtype, p, uniform_pm1(bits));
     // Rounding to a narrow dtype can carry a value just below 1 up to 1; keep the range half-open.
     if (load_element(dtype, p) >= 1.0) store_element(dtype, p, largest_below_one(dtype));
+  }
+}
+
+}  // namespace ktune
+
+namespace ktune {
+
+void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed, DataSet set,
+                 const DataInit& init) {
+  if (init.kind == InitKind::kRandom) return fill_random(buffer, spec, seed, set);
+  KTUNE_CHECK(buffer.bytes() >= spec.storage_bytes());
+  if (init.kind == InitKind::kArange) return fill_arange(buffer, spec);
+  const DType dtype = spec.dtype;
+  const std::size_t size = dtype_size(dtype);
+  SplitMix64 rng(seed);
+  const std::int64_t n = spec.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::byte* p = buffer.data() + static_cast<std::size_t>(spec.storage_index(i)) * size;
+    double v = 0;
+    switch (init.kind) {
+      case InitKind::kUniform: {
+        const double unit = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
+        v = init.a + (init.b - init.a) * unit;
+        break;
+      }
+      case InitKind::kNormal:
+        v = init.a + init.b * standard_normal(rng);
+        break;
+      case InitKind::kInt:
+        v = uniform_integer(rng.next(), std::ceil(init.a), std::floor(init.b));
+        break;
+      case InitKind::kOnes:
+        v = 1;
+        break;
+      default:  // kZeros (kRandom and kArange returned above)
+        break;
+    }
+    store_element(dtype, p, v);
   }
 }
 

@@ -38,6 +38,11 @@ struct ArgDecl {
   std::vector<std::string> strides;  // optional; empty: row-major
   std::string offset;                // optional expression; empty: 0
   std::string value;                 // expression (scalars)
+  // init: (input buffers): the kind, and for uniform/normal/int its two bounds as expressions
+  // over problem sizes (low/high or mean/std), evaluated by make_problem.
+  InitKind init = InitKind::kRandom;
+  std::string init_a, init_b;
+  int init_line = 0;
   int line = 0;
 };
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "ktune/core/problem.h"
 #include "ktune/core/tensor_spec.h"
 #include "ktune/tensor/host_buffer.h"
 
@@ -32,5 +33,14 @@ enum class DataSet {
 // address is left as it was. `buffer.bytes()` must be at least spec.storage_bytes().
 void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed,
                  DataSet set = DataSet::kUniform);
+
+// With the user's init: uniform in [a, b), normal(a, b), integers in [a, b], zeros, ones, or
+// arange (0, 1, 2, ... in the view's storage order). The data set only picks the seed's stream:
+// the stress set of a random init is another draw from the same distribution (the kernel's
+// domain is the user's, e.g. x > 0 for log(x), so ktune's stress scales would be wrong there),
+// and that of zeros, ones or arange is the same data (verified twice on it).
+// InitKind::kRandom is the overload above.
+void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed, DataSet set,
+                 const DataInit& init);
 
 }  // namespace ktune
