@@ -63,6 +63,8 @@ BenchmarkRequest full_request() {
       scalar_arg("beta", DType::kF32, 2.0),  // integral value, still a double
       scalar_arg("eps", DType::kF64, std::numeric_limits<double>::infinity()),
   };
+  q.problem.args[0].init = {InitKind::kNormal, -0.25, 3.5};
+  q.problem.args[3].init = {InitKind::kArange, 0, 0};
   q.seed = ~std::uint64_t{0};
   q.expected = "/tmp/ref 1.bin";
   q.tolerance = Tolerance{1e-3, 0, std::numeric_limits<double>::infinity()};
@@ -91,6 +93,7 @@ void expect_same_problem(const Problem& a, const Problem& b) {
       EXPECT_EQ(a.args[i].scalar, b.args[i].scalar);
     } else {
       EXPECT_EQ(a.args[i].tensor, b.args[i].tensor);
+      EXPECT_EQ(a.args[i].init, b.args[i].init);
     }
   }
 }
@@ -269,6 +272,16 @@ TEST(ProtocolTest, BadRequestFieldsNameTheField) {
       {"/problem/args/0/tensor/device/kind", "tpu",
        "bad field 'problem.args[0].tensor.device.kind'; unknown name 'tpu'"},
       {"/problem/args/1/dtype", "f8", "bad field 'problem.args[1].dtype'; unknown name 'f8'"},
+      {"/problem/args/0/init/kind", "poisson",
+       "bad field 'problem.args[0].init.kind'; unknown name 'poisson'"},
+      {"/problem/args/0/init/b", -1,
+       "bad field 'problem.args[0].init.b'; expected a standard deviation >= 0, got -1"},
+      {"/problem/args/0/init/a", nullptr,
+       "bad field 'problem.args[0].init.a'; expected a number (or \"nan\", \"inf\", \"-inf\"), it "
+       "is "
+       "missing"},
+      {"/problem/args/0/init", 3,
+       "bad field 'problem.args[0].init'; expected an object, got number"},
       {"/problem/args/2/role", "output", "bad field 'problem.args[2].role'; unknown name 'output'"},
       {"/problem/args/2/tensor", nullptr,
        "bad field 'problem.args[2].tensor'; expected an object, it is missing"},
