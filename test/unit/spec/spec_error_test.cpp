@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(
                     std::string(kProblems),
                 ErrorCode::kInvalidArgument,
                 "4:38: args[0].shap: unknown key; expected one of name, role, dtype, shape, "
-                "strides, offset, value"},
+                "strides, offset, value, init"},
         BadCase{"unknown_role",
                 "name: add\nkernel: {source: add.cpp, entry: add}\nargs:\n"
                 "  - {name: C, role: output, dtype: f32, shape: [n]}\n" +
