@@ -23,7 +23,6 @@ constexpr Bounded kBounded[] = {{"uniform", InitKind::kUniform, "low", "high"},
 
 Status parse_init(const Reader& r, const YAML::Node& node, const std::string& path,
                   const std::set<std::string>& sizes, ArgDecl& out) {
-  out.init_line = node.Mark().line + 1;
   if (node.IsScalar()) {
     const std::string& word = node.Scalar();
     for (InitKind k : {InitKind::kZeros, InitKind::kOnes, InitKind::kArange}) {

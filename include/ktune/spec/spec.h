@@ -42,7 +42,6 @@ struct ArgDecl {
   // over problem sizes (low/high or mean/std), evaluated by make_problem.
   InitKind init = InitKind::kRandom;
   std::string init_a, init_b;
-  int init_line = 0;
   int line = 0;
 };
 
