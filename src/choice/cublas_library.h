@@ -39,16 +39,17 @@ struct CublasApi {
 
 struct CublasLtApi {
   // Named as in <cublasLt.h> without the "cublasLt" prefix.
-#define KTUNE_CUBLASLT_FUNCTIONS(X)                                                           \
-  X(Create)                                                                                   \
-  X(Destroy)                                                                                  \
-  X(GetVersion)                                                                               \
-  X(GetStatusName)                                                                            \
-  X(GetStatusString)                                                                          \
-  X(MatmulDescCreate)                                                                         \
-  X(MatmulDescDestroy) X(MatmulDescSetAttribute) X(MatrixLayoutCreate) X(MatrixLayoutDestroy) \
-      X(MatmulPreferenceCreate) X(MatmulPreferenceDestroy) X(MatmulPreferenceSetAttribute)    \
-          X(MatmulAlgoGetHeuristic) X(Matmul) X(MatmulAlgoConfigGetAttribute)
+#define KTUNE_CUBLASLT_FUNCTIONS(X)                                                                \
+  X(Create)                                                                                        \
+  X(Destroy)                                                                                       \
+  X(GetVersion)                                                                                    \
+  X(GetStatusName)                                                                                 \
+  X(GetStatusString)                                                                               \
+  X(MatmulDescCreate)                                                                              \
+  X(MatmulDescDestroy)                                                                             \
+  X(MatmulDescSetAttribute) X(MatrixLayoutCreate) X(MatrixLayoutDestroy) X(MatmulPreferenceCreate) \
+      X(MatmulPreferenceDestroy) X(MatmulPreferenceSetAttribute) X(MatmulAlgoGetHeuristic)         \
+          X(Matmul) X(MatmulAlgoConfigGetAttribute)
 #define KTUNE_CUBLASLT_MEMBER(name) decltype(&::cublasLt##name) name = nullptr;
   KTUNE_CUBLASLT_FUNCTIONS(KTUNE_CUBLASLT_MEMBER)
 #undef KTUNE_CUBLASLT_MEMBER

@@ -21,8 +21,7 @@ class NotBuiltDevice final : public DeviceAdapter {
       : name_(std::move(name)), feature_(feature) {}
   std::string_view name() const override { return name_; }
   Status open() override { return std::unexpected(not_built(feature_)); }
-  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem&, std::uint64_t,
-                                                  DataSet) override {
+  Result<std::unique_ptr<DeviceProblem>> allocate(const Problem&, std::uint64_t, DataSet) override {
     return std::unexpected(not_built(feature_));
   }
   Result<std::shared_ptr<const DeviceLaunch>> load(const LaunchSpec&, const Problem&) override {

@@ -67,7 +67,7 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
   Selector selector(*backend, *cache, sopts);
 
   const Problem problem = opencl_gemm_problem(f.m, f.n, f.k, 0, *epilogue);
-  Result<std::vector<ChoicePtr>> choices =
+  Result<std::vector<ChoicePtr> > choices =
       opencl_gemm_template(opencl_gemm_space(), *epilogue)->choices();
   KTUNE_CHECK(choices.has_value());  // the built-in space is small
   std::vector<ChoicePtr> candidates = std::move(*choices);

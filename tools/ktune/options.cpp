@@ -12,7 +12,6 @@
 
 #include "cli.h"
 #include "ktune/worker/worker_options.h"
-
 #include "select/progress_line.h"
 
 namespace ktune::cli {

@@ -18,9 +18,9 @@ struct Left {
 
 TEST(NotBuiltDevice, OpenSaysTheBuildLacksItAndHowToRebuild) {
   int checked = 0;
-  for (const Left& d : {Left{DeviceKind::kCuda, kBuiltWithCuda, BuildFeature::kCuda, "-DKTUNE_CUDA=ON"},
-                        Left{DeviceKind::kOpenCL, kBuiltWithOpenCL, BuildFeature::kOpenCL,
-                             "-DKTUNE_OPENCL=ON"}}) {
+  for (const Left& d :
+       {Left{DeviceKind::kCuda, kBuiltWithCuda, BuildFeature::kCuda, "-DKTUNE_CUDA=ON"},
+        Left{DeviceKind::kOpenCL, kBuiltWithOpenCL, BuildFeature::kOpenCL, "-DKTUNE_OPENCL=ON"}}) {
     if (d.built) continue;
     std::unique_ptr<DeviceAdapter> device = make_device(d.kind);
     ASSERT_NE(device, nullptr);
