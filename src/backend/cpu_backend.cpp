@@ -199,7 +199,7 @@ Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
   const std::string key = h.hex();
 
   if (std::optional<std::filesystem::path> hit = code_cache_.find(key, "so")) {
-    return Artifact{*hit, key, true, 0};
+    return Artifact{*hit, key, true, 0, {}};
   }
   Result<std::filesystem::path> tmp_cpp = code_cache_.temp_path_for(key, "cpp");
   if (!tmp_cpp) return std::unexpected(tmp_cpp.error());
@@ -253,7 +253,7 @@ Result<Artifact> CpuBackend::compile(const KernelSource& source) const {
   if (!cpp_path) return fail(cpp_path.error().code, cpp_path.error().message);
   Result<std::filesystem::path> so_path = code_cache_.commit(*tmp_so, key, "so");
   if (!so_path) return fail(so_path.error().code, so_path.error().message);
-  return Artifact{*so_path, key, false, run->wall_s};
+  return Artifact{*so_path, key, false, run->wall_s, {}};
 }
 
 Result<std::unique_ptr<Module>> CpuBackend::load(const Artifact& artifact) const {

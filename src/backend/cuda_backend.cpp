@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <fstream>
@@ -128,16 +129,64 @@ Status write_file(const std::filesystem::path& path, std::string_view bytes,
   return {};
 }
 
+// The lowered names stored beside a cubin: exactly `count` lines, each a mangled C++ name
+// (letters, digits, '_', '$'), else nullopt (recompiled).
+std::optional<std::vector<std::string>> read_names(const CodeCache& cache, const std::string& key,
+                                                   std::size_t count) {
+  std::optional<std::filesystem::path> path = cache.find(key, "names");
+  if (!path) return std::nullopt;
+  std::ifstream in(*path);
+  std::vector<std::string> names;
+  for (std::string line; names.size() <= count && std::getline(in, line);) {
+    if (line.empty() || line.size() > 4096) return std::nullopt;
+    for (char c : line) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '$') return std::nullopt;
+    }
+    names.push_back(std::move(line));
+  }
+  if (names.size() != count) return std::nullopt;
+  return names;
+}
+
+// Every current CUDA GPU runs 1024 threads per block in warps of 32.
+DeviceLimits cuda_limits(int cc_major, int cc_minor, int sm_count, int shared_optin) {
+  return {{"max_threads_per_block", 1024},
+          {"max_shared_bytes_per_block", shared_optin},
+          {"warp_size", 32},
+          {"sm_count", sm_count},
+          {"cc_major", cc_major},
+          {"cc_minor", cc_minor}};
+}
+
+// Compiling only: the limits of the arch's largest GPU (CUDA C++ Programming Guide, "Technical
+// Specifications per Compute Capability"; SM counts of V100, T4, A100, A10/RTX 3090, L40, H100,
+// B200, RTX 5090).
+DeviceLimits arch_limits(int arch) {
+  struct Row {
+    int arch, sm_count, shared_optin;
+  };
+  static constexpr Row kRows[] = {{70, 80, 98304},  {75, 40, 65536},   {80, 108, 166912},
+                                  {86, 84, 101376}, {87, 16, 166912},  {89, 142, 101376},
+                                  {90, 132, 232448}, {100, 148, 232448}, {103, 148, 232448},
+                                  {120, 170, 101376}};
+  Row row = kRows[0];
+  for (const Row& r : kRows) {
+    if (r.arch <= arch) row = r;
+  }
+  return cuda_limits(arch / 10, arch % 10, row.sm_count, row.shared_optin);
+}
+
 }  // namespace
 
 CudaBackend::CudaBackend(CudaCompileOptions options, std::filesystem::path cache_dir,
                          std::string arch, std::string device_fingerprint,
-                         std::string nvrtc_version)
+                         std::string nvrtc_version, DeviceLimits limits)
     : options_(std::move(options)),
       code_cache_(std::move(cache_dir)),
       arch_(std::move(arch)),
       device_fingerprint_(std::move(device_fingerprint)),
-      nvrtc_version_(std::move(nvrtc_version)) {}
+      nvrtc_version_(std::move(nvrtc_version)),
+      limits_(std::move(limits)) {}
 
 Result<CudaBackend> CudaBackend::create(CudaCompileOptions options,
                                         std::filesystem::path cache_dir) {
@@ -145,6 +194,7 @@ Result<CudaBackend> CudaBackend::create(CudaCompileOptions options,
   if (!nv) return std::unexpected(nv.error());
   std::string arch = options.arch;
   std::string device_fp;
+  DeviceLimits limits;
   if (arch.empty()) {
     Result<CudaDeviceInfo> info = cuda_device_info(options.device);
     if (!info) {
@@ -155,6 +205,8 @@ Result<CudaBackend> CudaBackend::create(CudaCompileOptions options,
     }
     arch = info->arch();
     device_fp = info->fingerprint();
+    limits = cuda_limits(info->cc_major, info->cc_minor, info->sm_count,
+                         info->max_shared_per_block_optin);
   } else if (!cuda_driver()) {
     // Compiling only, e.g. in CI: no driver, and none is needed.
     device_fp = "no device; arch " + arch;
@@ -165,11 +217,14 @@ Result<CudaBackend> CudaBackend::create(CudaCompileOptions options,
                                                        options.device, info.error().message));
     }
     device_fp = info->fingerprint();
+    limits = cuda_limits(info->cc_major, info->cc_minor, info->sm_count,
+                         info->max_shared_per_block_optin);
   }
   if (Status s = check_arch(**nv, arch); !s) return std::unexpected(s.error());
+  if (limits.empty()) limits = arch_limits(*real_arch_number(arch));
   std::string version = fmt::format("{}.{}", (*nv)->major, (*nv)->minor);
   return CudaBackend(std::move(options), std::move(cache_dir), std::move(arch),
-                     std::move(device_fp), std::move(version));
+                     std::move(device_fp), std::move(version), std::move(limits));
 }
 
 std::string CudaBackend::device_fingerprint() const { return device_fingerprint_; }
@@ -211,18 +266,29 @@ Result<Artifact> CudaBackend::compile(const KernelSource& source) const {
   h.add("ktune.cuda.v1").add(tu).add(nvrtc_version_);
   h.add(static_cast<std::int64_t>(options.size()));
   for (const std::string& o : options) h.add(o);  // the arch is the first
+  // Only with names, so that the keys of extern "C" kernels stay what they were.
+  if (!source.name_expressions.empty()) {
+    h.add("names").add(static_cast<std::int64_t>(source.name_expressions.size()));
+    for (const std::string& n : source.name_expressions) h.add(n);
+  }
   // The user's headers, read now: an edited one is another cubin (include_deps.h).
   if (std::string deps = include_deps_digest(source.code, options); !deps.empty()) h.add(deps);
   const std::string key = h.hex();
   if (std::optional<std::filesystem::path> hit = code_cache_.find(key, "cubin")) {
-    return Artifact{*hit, key, true, 0};
+    // With names, a hit needs its lowered names too (written before the cubin).
+    if (source.name_expressions.empty()) return Artifact{*hit, key, true, 0, {}};
+    if (std::optional<std::vector<std::string>> names =
+            read_names(code_cache_, key, source.name_expressions.size())) {
+      return Artifact{*hit, key, true, 0, std::move(*names)};
+    }
   }
 
   if (options_.on_command) {
     options_.on_command(source.name, fmt::format("nvrtc {}", fmt::join(options, " ")));
   }
   const auto start = std::chrono::steady_clock::now();
-  Result<NvrtcCompiled> out = nvrtc_compile(nv, tu, source.name + ".cu", options);
+  Result<NvrtcCompiled> out =
+      nvrtc_compile(nv, tu, source.name + ".cu", options, source.name_expressions);
   if (!out) return make_error(out.error().code, source.name + ": " + out.error().message);
   if (out->result != NVRTC_SUCCESS) {
     std::string log = trim_log(out->log);
@@ -252,12 +318,25 @@ Result<Artifact> CudaBackend::compile(const KernelSource& source) const {
   };
   if (Status s = write_file(*tmp_cu, tu, source.name); !s) return fail(s.error());
   if (Status s = write_file(*tmp_cubin, cubin, source.name); !s) return fail(s.error());
-  // The source goes in first, so that a committed cubin always has its .cu beside it.
+  // The source goes in first, so that a committed cubin always has its .cu beside it (and its
+  // lowered names).
   Result<std::filesystem::path> cu_path = code_cache_.commit(*tmp_cu, key, "cu");
   if (!cu_path) return fail(cu_path.error());
+  if (!out->lowered.empty()) {
+    Result<std::filesystem::path> tmp_names = code_cache_.temp_path_for(key, "names");
+    if (!tmp_names) return fail(tmp_names.error());
+    std::string text;
+    for (const std::string& n : out->lowered) text += n + "\n";
+    if (Status s = write_file(*tmp_names, text, source.name); !s) return fail(s.error());
+    Result<std::filesystem::path> names = code_cache_.commit(*tmp_names, key, "names");
+    if (!names) {
+      remove_quietly(*tmp_names);
+      return fail(names.error());
+    }
+  }
   Result<std::filesystem::path> cubin_path = code_cache_.commit(*tmp_cubin, key, "cubin");
   if (!cubin_path) return fail(cubin_path.error());
-  return Artifact{*cubin_path, key, false, compile_s};
+  return Artifact{*cubin_path, key, false, compile_s, std::move(out->lowered)};
 }
 
 Result<std::unique_ptr<Module>> CudaBackend::load(const Artifact& artifact) const {

@@ -128,7 +128,8 @@ class Program {
 
 Result<NvrtcCompiled> nvrtc_compile(const NvrtcLibrary& nv, const std::string& source,
                                     const std::string& program_name,
-                                    const std::vector<std::string>& options) {
+                                    const std::vector<std::string>& options,
+                                    const std::vector<std::string>& name_expressions) {
   Program prog(nv);
   if (Status s = nvrtc_status(
           nv,
@@ -136,6 +137,14 @@ Result<NvrtcCompiled> nvrtc_compile(const NvrtcLibrary& nv, const std::string& s
           "nvrtcCreateProgram");
       !s) {
     return std::unexpected(s.error());
+  }
+  for (const std::string& name : name_expressions) {
+    if (Status s = nvrtc_status(nv, nv.AddNameExpression(prog.get(), name.c_str()),
+                                "nvrtcAddNameExpression");
+        !s) {
+      return make_error(ErrorCode::kCompile,
+                        fmt::format("entry '{}': {}", name, s.error().message));
+    }
   }
   std::vector<const char*> argv;
   argv.reserve(options.size());
@@ -154,6 +163,17 @@ Result<NvrtcCompiled> nvrtc_compile(const NvrtcLibrary& nv, const std::string& s
         !s) {
       return std::unexpected(s.error());
     }
+  }
+  for (const std::string& name : name_expressions) {
+    const char* lowered = nullptr;
+    if (Status s = nvrtc_status(nv, nv.GetLoweredName(prog.get(), name.c_str(), &lowered),
+                                "nvrtcGetLoweredName");
+        !s || lowered == nullptr) {
+      return make_error(ErrorCode::kCompile,
+                        fmt::format("entry '{}' names no __global__ function of the source{}", name,
+                                    s ? "" : ": " + s.error().message));
+    }
+    out.lowered.emplace_back(lowered);
   }
   return out;
 }

@@ -26,7 +26,13 @@ struct NvrtcLibrary {
   X(GetSupportedArchs)           \
   X(CreateProgram)               \
   X(CompileProgram)              \
-  X(GetProgramLogSize) X(GetProgramLog) X(GetCUBINSize) X(GetCUBIN) X(DestroyProgram)
+  X(GetProgramLogSize)           \
+  X(GetProgramLog)               \
+  X(GetCUBINSize)                \
+  X(GetCUBIN)                    \
+  X(DestroyProgram)              \
+  X(AddNameExpression)           \
+  X(GetLoweredName)
 #define KTUNE_NVRTC_MEMBER(name) decltype(&::nvrtc##name) name = nullptr;
   KTUNE_NVRTC_FUNCTIONS(KTUNE_NVRTC_MEMBER)
 #undef KTUNE_NVRTC_MEMBER
@@ -53,14 +59,18 @@ struct NvrtcCompiled {
   nvrtcResult result = NVRTC_SUCCESS;
   std::string log;    // the program log, possibly empty
   std::string cubin;  // empty unless result is NVRTC_SUCCESS
+  // The mangled ("lowered") name of each name expression, in order, when it compiled.
+  std::vector<std::string> lowered;
 };
 
 // Creates, compiles and destroys one program from `source` (named `program_name` in messages)
-// with `options` ("--gpu-architecture=sm_90a", ...). A compile failure is an NvrtcCompiled with
-// its result and log; Error only when NVRTC fails outside the compilation (create, GetCUBIN).
-[[nodiscard]] Result<NvrtcCompiled> nvrtc_compile(const NvrtcLibrary& nvrtc,
-                                                  const std::string& source,
-                                                  const std::string& program_name,
-                                                  const std::vector<std::string>& options);
+// with `options` ("--gpu-architecture=sm_90a", ...). `name_expressions` ("reduce<256, 4>",
+// "stencil"): __global__ functions whose lowered names the caller launches by, instantiated by
+// NVRTC when they are templates. A compile failure is an NvrtcCompiled with its result and log;
+// Error only when NVRTC fails outside the compilation (create, GetCUBIN, a name that does not
+// lower: kCompile naming it).
+[[nodiscard]] Result<NvrtcCompiled> nvrtc_compile(
+    const NvrtcLibrary& nvrtc, const std::string& source, const std::string& program_name,
+    const std::vector<std::string>& options, const std::vector<std::string>& name_expressions = {});
 
 }  // namespace ktune

@@ -82,6 +82,16 @@ std::string OpenCLBackend::toolchain_fingerprint() const {
 
 std::string OpenCLBackend::device_name() const { return state_->ctx.info().name; }
 
+DeviceLimits OpenCLBackend::device_limits() const {
+  const OpenCLDeviceInfo& info = state_->ctx.info();
+  const auto group = static_cast<double>(info.max_work_group_size);
+  const auto local = static_cast<double>(info.local_mem_bytes);
+  return {{"max_work_group_size", group},
+          {"local_mem_bytes", local},
+          {"max_threads_per_block", group},
+          {"max_shared_bytes_per_block", local}};
+}
+
 std::string OpenCLBackend::device_selector() const {
   return fmt::format("{}:{}", state_->ctx.info().platform_index, state_->ctx.info().device_index);
 }
@@ -110,9 +120,9 @@ Result<Artifact> OpenCLBackend::compile(const KernelSource& source) const {
   flags.insert(flags.end(), source.extra_flags.begin(), source.extra_flags.end());
   if (std::string deps = include_deps_digest(code, flags); !deps.empty()) h.add(deps);
   const std::string key = h.hex();
-  if (auto hit = code_cache_.find(key, "clbin")) return Artifact{*hit, key, true, 0};
+  if (auto hit = code_cache_.find(key, "clbin")) return Artifact{*hit, key, true, 0, {}};
   if (auto hit = code_cache_.find(key, "cl"); hit && code_cache_.find(key, "clopt")) {
-    return Artifact{*hit, key, true, 0};
+    return Artifact{*hit, key, true, 0, {}};
   }
   if (options_.on_command) {
     options_.on_command(source.name, fmt::format("clBuildProgram {}", options));
@@ -137,9 +147,9 @@ Result<Artifact> OpenCLBackend::compile(const KernelSource& source) const {
     if (Status s = store(code_cache_, key, "clbin", *binary); !s) {
       return std::unexpected(s.error());
     }
-    return Artifact{code_cache_.path_for(key, "clbin"), key, false, compile_s};
+    return Artifact{code_cache_.path_for(key, "clbin"), key, false, compile_s, {}};
   }
-  return Artifact{code_cache_.path_for(key, "cl"), key, false, compile_s};
+  return Artifact{code_cache_.path_for(key, "cl"), key, false, compile_s, {}};
 }
 
 Result<std::unique_ptr<Module>> OpenCLBackend::load(const Artifact& artifact) const {

@@ -59,6 +59,9 @@ class TemplateChoice final : public Choice {
   Result<LaunchSpec> launch_spec(const Problem& problem) const override;
 
  private:
+  // The steps of a user's device kernel: `first` (kind and artifact set) with the rest in `then`.
+  Result<LaunchSpec> step_launch_spec(LaunchSpec first, const Problem& problem) const;
+
   std::shared_ptr<const KernelTemplate> tmpl_;
   Config config_;
   std::string name_;
@@ -111,6 +114,7 @@ Result<LaunchSpec> TemplateChoice::launch_spec(const Problem& problem) const {
       spec.kind = LaunchKind::kOpenCLProgram;
       break;
   }
+  if (tmpl_->desc().step_launch) return step_launch_spec(spec, problem);
   if (!tmpl_->desc().launch) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: a device template needs a launch geometry hook", name_));
@@ -121,6 +125,34 @@ Result<LaunchSpec> TemplateChoice::launch_spec(const Problem& problem) const {
   spec.block = g->block;
   spec.shared_bytes = g->shared_bytes;
   return spec;
+}
+
+Result<LaunchSpec> TemplateChoice::step_launch_spec(LaunchSpec first,
+                                                   const Problem& problem) const {
+  const KernelTemplateDesc& d = tmpl_->desc();
+  Result<std::vector<LaunchGeometry>> steps = d.step_launch(config_, problem);
+  if (!steps) return std::unexpected(steps.error());
+  std::vector<std::string> entries =
+      d.lower_entries ? artifact_->entry_names : d.step_entries(config_);
+  if (entries.size() != steps->size() || entries.empty()) {
+    return make_error(ErrorCode::kInternal,
+                      fmt::format("{}: {} entries for {} launch steps", name_, entries.size(),
+                                  steps->size()));
+  }
+  std::vector<LaunchSpec> all;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    LaunchSpec step;
+    step.kind = first.kind;
+    step.artifact = first.artifact;
+    step.entry = std::move(entries[i]);
+    step.grid = (*steps)[i].grid;
+    step.block = (*steps)[i].block;
+    step.shared_bytes = (*steps)[i].shared_bytes;
+    all.push_back(std::move(step));
+  }
+  LaunchSpec out = std::move(all.front());
+  for (std::size_t i = 1; i < all.size(); ++i) out.then.push_back(std::move(all[i]));
+  return out;
 }
 
 Status TemplateChoice::compile(const Backend& backend) {
@@ -166,6 +198,10 @@ KernelTemplate::KernelTemplate(KernelTemplateDesc desc, SearchSpace space)
   if (std::string deps = include_deps_digest(desc_.source, flags); !deps.empty()) {
     h.add(deps);
   }
+  // Only for a user's device kernel, so that the other templates keep their keys.
+  if (desc_.step_launch) {
+    h.add("launch").add(desc_.launch_text).add(static_cast<std::int64_t>(desc_.lower_entries));
+  }
   digest_ = h.hex();
 }
 
@@ -182,6 +218,11 @@ Result<KernelSource> KernelTemplate::render(const Config& config) const {
   source.source_path = desc_.source_path;
   for (std::size_t i = 0; i < config.names.size(); ++i) {
     source.defines.emplace_back(config.names[i], param_value_str(config.values[i]));
+  }
+  if (desc_.step_entries) {
+    std::vector<std::string> entries = desc_.step_entries(config);
+    if (!entries.empty()) source.entry = entries.front();
+    if (desc_.lower_entries) source.name_expressions = std::move(entries);
   }
   if (desc_.mustache) {
     Result<std::string> code =

@@ -2,7 +2,11 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <system_error>
+
+#include <fmt/ranges.h>
 
 #include "core/file_util.h"
 #include "ktune/choice/epilogue_pass.h"
@@ -33,8 +37,50 @@ KernelTemplateDesc with_search_flags(KernelTemplateDesc desc,
   return desc;
 }
 
-KernelTemplateDesc template_desc(const Spec& spec, const KernelDecl& kernel, std::string name,
-                                 std::string source) {
+std::string problem_label(const ProblemDecl& problem) {
+  return problem.name.empty() ? spec_detail::default_problem_name(problem) : problem.name;
+}
+
+// A device kernel's launch steps as hooks: the entries rendered per config, the geometry per
+// config on the one problem the choices are built for (another problem is refused: its sizes
+// would give another geometry).
+void add_launch(const Spec& spec, const KernelDecl& kernel, const ProblemDecl& problem,
+                KernelTemplateDesc& desc) {
+  std::vector<std::string> entries;
+  for (const LaunchDecl& step : kernel.launch) {
+    entries.push_back(step.entry);
+    desc.launch_text += fmt::format("{} grid [{}] block [{}] shared {};", step.entry,
+                                    fmt::join(step.grid, ", "), fmt::join(step.block, ", "),
+                                    step.shared_bytes);
+  }
+  desc.step_entries = [entries](const Config& config) {
+    std::vector<std::string> out;
+    for (const std::string& e : entries) out.push_back(spec_detail::render_entry(e, config));
+    return out;
+  };
+  auto shared = std::make_shared<const Spec>(spec);
+  const KernelDecl* k = &kernel == &spec.kernel ? &shared->kernel : &shared->reference.kernel;
+  const std::string label = problem_label(problem);
+  desc.step_launch = [shared, k, problem, label](const Config& config, const Problem& p)
+      -> Result<std::vector<LaunchGeometry>> {
+    if (p.name != label && !p.name.starts_with(label + ",")) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("built for problem {}, not {}", label, p.name));
+    }
+    return spec_detail::eval_launch(*shared, *k, problem, config);
+  };
+  desc.supports = [step_launch = desc.step_launch](const Config& config,
+                                                   const Problem& p) -> Status {
+    Result<std::vector<LaunchGeometry>> g = step_launch(config, p);
+    if (!g) return std::unexpected(g.error());
+    return {};
+  };
+  desc.lower_entries = kernel.language == "cuda";
+}
+
+Result<KernelTemplateDesc> template_desc(const Spec& spec, const KernelDecl& kernel,
+                                         std::string name, std::string source,
+                                         const SpecTarget& target) {
   KernelTemplateDesc desc;
   desc.name = std::move(name);
   desc.source = std::move(source);
@@ -45,20 +91,39 @@ KernelTemplateDesc template_desc(const Spec& spec, const KernelDecl& kernel, std
   std::error_code ec;
   desc.source_path = std::filesystem::absolute(kernel.source, ec).lexically_normal();
   if (ec) desc.source_path = kernel.source;
+  if (!spec_choices_per_problem(spec)) return desc;
+  if (target.problem == nullptr) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: the candidates of a {} kernel{} are built per problem; "
+                                  "expected one of its problems",
+                                  spec.file.string(), kernel.language,
+                                  kernel.size_defines.empty() ? "" : " with size_defines"));
+  }
+  for (const std::string& size : kernel.size_defines) {
+    std::optional<std::int64_t> value = problem_size(*target.problem, size);
+    if (!value) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: problem {} does not bind {} (size_defines)",
+                                    spec.file.string(), problem_label(*target.problem), size));
+    }
+    desc.extra_flags.push_back(fmt::format("-D{}={}", size, *value));
+  }
+  if (!kernel.launch.empty()) add_launch(spec, kernel, *target.problem, desc);
   return desc;
 }
 
-Result<ChoicePtr> make_reference(const Spec& spec) {
+Result<ChoicePtr> make_reference(const Spec& spec, const SpecTarget& target) {
   const ReferenceDecl& ref = spec.reference;
   if (ref.kind == ReferenceDecl::Kind::kKernel) {
     auto source = read_file(ref.kernel.source);
     if (!source) return std::unexpected(source.error());
     auto space = SearchSpace::create({}, {});
     if (!space) return std::unexpected(space.error());
+    auto desc =
+        template_desc(spec, ref.kernel, spec.name + "_reference", std::move(*source), target);
+    if (!desc) return std::unexpected(desc.error());
     // The choice keeps its template alive (KernelTemplate is enable_shared_from_this).
-    auto tmpl = KernelTemplate::create(
-        template_desc(spec, ref.kernel, spec.name + "_reference", std::move(*source)),
-        std::move(*space));
+    auto tmpl = KernelTemplate::create(std::move(*desc), std::move(*space));
     return tmpl->choice(Config{});
   }
   for (const ExternDesc& desc : spec.externs) {
@@ -78,8 +143,13 @@ Result<ChoicePtr> make_reference(const Spec& spec) {
 
 }  // namespace
 
-Result<SpecChoices> make_spec_choices(const Spec& spec,
-                                      std::span<const std::string> backend_flags) {
+bool spec_choices_per_problem(const Spec& spec) {
+  return spec.kernel.language != "c++" || !spec.kernel.size_defines.empty() ||
+         !spec.reference.kernel.size_defines.empty();
+}
+
+Result<SpecChoices> make_spec_choices(const Spec& spec, std::span<const std::string> backend_flags,
+                                      const SpecTarget& target) {
   if (!spec.op.name.empty()) return spec_detail::op_spec_error(spec, "candidates");
   auto source = read_file(spec.kernel.source);
   if (!source) return std::unexpected(source.error());
@@ -94,14 +164,36 @@ Result<SpecChoices> make_spec_choices(const Spec& spec,
     name = fmt::format("{}_{}", spec.name, spec.epilogue.tag());
     *source = fused_source(spec.epilogue, *source);
   }
-  out.kernel_template = KernelTemplate::create(
-      with_search_flags(template_desc(spec, spec.kernel, std::move(name), std::move(*source)),
-                        backend_flags),
-      std::move(*space));
-  Result<std::vector<ChoicePtr>> candidates = out.kernel_template->choices();
-  if (!candidates) {
-    return make_error(candidates.error().code, fmt::format("{}: params: {}", spec.file.string(),
-                                                           candidates.error().message));
+  auto desc = template_desc(spec, spec.kernel, std::move(name), std::move(*source), target);
+  if (!desc) return std::unexpected(desc.error());
+  out.kernel_template =
+      KernelTemplate::create(with_search_flags(std::move(*desc), backend_flags), std::move(*space));
+  Result<std::vector<Config>> configs = out.kernel_template->space().enumerate();
+  if (!configs) {
+    return make_error(configs.error().code, fmt::format("{}: params: {}", spec.file.string(),
+                                                        configs.error().message));
+  }
+  Result<std::vector<ChoicePtr>> candidates = std::vector<ChoicePtr>{};
+  for (Config& config : *configs) {
+    if (!spec.kernel.launch.empty() && target.problem != nullptr) {
+      // A config whose launch does not fit the device is no candidate; one whose geometry does
+      // not evaluate stays, to be reported unsupported with its reason.
+      auto steps = spec_detail::eval_launch(spec, spec.kernel, *target.problem, config);
+      if (steps) {
+        if (auto why = spec_detail::over_limits(*steps, target.limits,
+                                                spec.kernel.language == "opencl")) {
+          if (out.over_limits++ == 0) out.over_limits_example = config.str() + ": " + *why;
+          continue;
+        }
+      }
+    }
+    candidates->push_back(out.kernel_template->choice(std::move(config)));
+  }
+  if (candidates->empty() && out.over_limits > 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: every config of the space ({}) is over the device's "
+                                  "limits; the first: {}",
+                                  spec.file.string(), out.over_limits, out.over_limits_example));
   }
   // Only here, where nothing is left: the check counts the space again under each restriction.
   if (candidates->empty()) {
@@ -121,7 +213,7 @@ Result<SpecChoices> make_spec_choices(const Spec& spec,
     out.candidates.push_back(std::move(*choice));
   }
   if (spec.reference.kind != ReferenceDecl::Kind::kNone) {
-    auto reference = make_reference(spec);
+    auto reference = make_reference(spec, target);
     if (!reference) return std::unexpected(reference.error());
     out.reference = std::move(*reference);
   }

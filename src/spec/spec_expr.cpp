@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <deque>
+#include <limits>
 
 namespace ktune::spec_detail {
 namespace {
@@ -25,11 +26,17 @@ double* make_var(const char* name, void* user) {
 
 double floor_fn(double x) { return std::floor(x); }
 double ceil_fn(double x) { return std::ceil(x); }
+// Blocks for a extent: ceil(a / b) on whole numbers; NaN for b <= 0 (an error where used).
+double ceil_div_fn(double a, double b) {
+  return b > 0 ? std::ceil(a / b) : std::numeric_limits<double>::quiet_NaN();
+}
 
-// muparser's built-ins plus floor and ceil, which sizes need (tiles: ceil(N / 64)).
+// muparser's built-ins (min, max, ...) plus floor, ceil and ceil_div, which sizes and launch
+// geometries need (tiles: ceil(N / 64), blocks: ceil_div(N, BLOCK)).
 void add_functions(mu::Parser& parser) {
   parser.DefineFun("floor", floor_fn);
   parser.DefineFun("ceil", ceil_fn);
+  parser.DefineFun("ceil_div", ceil_div_fn);
 }
 
 std::string parser_message(const mu::Parser::exception_type& e) {

@@ -14,10 +14,16 @@ namespace ktune {
 namespace spec_detail {
 
 Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view path,
-                    const std::filesystem::path& dir, KernelDecl& out) {
-  if (auto ok = r.check_keys(node, path, {"source", "entry", "language", "render", "flags"}); !ok) {
+                    const std::filesystem::path& dir, KernelDecl& out, std::string_view language) {
+  if (auto ok = r.expect_map(node, path); !ok) return ok;
+  if (auto ok = r.check_keys(node, path,
+                             {"source", "entry", "language", "render", "flags", "size_defines",
+                              "launch"});
+      !ok) {
     return ok;
   }
+  out.line = node.Mark().line + 1;
+  out.language = std::string(language);
   auto source_node = r.require(node, path, "source");
   if (!source_node) return std::unexpected(source_node.error());
   auto source = r.string(*source_node, field(path, "source"));
@@ -32,18 +38,34 @@ Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view pa
 
   auto entry_node = r.require(node, path, "entry");
   if (!entry_node) return std::unexpected(entry_node.error());
-  auto entry = r.identifier(*entry_node, field(path, "entry"));
+  auto entry = r.string(*entry_node, field(path, "entry"));
   if (!entry) return std::unexpected(entry.error());
   out.entry = *entry;
 
-  if (YAML::Node language = node["language"]; language.IsDefined()) {
-    auto text = r.string(language, field(path, "language"));
+  if (YAML::Node lang = node["language"]; lang.IsDefined()) {
+    auto text = r.string(lang, field(path, "language"));
     if (!text) return std::unexpected(text.error());
-    if (*text != "c++") {
-      return r.fail(language, field(path, "language"),
-                    fmt::format("unsupported language '{}'; expected one of c++", *text));
+    if (*text != "c++" && *text != "cuda" && *text != "opencl") {
+      return r.fail(lang, field(path, "language"),
+                    fmt::format("unsupported language '{}'; expected one of c++, cuda, opencl",
+                                *text));
+    }
+    if (path != "kernel" && *text != language) {
+      return r.fail(lang, field(path, "language"),
+                    fmt::format("'{}' differs from the kernel's language '{}'; expected a "
+                                "reference kernel in the same language",
+                                *text, language));
     }
     out.language = *text;
+  }
+  // The entry's form now; its {{P}} placeholders once the params are known (parse_launch).
+  if (out.language == "cuda") {
+    if (auto ok = check_cuda_entry(out.entry); !ok) {
+      return r.fail(*entry_node, field(path, "entry"),
+                    fmt::format("'{}': {}", out.entry, ok.error()));
+    }
+  } else if (auto ident = r.identifier(*entry_node, field(path, "entry")); !ident) {
+    return std::unexpected(ident.error());
   }
   if (YAML::Node render = node["render"]; render.IsDefined()) {
     auto text = r.string(render, field(path, "render"));
@@ -76,7 +98,8 @@ Status parse_seed(const Reader& r, const YAML::Node& node, Spec& spec) {
 namespace {
 
 Status parse_reference(const Reader& r, const YAML::Node& node, const std::filesystem::path& dir,
-                       const std::vector<ExternDesc>& externs, ReferenceDecl& out) {
+                       const std::vector<ExternDesc>& externs, std::string_view language,
+                       ReferenceDecl& out) {
   if (auto ok = r.check_keys(node, "reference", {"extern", "kernel"}); !ok) return ok;
   YAML::Node ext = node["extern"];
   YAML::Node kernel = node["kernel"];
@@ -87,7 +110,7 @@ Status parse_reference(const Reader& r, const YAML::Node& node, const std::files
   }
   if (kernel.IsDefined()) {
     out.kind = ReferenceDecl::Kind::kKernel;
-    return parse_kernel(r, kernel, "reference.kernel", dir, out.kernel);
+    return parse_kernel(r, kernel, "reference.kernel", dir, out.kernel, language);
   }
   auto name = r.string(ext, "reference.extern");
   if (!name) return std::unexpected(name.error());
@@ -161,13 +184,40 @@ Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem:
   if (auto ok = parse_args(r, *args, sizes, spec.args); !ok) return ok;
 
   if (auto ok = parse_space(r, root["params"], root["restrictions"], spec); !ok) return ok;
+  if (auto ok = parse_launch(r, *kernel, "kernel", spec, spec.kernel); !ok) return ok;
+  const bool device = spec.kernel.language != "c++";
   if (YAML::Node externs = root["externs"]; externs.IsDefined()) {
+    if (device) {
+      return r.fail(externs, "externs",
+                    fmt::format("the extern kinds ({}) run on the CPU; expected none beside a {} "
+                                "kernel",
+                                join(extern_kinds()), spec.kernel.language));
+    }
     if (auto ok = parse_externs(r, externs, spec.args, spec.externs); !ok) return ok;
   }
   if (YAML::Node ref = root["reference"]; ref.IsDefined()) {
-    if (auto ok = parse_reference(r, ref, dir, spec.externs, spec.reference); !ok) return ok;
+    if (auto ok = parse_reference(r, ref, dir, spec.externs, spec.kernel.language, spec.reference);
+        !ok) {
+      return ok;
+    }
+    if (spec.reference.kind == ReferenceDecl::Kind::kKernel) {
+      // The reference has no params: its entry and launch see problem sizes only.
+      Spec sizes_only = spec;
+      sizes_only.params.clear();
+      if (auto ok = parse_launch(r, ref["kernel"], "reference.kernel", sizes_only,
+                                 spec.reference.kernel);
+          !ok) {
+        return ok;
+      }
+    }
   }
   if (YAML::Node epilogue = root["epilogue"]; epilogue.IsDefined()) {
+    if (device) {
+      return r.fail(epilogue, "epilogue",
+                    fmt::format("the epilogue hook is rendered for c++ kernels; expected none "
+                                "beside a {} kernel (op: cuda.gemm fuses epilogues on the GPU)",
+                                spec.kernel.language));
+    }
     if (auto ok = parse_epilogue(r, epilogue, spec); !ok) return ok;
   }
   if (YAML::Node tol = root["tolerance"]; tol.IsDefined()) {

@@ -149,6 +149,10 @@ Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl) {
   problem.op = spec.name;
   problem.name = decl.name.empty() ? spec_detail::default_problem_name(decl) : decl.name;
   const Bindings& bindings = decl.sizes;
+  // A device kernel's buffers live on its device (the worker's device 0: it sees one).
+  Device device;
+  if (spec.kernel.language == "cuda") device = {DeviceKind::kCuda, 0};
+  if (spec.kernel.language == "opencl") device = {DeviceKind::kOpenCL, 0};
   for (std::size_t i = 0; i < spec.args.size(); ++i) {
     const ArgDecl& arg = spec.args[i];
     Evaluator eval{spec, arg, i, problem.name, bindings};
@@ -179,6 +183,7 @@ Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl) {
       out.tensor.sizes = std::move(*sizes);
       out.tensor.strides = std::move(*strides);
     }
+    out.tensor.device = device;
     if (!arg.offset.empty()) {
       auto offset = eval.extent("offset", arg.offset);
       if (!offset) return std::unexpected(offset.error());

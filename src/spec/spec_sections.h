@@ -9,14 +9,23 @@
 #include <string_view>
 #include <vector>
 
+#include "ktune/backend/backend.h"
+#include "ktune/core/launch_spec.h"
 #include "ktune/spec/spec.h"
 #include "spec/spec_reader.h"
 
 namespace ktune::spec_detail {
 
-// kernel: and reference.kernel:. The source must exist relative to `dir` (kNotFound).
+// kernel: and reference.kernel:. The source must exist relative to `dir` (kNotFound). The
+// language defaults to `language` (the kernel's, for a reference kernel); the entry is checked,
+// and launch: read, by parse_launch once the params are known.
 [[nodiscard]] Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view path,
-                                  const std::filesystem::path& dir, KernelDecl& out);
+                                  const std::filesystem::path& dir, KernelDecl& out,
+                                  std::string_view language = "c++");
+// kernel.launch and kernel.size_defines (spec_launch.cpp), and the entry against the language
+// and the params ({{P}}): after parse_space.
+[[nodiscard]] Status parse_launch(const Reader& r, const YAML::Node& kernel_node,
+                                  const std::string& path, const Spec& spec, KernelDecl& kernel);
 // problems: also fills each ProblemDecl's default name; `sizes` receives the bound names.
 [[nodiscard]] Status parse_problems(const Reader& r, const YAML::Node& node,
                                     std::vector<ProblemDecl>& out, std::set<std::string>& sizes);
@@ -52,6 +61,24 @@ namespace ktune::spec_detail {
 
 // make_problem's and make_spec_choices's error for an op: spec ("problems", "candidates").
 [[nodiscard]] std::unexpected<Error> op_spec_error(const Spec& spec, std::string_view what);
+
+// A CUDA entry: a (qualified) function name, then optionally template arguments in balanced
+// angle brackets; no characters that could end the name expression NVRTC compiles. The error
+// text says what is wrong.
+[[nodiscard]] std::expected<void, std::string> check_cuda_entry(std::string_view entry);
+// A device kernel's entry with {{P}} replaced by the config's value of P.
+[[nodiscard]] std::string render_entry(std::string_view entry, const Config& config);
+// The geometry of each launch step of `kernel` for one config on one problem; OpenCL's grid is
+// turned into the global size (work-groups x work-items). Errors name the spec's line, the
+// expression, the problem and the config (a fractional or zero grid, say).
+[[nodiscard]] Result<std::vector<LaunchGeometry>> eval_launch(const Spec& spec,
+                                                              const KernelDecl& kernel,
+                                                              const ProblemDecl& problem,
+                                                              const Config& config);
+// Why `steps` cannot run on a device with `limits` (threads or shared memory per block, CUDA's
+// per-dimension bounds), or nullopt.
+[[nodiscard]] std::optional<std::string> over_limits(const std::vector<LaunchGeometry>& steps,
+                                                     const DeviceLimits& limits, bool opencl);
 
 // "M=32,N=4096,K=4096".
 [[nodiscard]] std::string default_problem_name(const ProblemDecl& decl);

@@ -13,6 +13,7 @@
 #include "core/build_support.h"
 #include "gemm_run.h"
 #include "ktune/backend/cpu_backend.h"
+#include "ktune/backend/opencl_backend.h"
 #include "ktune/cache/tuning_cache.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
@@ -40,8 +41,10 @@ struct TuneFlags {
   std::string cxxflags_replace;          // replacing the defaults
   std::optional<int> compile_timeout_s;  // unset: 120
   std::string dispatch_table;            // written after tuning when set (kernel specs)
-  // Op specs (cuda.gemm): `ktune gemm`'s defaults; --device, --arch and --compile-only set here.
+  // Op specs (cuda.gemm) and cuda kernels: --device, --arch and --compile-only set here (op
+  // specs: `ktune gemm`'s defaults).
   GemmOptions gemm;
+  std::string opencl_device;  // opencl kernels: [<platform>:]<device>
 };
 
 // A kernel spec's defaults: the Selector's, and a memory limit of half of physical memory, so
@@ -53,12 +56,33 @@ SelectorOptions tune_defaults() {
   return o;
 }
 
+// An OpenCL kernel's: `ktune opencl-gemm`'s (a budget for devices from PoCL to GPUs).
+SelectorOptions device_kernel_defaults() {
+  SelectorOptions o;
+  o.bench.budget_ms = 50;
+  o.bench.min_runs = 3;
+  o.bench.max_runs = 50;
+  o.bench.warmup_runs = 1;
+  return o;
+}
+
 // The flags given that the spec's form does not use: a usage error rather than silently ignored.
-std::vector<std::string> unused_flags(const TuneFlags& f, bool op_spec) {
+std::vector<std::string> unused_flags(const TuneFlags& f, bool op_spec, std::string_view language) {
   std::vector<std::string> out;
   auto given = [&](bool set, const char* flag) {
     if (set) out.emplace_back(flag);
   };
+  given(language != "opencl" && !f.opencl_device.empty(), "--opencl-device");
+  if (!op_spec && language != "c++") {
+    given(!f.cxx.empty(), "--cxx");
+    given(!f.cxxflags.empty(), "--cxxflags");
+    given(!f.cxxflags_replace.empty(), "--cxxflags-replace");
+    given(!f.dispatch_table.empty(), "--dispatch-table");
+    given(f.selector.memory_limit_mb.has_value(), "--memory-limit-mb");
+    given(language == "opencl" && f.gemm.device != 0, "--device");
+    given(language == "opencl" && !f.gemm.arch.empty(), "--arch");
+    return out;
+  }
   if (op_spec) {
     given(f.selector.no_flush, "--no-flush");
     given(!f.cxx.empty(), "--cxx");
@@ -183,6 +207,139 @@ bool write_table(const TuneFlags& f, const Spec& spec, SpecChoices& choices,
   return true;
 }
 
+struct Counts {
+  int tuned = 0, hits = 0, failures = 0;
+};
+
+void print_over_limits(const ProblemDecl& problem, const SpecChoices& choices) {
+  if (choices.over_limits == 0) return;
+  fmt::print("{}: {} config(s) over the device's limits left out before compiling (the first: "
+             "{})\n",
+             problem.name, choices.over_limits, choices.over_limits_example);
+  std::fflush(stdout);
+}
+
+// One problem of the spec through the selector, printing its table; counts into `n`.
+void tune_one(const TuneFlags& f, const Spec& spec, std::size_t i, Selector& selector,
+              SpecChoices& choices, Counts& n) {
+  auto problem = make_problem(spec, spec.problems[i]);
+  if (!problem) {
+    fmt::print(stderr, "error: {}\n", problem.error().message);
+    ++n.failures;
+    return;
+  }
+  if (!wanted(f, spec.problems[i], i, problem->name)) return;
+  print_over_limits(spec.problems[i], choices);
+  auto sel = selector.select(*problem, choices.candidates, choices.reference.get());
+  if (!sel) {
+    fmt::print(stderr, "error: {}\n", sel.error().message);
+    ++n.failures;
+    return;
+  }
+  ++n.tuned;
+  n.hits += sel->from_cache;
+  if (sel->from_cache)
+    std::fputs(stored_settings_note(f.selector, {}, sel->record).c_str(), stdout);
+  std::fflush(stdout);
+}
+
+// Candidates built per problem (device kernels, size_defines): each problem's own set, built
+// for the backend's device limits.
+int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
+                  const Backend& backend, const SelectorOptions& sopts,
+                  std::span<const std::string> flags, std::chrono::steady_clock::time_point t0) {
+  std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
+  if (!cache) return kExitError;
+  Selector selector(backend, *cache, sopts);
+  Counts n;
+  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
+    if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
+    auto choices = make_spec_choices(spec, flags, SpecTarget{backend.device_limits(),
+                                                             &spec.problems[i]});
+    if (!choices) {
+      fmt::print(stderr, "error: {}\n", choices.error().message);
+      ++n.failures;
+      continue;
+    }
+    tune_one(f, spec, i, selector, *choices, n);
+  }
+  return report(f, ctx, t0, n.tuned, n.hits, n.failures);
+}
+
+// --compile-only: every problem's candidates and reference compiled, nothing run.
+int compile_problems(const TuneFlags& f, const Spec& spec, const Backend& backend,
+                     std::chrono::steady_clock::time_point t0) {
+  int compiled = 0, failed = 0, problems = 0;
+  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
+    if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
+    ++problems;
+    auto choices =
+        make_spec_choices(spec, {}, SpecTarget{backend.device_limits(), &spec.problems[i]});
+    if (!choices) {
+      fmt::print(stderr, "error: {}\n", choices.error().message);
+      ++failed;
+      continue;
+    }
+    print_over_limits(spec.problems[i], *choices);
+    if (choices->reference) choices->candidates.push_back(std::move(choices->reference));
+    for (ChoicePtr& c : choices->candidates) {
+      if (Status s = c->compile(backend); !s) {
+        fmt::print(stderr, "error: {}: {}\n", c->name(), s.error().message);
+        ++failed;
+      } else {
+        ++compiled;
+      }
+    }
+  }
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("Compiled {} candidates of {} problem(s) in {:.3f} s ({} failed)\n", compiled,
+             problems, total_s, failed);
+  return failed ? kExitError : 0;
+}
+
+// A user's CUDA kernel: NVRTC for the GPU (or --arch), one worker on --device.
+int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
+                  SelectorOptions sopts, std::chrono::steady_clock::time_point t0) {
+#if !KTUNE_HAVE_CUDA
+  (void)ctx, (void)sopts, (void)t0;
+  fmt::print(stderr, "error: {}: kernel.language cuda: {}\n", f.spec,
+             not_built(BuildFeature::kCuda).message);
+  return kExitError;
+#else
+  auto backend = open_gemm_backend(f.gemm, ctx);
+  if (!backend) return kExitError;
+  if (f.gemm.compile_only) return compile_problems(f, spec, *backend, t0);
+  // One worker per GPU: it sees only this one, as its device 0.
+  sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(f.gemm.device));
+  return tune_problems(f, ctx, spec, *backend, sopts, {}, t0);
+#endif
+}
+
+// A user's OpenCL kernel on --opencl-device (PoCL, any GPU).
+int run_opencl_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
+                    SelectorOptions sopts, std::chrono::steady_clock::time_point t0) {
+#if !KTUNE_HAVE_OPENCL
+  (void)ctx, (void)sopts, (void)t0;
+  fmt::print(stderr, "error: {}: kernel.language opencl: {}\n", f.spec,
+             not_built(BuildFeature::kOpenCL).message);
+  return kExitError;
+#else
+  OpenCLOptions options;
+  options.device = f.opencl_device;
+  options.on_command = verbose_compile_hook(f.selector);
+  auto backend = OpenCLBackend::create(options, ctx.cache_dir);
+  if (!backend) {
+    fmt::print(stderr, "error: {}\n", backend.error().message);
+    return kExitError;
+  }
+  if (f.gemm.compile_only) return compile_problems(f, spec, *backend, t0);
+  // One worker per device: it opens exactly the device the backend compiled for.
+  sopts.worker.env.emplace_back("KTUNE_OPENCL_DEVICE", backend->device_selector());
+  return tune_problems(f, ctx, spec, *backend, sopts, {}, t0);
+#endif
+}
+
 int run_tune(const TuneFlags& f, const CliContext& ctx) {
   const auto t0 = std::chrono::steady_clock::now();
   auto spec = load_spec(f.spec);
@@ -191,15 +348,19 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     return kExitError;
   }
   const bool op_spec = !spec->op.name.empty();
-  if (auto unused = unused_flags(f, op_spec); !unused.empty()) {
+  const std::string& language = spec->kernel.language;
+  if (auto unused = unused_flags(f, op_spec, language); !unused.empty()) {
     fmt::print(stderr, "error: {}: {} {} not apply to {}\n", f.spec, fmt::join(unused, ", "),
                unused.size() == 1 ? "does" : "do",
-               op_spec ? fmt::format("op: {} specs", spec->op.name)
-                       : std::string("kernel specs (only to op: specs)"));
+               op_spec             ? fmt::format("op: {} specs", spec->op.name)
+               : language == "c++" ? std::string("c++ kernel specs (only to op: and cuda specs)")
+                                   : fmt::format("{} kernel specs", language));
     return kExitUsage;
   }
   if (!problems_match(f, *spec)) return kExitUsage;
-  SelectorOptions base = op_spec ? gemm_selector_defaults() : tune_defaults();
+  SelectorOptions base = op_spec || language == "cuda" ? gemm_selector_defaults()
+                         : language == "opencl"        ? device_kernel_defaults()
+                                                       : tune_defaults();
   base.seed = spec->seed;
   base.tolerance = spec->tolerance;
   const SelectorOptions sopts = to_selector_options(f.selector, base);
@@ -207,6 +368,8 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   checked.isolate = sopts.isolate && !f.gemm.compile_only;  // compiling runs no worker
   if (int code = preflight(checked); code != 0) return code;
   if (op_spec) return run_gemm_spec(f, ctx, *spec, t0);  // cuda.gemm, the one op
+  if (language == "cuda") return run_cuda_spec(f, ctx, *spec, sopts, t0);
+  if (language == "opencl") return run_opencl_spec(f, ctx, *spec, sopts, t0);
   CpuCompileOptions copts;
   if (!f.cxx.empty()) copts.compiler = f.cxx;
   // --cxxflags adds to the defaults, which make the shared object that ktune loads (-shared
@@ -220,6 +383,15 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: {}\n", backend.error().message);
     return kExitError;
   }
+  if (spec_choices_per_problem(*spec)) {
+    // size_defines: candidates per problem; no dispatch table (one shared object per shape).
+    if (!f.dispatch_table.empty()) {
+      fmt::print(stderr, "error: {}: --dispatch-table needs candidates shared by every problem; "
+                 "a spec with size_defines builds them per problem\n", f.spec);
+      return kExitUsage;
+    }
+    return tune_problems(f, ctx, *spec, *backend, sopts, copts.flags, t0);
+  }
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
   auto choices = make_spec_choices(*spec, copts.flags);
@@ -229,32 +401,14 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   }
 
   Selector selector(*backend, *cache, sopts);
-
-  int failures = 0, tuned = 0, hits = 0;
+  Counts n;
   for (std::size_t i = 0; i < spec->problems.size(); ++i) {
-    auto problem = make_problem(*spec, spec->problems[i]);
-    if (!problem) {
-      fmt::print(stderr, "error: {}\n", problem.error().message);
-      ++failures;
-      continue;
-    }
-    if (!wanted(f, spec->problems[i], i, problem->name)) continue;
-    auto sel = selector.select(*problem, choices->candidates, choices->reference.get());
-    if (!sel) {
-      fmt::print(stderr, "error: {}\n", sel.error().message);
-      ++failures;
-      continue;
-    }
-    ++tuned;
-    hits += sel->from_cache;
-    if (sel->from_cache)
-      std::fputs(stored_settings_note(f.selector, {}, sel->record).c_str(), stdout);
-    std::fflush(stdout);
+    tune_one(f, *spec, i, selector, *choices, n);
   }
   if (!f.dispatch_table.empty() && !write_table(f, *spec, *choices, *backend, *cache, sopts)) {
-    ++failures;
+    ++n.failures;
   }
-  return report(f, ctx, t0, tuned, hits, failures);
+  return report(f, ctx, t0, n.tuned, n.hits, n.failures);
 }
 
 }  // namespace
@@ -286,7 +440,10 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
                   "code only; a library pick is left to its nearest tuned shape) with the shared "
                   "objects to load, for a program linking only ktune::runtime "
                   "(Dispatcher::open_table)");
-  add_gemm_target_flags(*cmd, f->gemm, "op specs: ");
+  add_gemm_target_flags(*cmd, f->gemm, "op and cuda kernel specs: ");
+  cmd->add_option("--opencl-device", f->opencl_device,
+                  "opencl kernel specs: [<platform>:]<device>, each an index or a name substring; "
+                  "default $KTUNE_OPENCL_DEVICE, else the first device");
   cmd->callback([f, &ctx] { ctx.exit_code = run_tune(*f, ctx); });
 }
 

@@ -26,6 +26,10 @@ struct KernelSource {
   // (#line), its folder is an include path, and the headers it includes from the user's folders
   // are part of the code-cache key. Empty: generated code, named by `name`.
   std::filesystem::path source_path;
+  // CUDA: the entries to launch, as C++ name expressions ("reduce<256, 4>", "stencil"); NVRTC
+  // instantiates templates among them and the Artifact carries their lowered names, so that a
+  // kernel need not be extern "C". Empty: `entry` is launched by its own name (extern "C").
+  std::vector<std::string> name_expressions;
 };
 
 struct Artifact {
@@ -33,6 +37,8 @@ struct Artifact {
   std::string key;             // content hash: source, defines, compiler identity, flags
   bool from_cache = false;     // true when no compiler ran
   double compile_s = 0;
+  // CUDA: the lowered name of each of KernelSource::name_expressions, in order.
+  std::vector<std::string> entry_names;
 };
 
 // A loaded artifact. launch() takes one pointer per signature parameter: a buffer's first element
@@ -44,6 +50,12 @@ class Module {
   [[nodiscard]] virtual Status launch(void* const* args) = 0;
 };
 
+// Named limits of the device a backend compiles for, usable in a spec's restrictions
+// (docs/spec.md, "Device limits"): CUDA max_threads_per_block, max_shared_bytes_per_block,
+// warp_size, sm_count, cc_major, cc_minor; OpenCL max_work_group_size, local_mem_bytes and the
+// two CUDA names for them. Empty on the CPU.
+using DeviceLimits = std::vector<std::pair<std::string, double>>;
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -54,6 +66,7 @@ class Backend {
   [[nodiscard]] virtual std::string toolchain_fingerprint() const = 0;
   [[nodiscard]] virtual Result<Artifact> compile(const KernelSource& source) const = 0;
   [[nodiscard]] virtual Result<std::unique_ptr<Module>> load(const Artifact& artifact) const = 0;
+  [[nodiscard]] virtual DeviceLimits device_limits() const { return {}; }
 };
 
 }  // namespace ktune

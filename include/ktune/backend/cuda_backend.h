@@ -52,17 +52,21 @@ class CudaBackend final : public Backend {
   // CUDA handler.
   [[nodiscard]] Result<std::unique_ptr<Module>> load(const Artifact& artifact) const override;
 
+  // The GPU's limits; compiling only (--arch, no GPU): those of the arch's largest GPU (sm_90:
+  // an H100's 132 SMs and 227 KiB of shared memory per block).
+  [[nodiscard]] DeviceLimits device_limits() const override { return limits_; }
   [[nodiscard]] const std::string& arch() const { return arch_; }
   [[nodiscard]] static std::string translation_unit(const KernelSource& source);
 
  private:
   CudaBackend(CudaCompileOptions options, std::filesystem::path cache_dir, std::string arch,
-              std::string device_fingerprint, std::string nvrtc_version);
+              std::string device_fingerprint, std::string nvrtc_version, DeviceLimits limits);
   CudaCompileOptions options_;
   CodeCache code_cache_;
   std::string arch_;
   std::string device_fingerprint_;
   std::string nvrtc_version_;
+  DeviceLimits limits_;
 };
 
 }  // namespace ktune

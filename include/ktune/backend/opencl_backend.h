@@ -55,6 +55,9 @@ class OpenCLBackend final : public Backend {
   [[nodiscard]] const OpenCLOptions& options() const { return options_; }
   // The device's name, e.g. "pthread-skylake-avx512-Intel(R) Xeon(R) Processor".
   [[nodiscard]] std::string device_name() const;
+  // max_work_group_size and local_mem_bytes, also as max_threads_per_block and
+  // max_shared_bytes_per_block, so that one restriction serves CUDA and OpenCL.
+  [[nodiscard]] DeviceLimits device_limits() const override;
   // The selector that names this device exactly ("<platform index>:<device index>"), for
   // WorkerOptions::env (KTUNE_OPENCL_DEVICE) so that the worker opens the same device.
   [[nodiscard]] std::string device_selector() const;

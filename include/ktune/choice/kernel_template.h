@@ -42,6 +42,16 @@ struct KernelTemplateDesc {
   // changes the digest. Not hashed themselves (the backend's flags are in the tuning key's
   // toolchain) and not passed to the compiler (the backend adds its own).
   std::vector<std::string> header_search_flags;
+  // A user's device kernel (a spec with language cuda or opencl): its launch as steps run in
+  // order as one candidate, each an entry rendered for the config and a geometry for the problem.
+  // Set, it replaces `entry` and `launch` (`entry` stays the first step's unrendered text, for
+  // messages). With `lower_entries` (CUDA), the entries are C++ name expressions that NVRTC
+  // lowers (templates instantiated with the config's values); `launch_text` is the steps' text,
+  // hashed into the digest so that a changed geometry is another candidate.
+  std::function<std::vector<std::string>(const Config&)> step_entries;
+  std::function<Result<std::vector<LaunchGeometry>>(const Config&, const Problem&)> step_launch;
+  bool lower_entries = false;
+  std::string launch_text;
 };
 
 class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "ktune/backend/backend.h"
 #include "ktune/choice/choice.h"
 #include "ktune/choice/extern_choice.h"
 #include "ktune/choice/kernel_template.h"
@@ -22,12 +23,28 @@
 
 namespace ktune {
 
+// One launch of a device kernel (kernel.launch): grid in blocks (OpenCL: work-groups), block in
+// threads (work-items), dynamic shared memory in bytes, each an expression over problem sizes
+// and integer parameters (muparser, with ceil_div, min, max, floor, ceil).
+struct LaunchDecl {
+  std::string entry;  // empty: the kernel's entry; {{P}} is replaced by parameter P's value
+  std::vector<std::string> grid;   // 1-3 expressions
+  std::vector<std::string> block;  // 1-3 expressions; empty: [1]
+  std::string shared_bytes;        // empty: 0
+  int line = 0;
+};
+
 struct KernelDecl {
   std::filesystem::path source;  // resolved against the spec's folder
-  std::string entry;
-  std::string language = "c++";
-  bool mustache = false;  // render: mustache
+  std::string entry;  // c++/opencl: an identifier; cuda: a name expression ("scan<{{B}}, 4>")
+  std::string language = "c++";  // "c++", "cuda" (NVRTC) or "opencl" (OpenCL C)
+  bool mustache = false;         // render: mustache
   std::vector<std::string> flags;
+  // Problem sizes also passed to the source as #defines (compile-time constants): the
+  // candidates are then built per problem.
+  std::vector<std::string> size_defines;
+  std::vector<LaunchDecl> launch;  // cuda and opencl: the steps, in order; c++: empty
+  int line = 0;
 };
 
 struct ArgDecl {
@@ -127,12 +144,28 @@ struct SpecChoices {
   std::shared_ptr<KernelTemplate> kernel_template;
   std::vector<ChoicePtr> candidates;
   ChoicePtr reference;
+  // Configs left out because their launch does not fit the device (threads or shared memory per
+  // block over SpecTarget::limits), and the first one's reason.
+  std::uint64_t over_limits = 0;
+  std::string over_limits_example;
 };
+
+// What the candidates are built for. Device kernels (cuda, opencl) and kernels with
+// size_defines are built per problem (their launch or source depends on its sizes): `problem`
+// is then required.
+struct SpecTarget {
+  DeviceLimits limits;                   // Backend::device_limits() of the compiling backend
+  const ProblemDecl* problem = nullptr;  // one of the spec's problems
+};
+
+// True when the spec's candidates depend on the problem (SpecTarget::problem required).
+[[nodiscard]] bool spec_choices_per_problem(const Spec& spec);
 // Reads the kernel (and reference) sources and builds the choices. Reference externs are built a
 // second time so that the reference is independent of the candidate with the same name. An error
 // for an op: spec, whose candidates are the op's. `backend_flags`: the flags of the backend that
 // compiles them (KernelTemplateDesc::header_search_flags).
 [[nodiscard]] Result<SpecChoices> make_spec_choices(
-    const Spec& spec, std::span<const std::string> backend_flags = {});
+    const Spec& spec, std::span<const std::string> backend_flags = {},
+    const SpecTarget& target = {});
 
 }  // namespace ktune

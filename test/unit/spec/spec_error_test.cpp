@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "name: add\nkernel: {source: add.cpp, entry: add, flag: [-O3]}\n",
                 ErrorCode::kInvalidArgument,
                 "2:39: kernel.flag: unknown key; expected one of source, entry, language, "
-                "render, flags"},
+                "render, flags, size_defines, launch"},
         BadCase{"kernel_source_missing", "name: add\nkernel:\n  source: nope.cpp\n  entry: add\n",
                 ErrorCode::kNotFound,
                 "3:11: kernel.source: file not found; expected a file at '" +
@@ -87,9 +87,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "2:34: kernel.entry: '2add' is not an identifier; expected letters, digits and "
                 "'_', not starting with a digit"},
         BadCase{"kernel_language",
-                "name: add\nkernel: {source: add.cpp, entry: add, language: cuda}\n",
+                "name: add\nkernel: {source: add.cpp, entry: add, language: hip}\n",
                 ErrorCode::kInvalidArgument,
-                "2:49: kernel.language: unsupported language 'cuda'; expected one of c++"},
+                "2:49: kernel.language: unsupported language 'hip'; expected one of c++, cuda, "
+                "opencl"},
         BadCase{"kernel_render",
                 "name: add\nkernel: {source: add.cpp, entry: add, render: jinja}\n",
                 ErrorCode::kInvalidArgument,
