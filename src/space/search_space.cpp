@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -89,20 +90,56 @@ Status validate_params(const std::vector<Param>& params) {
   return {};
 }
 
+// Constants share the restrictions' namespace with the parameters, so a clash would make a name
+// mean two things.
+Status validate_constants(const std::vector<Param>& params, const SpaceConstants& constants) {
+  std::set<std::string_view> seen;
+  for (const auto& [name, value] : constants) {
+    if (!is_c_identifier(name)) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("constant '{}': not a C identifier; expected letters, digits "
+                                    "and '_', not starting with a digit",
+                                    name));
+    }
+    if (!seen.insert(name).second) {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("constant '{}': duplicate name; expected each name once", name));
+    }
+    for (const Param& p : params) {
+      if (p.name == name) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          fmt::format("'{}' is both a parameter and a constant (= {}); expected "
+                                      "distinct names (rename the parameter)",
+                                      name, value));
+      }
+    }
+    if (!std::isfinite(value)) {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("constant '{}': value {} is not finite; expected a number", name, value));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 struct SearchSpace::Impl {
-  // Each parameter's values as restriction variables (0 for string values, never read).
-  std::vector<std::vector<double>> numeric;
+  // Per restriction, the names for Stats (RestrictionCount::names, names_constant).
+  std::vector<std::vector<std::string>> names;
+  std::vector<bool> names_constant;
 
   // Runs a SpaceWalk with a fresh RestrictionSet (the parsers hold the variable slots), which
   // keeps the const methods of SearchSpace safe to call from several threads.
   Result<std::uint64_t> walk(const std::vector<Param>& params,
                              const std::vector<std::string>& restrictions,
-                             std::uint64_t max_evaluations, SpaceWalk::Visitor& visitor) const {
-    Result<std::unique_ptr<RestrictionSet>> set = RestrictionSet::create(params, restrictions);
+                             const SpaceConstants& constants, std::uint64_t max_evaluations,
+                             SpaceWalk::Visitor& visitor) const {
+    Result<std::unique_ptr<RestrictionSet>> set =
+        RestrictionSet::create(params, restrictions, constants);
     KTUNE_CHECK(set.has_value());  // create() of the space validated the same input
-    SpaceWalk walk(params, **set, numeric);
+    SpaceWalk walk(params, **set);
     if (Status s = walk.run(max_evaluations, visitor); !s) return std::unexpected(s.error());
     return walk.evaluations();
   }
@@ -114,21 +151,22 @@ SearchSpace::SearchSpace(SearchSpace&&) noexcept = default;
 SearchSpace& SearchSpace::operator=(SearchSpace&&) noexcept = default;
 
 Result<SearchSpace> SearchSpace::create(std::vector<Param> params,
-                                        std::vector<std::string> restrictions) {
+                                        std::vector<std::string> restrictions,
+                                        SpaceConstants constants) {
   if (Status ok = validate_params(params); !ok) return std::unexpected(ok.error());
-  if (auto set = RestrictionSet::create(params, restrictions); !set) {
-    return std::unexpected(set.error());
-  }
+  if (Status ok = validate_constants(params, constants); !ok) return std::unexpected(ok.error());
+  auto set = RestrictionSet::create(params, restrictions, constants);
+  if (!set) return std::unexpected(set.error());
   SearchSpace space;
-  for (const Param& p : params) {
-    std::vector<double>& numeric = space.impl_->numeric.emplace_back();
-    for (const ParamValue& v : p.values) {
-      const auto* i = std::get_if<std::int64_t>(&v);
-      numeric.push_back(i ? static_cast<double>(*i) : 0.0);
-    }
+  for (std::size_t r = 0; r < restrictions.size(); ++r) {
+    std::vector<std::string>& names = space.impl_->names.emplace_back();
+    for (std::size_t p : (*set)->uses()[r]) names.push_back(params[p].name);
+    for (std::size_t c : (*set)->constant_uses()[r]) names.push_back(constants[c].first);
+    space.impl_->names_constant.push_back(!(*set)->constant_uses()[r].empty());
   }
   space.params_ = std::move(params);
   space.restrictions_ = std::move(restrictions);
+  space.constants_ = std::move(constants);
   return space;
 }
 
@@ -173,7 +211,8 @@ Result<std::vector<Config>> SearchSpace::enumerate(const Limits& limits) const {
     }
   } emit(params_, names, configs, limits.max_configs);
 
-  Result<std::uint64_t> walked = impl_->walk(params_, restrictions_, limits.max_evaluations, emit);
+  Result<std::uint64_t> walked =
+      impl_->walk(params_, restrictions_, constants_, limits.max_evaluations, emit);
   if (emit.too_many) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("search space: more than {} valid configs; expected at most "
@@ -186,8 +225,11 @@ Result<std::vector<Config>> SearchSpace::enumerate(const Limits& limits) const {
 
 Result<SearchSpace::Stats> SearchSpace::stats(const Limits& limits) const {
   Stats stats;
-  for (const std::string& r : restrictions_) stats.restrictions.push_back({r, 0});
-  if (!impl_) return stats;
+  if (!impl_) return stats;  // moved-from
+  for (std::size_t r = 0; r < restrictions_.size(); ++r) {
+    stats.restrictions.push_back(
+        {restrictions_[r], impl_->names[r], static_cast<bool>(impl_->names_constant[r]), 0});
+  }
   struct Count final : SpaceWalk::Visitor {
     Stats& stats;
     explicit Count(Stats& s) : stats(s) {}
@@ -203,7 +245,8 @@ Result<SearchSpace::Stats> SearchSpace::stats(const Limits& limits) const {
       return true;
     }
   } count(stats);
-  Result<std::uint64_t> walked = impl_->walk(params_, restrictions_, limits.max_evaluations, count);
+  Result<std::uint64_t> walked =
+      impl_->walk(params_, restrictions_, constants_, limits.max_evaluations, count);
   if (!walked) return std::unexpected(walked.error());
   stats.evaluations = *walked;
   stats.total = 1;
@@ -223,7 +266,7 @@ Result<std::optional<SearchSpace::EmptyCause>> SearchSpace::empty_cause(
   for (std::size_t k = 0; k < restrictions_.size(); ++k) {
     std::vector<std::string> prefix(restrictions_.begin(),
                                     restrictions_.begin() + static_cast<std::ptrdiff_t>(k) + 1);
-    Result<SearchSpace> space = create(params_, std::move(prefix));
+    Result<SearchSpace> space = create(params_, std::move(prefix), constants_);
     if (!space) return std::unexpected(space.error());
     Result<Stats> st = space->stats(limits);
     if (!st) return std::unexpected(st.error());

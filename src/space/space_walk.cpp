@@ -11,9 +11,8 @@ std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
   return out;
 }
 
-SpaceWalk::SpaceWalk(const std::vector<Param>& params, RestrictionSet& eval,
-                     const std::vector<std::vector<double>>& numeric)
-    : params_(params), eval_(eval), numeric_(numeric) {
+SpaceWalk::SpaceWalk(const std::vector<Param>& params, RestrictionSet& eval)
+    : params_(params), eval_(eval), numeric_(eval.values()) {
   const std::size_t n = params.size();
   at_depth_.resize(n);
   rest_.assign(n + 1, 1);

@@ -1,8 +1,9 @@
 // The backtracking walk over a SearchSpace's value indices: parameters are bound in their order,
 // each restriction is evaluated as soon as its last parameter is bound, and a rejection prunes
-// every completion of that prefix. Below the deepest parameter any restriction names, every
-// completion is valid: the walk hands that block to the visitor whole instead of visiting it.
-// Private to the space module.
+// every completion of that prefix. Constants are bound from the start: a restriction that names
+// only constants is evaluated once, before any parameter is bound. Below the deepest parameter any
+// restriction names, every completion is valid: the walk hands that block to the visitor whole
+// instead of visiting it. Private to the space module.
 #pragma once
 
 #include <cstddef>
@@ -33,8 +34,8 @@ class SpaceWalk {
                              std::uint64_t count) = 0;
   };
 
-  SpaceWalk(const std::vector<Param>& params, RestrictionSet& eval,
-            const std::vector<std::vector<double>>& numeric);
+  // The parameters' values are eval.values().
+  SpaceWalk(const std::vector<Param>& params, RestrictionSet& eval);
 
   // kInvalidArgument when the walk needs more than `max_evaluations` restriction evaluations;
   // also fails when the visitor stops it (the visitor's `stop_reason` says why).
@@ -50,9 +51,9 @@ class SpaceWalk {
   RestrictionSet& eval_;
   const std::vector<std::vector<double>>& numeric_;
   std::vector<std::vector<std::size_t>> at_depth_;  // restrictions whose last parameter is d
-  std::vector<std::size_t> constant_;               // restrictions that name no parameter
-  std::vector<std::uint64_t> rest_;                 // rest_[d]: product of sizes d..n-1
-  std::size_t free_from_ = 0;  // parameters from here on appear in no restriction
+  std::vector<std::size_t> constant_;  // restrictions that name no parameter (constants only)
+  std::vector<std::uint64_t> rest_;    // rest_[d]: product of sizes d..n-1
+  std::size_t free_from_ = 0;          // parameters from here on appear in no restriction
   std::vector<std::size_t> index_;
   std::uint64_t evaluations_ = 0;
   std::uint64_t max_evaluations_ = 0;

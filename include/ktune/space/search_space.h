@@ -1,7 +1,11 @@
 // SearchSpace: tunable parameters with their value lists, restrictions as expressions over them
 // (muparser syntax: TILE_M * TILE_N <= 4096 && UNROLL != 3), and enumeration of valid configs.
 // Restrictions may use && || == != < <= > >= + - * / ^ ?: and muparser's functions (min, max,
-// abs, ...), plus `!` (logical not, prefix; `!!x` does not parse) and `%` (fmod, binds like *).
+// abs, ...), plus `!` (logical not, prefix; `!!x` does not parse), `%` (fmod, binds like *),
+// floor, ceil and ceil_div(a, b) (integer ceiling division; b <= 0 gives NaN). Besides the
+// parameters they may name constants (problem sizes, device limits) bound for the whole space.
+// A string parameter may only be compared with a string literal: SCHED == "dynamic",
+// SCHED != 'static', "dynamic" == SCHED (or with another string parameter).
 // Values are doubles during evaluation: integers are exact up to 2^53. A restriction keeps a
 // config when it evaluates to a non-zero number (NaN rejects).
 #pragma once
@@ -11,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -18,7 +23,8 @@
 
 namespace ktune {
 
-// Integers are usable in restrictions; strings reach the source as raw tokens only.
+// Integers are usable in restrictions as numbers; strings in == and != with string literals. In
+// the source both are raw tokens.
 using ParamValue = std::variant<std::int64_t, std::string>;
 [[nodiscard]] std::string param_value_str(const ParamValue& value);
 
@@ -45,13 +51,21 @@ struct SpaceLimits {
   std::uint64_t max_configs = 200'000;         // enumerate() only: configs materialised
 };
 
+// A name bound to one value in every restriction of a space: a problem size, a device limit.
+using SpaceConstants = std::vector<std::pair<std::string, double>>;
+
 class SearchSpace {
  public:
   struct RestrictionCount {
     std::string expression;
+    // The parameters (in parameter order) then the constants (in constant order) it names, so a
+    // caller can tell restrictions on the device's limits from restrictions on the kernel.
+    std::vector<std::string> names;
+    bool names_constant = false;  // it names at least one constant
     // Configs this restriction rejected first. The walk binds parameters in their order and
     // evaluates each restriction as soon as its last parameter is bound (restrictions bound at
-    // the same parameter in list order), so a rejection near the root counts a whole subtree.
+    // the same parameter in list order), so a rejection near the root counts a whole subtree; a
+    // restriction that names only constants is evaluated once, and when false removes them all.
     std::uint64_t removed = 0;
   };
   struct Stats {
@@ -63,10 +77,13 @@ class SearchSpace {
   using Limits = SpaceLimits;
 
   // Fails (kInvalidArgument) on an empty or duplicate parameter, an empty value list, a name that
-  // is not a C identifier, and a restriction that does not parse, names an unknown or string
-  // parameter, or does not evaluate; the message names the restriction and the problem.
+  // is not a C identifier, a constant that is not a C identifier, is not finite, or has the name
+  // of a parameter or another constant, and a restriction that does not parse, names something
+  // that is neither a parameter nor a constant, uses a string parameter other than in == or !=
+  // with a string, or does not evaluate; the message names the restriction and the problem.
   [[nodiscard]] static Result<SearchSpace> create(std::vector<Param> params,
-                                                  std::vector<std::string> restrictions);
+                                                  std::vector<std::string> restrictions,
+                                                  SpaceConstants constants = {});
 
   SearchSpace();
   ~SearchSpace();
@@ -75,6 +92,7 @@ class SearchSpace {
 
   [[nodiscard]] const std::vector<Param>& params() const { return params_; }
   [[nodiscard]] const std::vector<std::string>& restrictions() const { return restrictions_; }
+  [[nodiscard]] const SpaceConstants& constants() const { return constants_; }
   // Valid configs in lexicographic order of value indices (the last parameter varies fastest),
   // by backtracking: a restriction prunes every config below the parameter where it fails, so
   // the walk visits the valid configs and the rejected prefixes, not the whole product.
@@ -95,6 +113,7 @@ class SearchSpace {
   struct Impl;
   std::vector<Param> params_;
   std::vector<std::string> restrictions_;
+  SpaceConstants constants_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -128,18 +128,21 @@ TEST(SearchSpace, ParamValueStr) {
 
 TEST(SearchSpaceErrors, UnknownNameListsKnownParams) {
   EXPECT_EQ(create_error({{"TILE_M", Values{1}}, {"TILE_N", Values{2}}}, {"TILE_X <= 4"}),
-            "restriction 'TILE_X <= 4': unknown parameter 'TILE_X'; known: TILE_M, TILE_N");
+            "restriction 'TILE_X <= 4': unknown name 'TILE_X'; expected a parameter (TILE_M, "
+            "TILE_N)");
 }
 
 TEST(SearchSpaceErrors, UnknownNameInLaterRestriction) {
   EXPECT_EQ(create_error({{"A", Values{1}}}, {"A > 0", "A + b > 1"}),
-            "restriction 'A + b > 1': unknown parameter 'b'; known: A");
+            "restriction 'A + b > 1': unknown name 'b'; expected a parameter (A)");
+  EXPECT_EQ(create_error({}, {"b > 1"}),
+            "restriction 'b > 1': unknown name 'b'; expected a parameter (none)");
 }
 
-TEST(SearchSpaceErrors, StringParamInRestriction) {
+TEST(SearchSpaceErrors, StringParamComparedWithANumber) {
   EXPECT_EQ(create_error({{"LAYOUT", Values{"nn", "nt"}}}, {"LAYOUT == 1"}),
-            "restriction 'LAYOUT == 1': parameter 'LAYOUT' has string values; expected only "
-            "integer parameters in restrictions");
+            "restriction 'LAYOUT == 1': LAYOUT is a string parameter; compare it with a string "
+            "literal (LAYOUT == \"value\" or LAYOUT != \"value\")");
 }
 
 TEST(SearchSpaceErrors, RestrictionDoesNotParse) {
