@@ -1,6 +1,8 @@
 // make_spec_choices: what a spec tunes (template configs, then externs) and its reference.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -35,6 +37,31 @@ KernelTemplateDesc with_search_flags(KernelTemplateDesc desc,
                                      std::span<const std::string> backend_flags) {
   desc.header_search_flags.assign(backend_flags.begin(), backend_flags.end());
   return desc;
+}
+
+// The identifiers of an expression outside its string literals (function names too).
+std::vector<std::string> identifiers(std::string_view text) {
+  std::vector<std::string> out;
+  std::string word;
+  char quote = 0;
+  for (char c : std::string(text) + " ") {
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      continue;
+    }
+    const bool ident = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (ident) {
+      word += c;
+    } else if (!word.empty()) {
+      if (!std::isdigit(static_cast<unsigned char>(word[0]))) out.push_back(word);
+      word.clear();
+    }
+  }
+  return out;
 }
 
 std::string problem_label(const ProblemDecl& problem) {
@@ -141,11 +168,46 @@ Result<ChoicePtr> make_reference(const Spec& spec, const SpecTarget& target) {
                                 spec.file.string(), ref.extern_name));
 }
 
+void count_limit_restrictions(const Spec& spec, const SearchSpace& space, SpecChoices& out) {
+  const std::vector<std::string> limits = device_limit_names(spec.kernel.language);
+  bool any = false;
+  for (const std::string& r : spec.restrictions) {
+    for (const std::string& name : identifiers(r)) {
+      any = any || std::find(limits.begin(), limits.end(), name) != limits.end();
+    }
+  }
+  if (!any) return;
+  auto stats = space.stats();
+  if (!stats) return;  // enumerate() reports the same failure
+  for (const SearchSpace::RestrictionCount& rc : stats->restrictions) {
+    bool names_limit = std::any_of(rc.names.begin(), rc.names.end(), [&](const std::string& n) {
+      return std::find(limits.begin(), limits.end(), n) != limits.end();
+    });
+    if (!names_limit || rc.removed == 0) continue;
+    if (out.over_limits == 0) {
+      out.over_limits_example = fmt::format("restriction `{}` removed {}", rc.expression, rc.removed);
+    }
+    out.over_limits += rc.removed;
+  }
+}
+
 }  // namespace
 
 bool spec_choices_per_problem(const Spec& spec) {
-  return spec.kernel.language != "c++" || !spec.kernel.size_defines.empty() ||
-         !spec.reference.kernel.size_defines.empty();
+  if (spec.kernel.language != "c++" || !spec.kernel.size_defines.empty() ||
+      !spec.reference.kernel.size_defines.empty()) {
+    return true;
+  }
+  // Restrictions naming a problem size: the space itself differs per problem.
+  if (spec.problems.empty()) return false;
+  const SpaceConstants sizes = spec_space_constants(spec, SpecTarget{{}, &spec.problems.front()});
+  for (const std::string& r : spec.restrictions) {
+    for (const std::string& name : identifiers(r)) {
+      if (std::any_of(sizes.begin(), sizes.end(), [&](const auto& c) { return c.first == name; }))
+        return true;
+    }
+  }
+  return false;
 }
 
 Result<SpecChoices> make_spec_choices(const Spec& spec, std::span<const std::string> backend_flags,
@@ -153,12 +215,11 @@ Result<SpecChoices> make_spec_choices(const Spec& spec, std::span<const std::str
   if (!spec.op.name.empty()) return spec_detail::op_spec_error(spec, "candidates");
   auto source = read_file(spec.kernel.source);
   if (!source) return std::unexpected(source.error());
-  auto space = SearchSpace::create(spec.params, spec.restrictions);
-  if (!space) {
-    return make_error(space.error().code,
-                      fmt::format("{}: {}", spec.file.string(), space.error().message));
-  }
+  auto space = spec_search_space(spec, target);
+  if (!space) return std::unexpected(space.error());
   SpecChoices out;
+  // Configs removed by restrictions that name a device limit are over the device's limits too.
+  if (!target.limits.empty()) count_limit_restrictions(spec, *space, out);
   std::string name = spec.name;
   if (!spec.epilogue.empty()) {
     name = fmt::format("{}_{}", spec.name, spec.epilogue.tag());
@@ -197,7 +258,7 @@ Result<SpecChoices> make_spec_choices(const Spec& spec, std::span<const std::str
   }
   // Only here, where nothing is left: the check counts the space again under each restriction.
   if (candidates->empty()) {
-    if (Status s = check_space_not_empty(spec); !s) return std::unexpected(s.error());
+    if (Status s = check_space_not_empty(spec, target); !s) return std::unexpected(s.error());
   }
   out.candidates = std::move(*candidates);
   for (const ExternDesc& desc : spec.externs) {

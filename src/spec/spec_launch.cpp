@@ -259,9 +259,12 @@ Status parse_launch(const Reader& r, const YAML::Node& kernel_node, const std::s
     kernel.size_defines = std::move(*names);
   }
   YAML::Node entry = kernel_node["entry"];
-  if (auto ok = check_entry(r, entry, field(path, "entry"), spec, kernel.language, kernel.entry);
-      !ok) {
-    return ok;
+  if (entry.IsDefined()) {
+    if (auto ok =
+            check_entry(r, entry, field(path, "entry"), spec, kernel.language, kernel.entry);
+        !ok) {
+      return ok;
+    }
   }
   YAML::Node launch = kernel_node["launch"];
   const bool device = kernel.language != "c++";
@@ -299,9 +302,15 @@ Status parse_launch(const Reader& r, const YAML::Node& kernel_node, const std::s
       return ok;
     }
   }
-  for (LaunchDecl& step : kernel.launch) {
+  for (std::size_t i = 0; i < kernel.launch.size(); ++i) {
+    LaunchDecl& step = kernel.launch[i];
     if (step.entry.empty()) step.entry = kernel.entry;
+    if (step.entry.empty()) {
+      return r.fail(launch[i], item(launch_path, i),
+                    "missing 'entry'; expected one per step, or kernel.entry for them all");
+    }
   }
+  if (kernel.entry.empty()) kernel.entry = kernel.launch.front().entry;
   return {};
 }
 

@@ -36,11 +36,18 @@ Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view pa
                   ErrorCode::kNotFound);
   }
 
-  auto entry_node = r.require(node, path, "entry");
-  if (!entry_node) return std::unexpected(entry_node.error());
-  auto entry = r.string(*entry_node, field(path, "entry"));
-  if (!entry) return std::unexpected(entry.error());
-  out.entry = *entry;
+  // A list of launch steps may name each step's entry instead.
+  YAML::Node entry_node = node["entry"];
+  const bool steps_name_entries = node["launch"].IsSequence();
+  if (!entry_node.IsDefined() && !steps_name_entries) {
+    auto required = r.require(node, path, "entry");
+    if (!required) return std::unexpected(required.error());
+  }
+  if (entry_node.IsDefined()) {
+    auto entry = r.string(entry_node, field(path, "entry"));
+    if (!entry) return std::unexpected(entry.error());
+    out.entry = *entry;
+  }
 
   if (YAML::Node lang = node["language"]; lang.IsDefined()) {
     auto text = r.string(lang, field(path, "language"));
@@ -59,12 +66,13 @@ Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view pa
     out.language = *text;
   }
   // The entry's form now; its {{P}} placeholders once the params are known (parse_launch).
-  if (out.language == "cuda") {
+  if (!entry_node.IsDefined()) {
+  } else if (out.language == "cuda") {
     if (auto ok = check_cuda_entry(out.entry); !ok) {
-      return r.fail(*entry_node, field(path, "entry"),
+      return r.fail(entry_node, field(path, "entry"),
                     fmt::format("'{}': {}", out.entry, ok.error()));
     }
-  } else if (auto ident = r.identifier(*entry_node, field(path, "entry")); !ident) {
+  } else if (auto ident = r.identifier(entry_node, field(path, "entry")); !ident) {
     return std::unexpected(ident.error());
   }
   if (YAML::Node render = node["render"]; render.IsDefined()) {

@@ -29,13 +29,14 @@ std::unexpected<Error> locate_space_error(const Reader& r, const Error& error,
                                           const std::vector<YAML::Node>& param_keys,
                                           const std::vector<std::string>& restrictions,
                                           const std::vector<YAML::Node>& restriction_nodes,
-                                          const YAML::Node& fallback) {
+                                          const YAML::Node& fallback,
+                                          const SpaceConstants& constants) {
   for (std::size_t i = 0; i < params.size(); ++i) {
     auto alone = SearchSpace::create({params[i]}, {});
     if (!alone) return r.fail(param_keys[i], field("params", params[i].name), error.message);
   }
   for (std::size_t i = 0; i < restrictions.size(); ++i) {
-    auto with_one = SearchSpace::create(params, {restrictions[i]});
+    auto with_one = SearchSpace::create(params, {restrictions[i]}, constants);
     if (!with_one) return r.fail(restriction_nodes[i], item("restrictions", i), error.message);
   }
   return r.fail(fallback, "params", error.message);
@@ -129,10 +130,27 @@ Status parse_space(const Reader& r, const YAML::Node& params, const YAML::Node& 
       spec.restriction_lines.push_back(mark.is_null() ? 0 : mark.line + 1);
     }
   }
-  auto space = SearchSpace::create(spec.params, spec.restrictions);
+  // Names are checked against the first problem's sizes and, for a device kernel, the device
+  // limits with stand-in values: the real ones come with each problem and backend.
+  SpaceConstants constants;
+  if (!spec.problems.empty()) {
+    for (const auto& [name, value] : spec.problems.front().sizes) {
+      bool param = std::any_of(spec.params.begin(), spec.params.end(),
+                               [&](const Param& p) { return p.name == name; });
+      if (!param) constants.emplace_back(name, static_cast<double>(value));
+    }
+  }
+  for (const std::string& name : device_limit_names(spec.kernel.language)) {
+    if (std::none_of(constants.begin(), constants.end(),
+                     [&](const auto& c) { return c.first == name; })) {
+      constants.emplace_back(name, 1024);
+    }
+  }
+  auto space = SearchSpace::create(spec.params, spec.restrictions, constants);
   if (!space) {
     return locate_space_error(r, space.error(), spec.params, param_keys, spec.restrictions,
-                              restriction_nodes, params.IsDefined() ? params : restrictions);
+                              restriction_nodes, params.IsDefined() ? params : restrictions,
+                              constants);
   }
   return {};
 }
@@ -160,8 +178,50 @@ Status parse_externs(const Reader& r, const YAML::Node& node, const std::vector<
 
 namespace ktune {
 
-Status check_space_not_empty(const Spec& spec) {
-  auto space = SearchSpace::create(spec.params, spec.restrictions);
+std::vector<std::string> device_limit_names(std::string_view language) {
+  if (language == "cuda") {
+    return {"max_threads_per_block", "max_shared_bytes_per_block", "warp_size", "sm_count",
+            "cc_major", "cc_minor"};
+  }
+  if (language == "opencl") {
+    return {"max_work_group_size", "local_mem_bytes", "max_threads_per_block",
+            "max_shared_bytes_per_block"};
+  }
+  return {};
+}
+
+SpaceConstants spec_space_constants(const Spec& spec, const SpecTarget& target) {
+  SpaceConstants out;
+  // A size with a parameter's name stays unseen: the parameter is what restrictions mean.
+  auto is_param = [&](const std::string& name) {
+    return std::any_of(spec.params.begin(), spec.params.end(),
+                       [&](const Param& p) { return p.name == name; });
+  };
+  if (target.problem != nullptr) {
+    for (const auto& [name, value] : target.problem->sizes) {
+      if (!is_param(name)) out.emplace_back(name, static_cast<double>(value));
+    }
+  }
+  for (const auto& [name, value] : target.limits) {
+    const std::vector<std::string> known = device_limit_names(spec.kernel.language);
+    if (std::find(known.begin(), known.end(), name) != known.end()) out.emplace_back(name, value);
+  }
+  return out;
+}
+
+Result<SearchSpace> spec_search_space(const Spec& spec, const SpecTarget& target) {
+  auto space = SearchSpace::create(spec.params, spec.restrictions,
+                                   spec_space_constants(spec, target));
+  if (!space) {
+    return make_error(space.error().code,
+                      fmt::format("{}: {}", spec.file.string(), space.error().message));
+  }
+  return space;
+}
+
+Status check_space_not_empty(const Spec& spec, const SpecTarget& target) {
+  auto space = SearchSpace::create(spec.params, spec.restrictions,
+                                   spec_space_constants(spec, target));
   if (!space) return std::unexpected(space.error());
   auto cause = space->empty_cause();
   if (!cause) return std::unexpected(cause.error());

@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 
 #include "cli.h"
 #include "core/build_support.h"
+#include "ktune/backend/cuda_backend.h"
+#include "ktune/backend/opencl_backend.h"
 #include "ktune/choice/kernel_template.h"
 #if KTUNE_HAVE_CUDA
 #include "ktune/ops/cuda_gemm.h"
@@ -20,6 +23,8 @@ namespace {
 struct SpaceFlags {
   std::string spec;
   bool list = false;
+  std::string arch;           // cuda kernels: whose limits; empty: the GPU's, else sm_90a's
+  std::string opencl_device;  // opencl kernels
 };
 
 // The parameters, the product, what each restriction removes, the valid count and, with --list,
@@ -28,7 +33,8 @@ struct SpaceFlags {
 // `spec`: the user's space, for which no valid config is an error naming the restriction to
 // relax; null for a template's space.
 bool print_space(const SpaceFlags& f, const SearchSpace& space, const std::string& indent,
-                 const std::string& extra, const Spec* spec = nullptr) {
+                 const std::string& extra, const Spec* spec = nullptr,
+                 const SpecTarget& target = {}) {
   for (const Param& p : space.params()) {
     std::string values;
     for (const ParamValue& v : p.values)
@@ -51,7 +57,7 @@ bool print_space(const SpaceFlags& f, const SearchSpace& space, const std::strin
              st->evaluations);
   if (spec && st->valid == 0) {
     // The table above counts first rejections; the error names the restriction to relax.
-    Status s = check_space_not_empty(*spec);
+    Status s = check_space_not_empty(*spec, target);
     fmt::print(stderr, "error: {}\n", s ? "no valid config" : s.error().message);
     return false;
   }
@@ -93,13 +99,87 @@ int run_op_space(const SpaceFlags& f, const Spec& spec) {
 #endif
 }
 
-int run_space(const SpaceFlags& f) {
+// The device limits a device kernel's space is counted against: the GPU's (or --arch's, else
+// sm_90a's without a GPU), the OpenCL device's; none for c++.
+std::optional<DeviceLimits> space_limits(const SpaceFlags& f, const Spec& spec,
+                                         const CliContext& ctx) {
+  if (spec.kernel.language == "cuda") {
+#if KTUNE_HAVE_CUDA
+    CudaCompileOptions o;
+    o.arch = f.arch;
+    auto backend = CudaBackend::create(o, ctx.cache_dir);
+    if (!backend && f.arch.empty()) {
+      o.arch = "sm_90a";
+      backend = CudaBackend::create(o, ctx.cache_dir);
+      if (backend) fmt::print("no GPU visible: counted against sm_90a's limits (--arch)\n");
+    }
+    if (!backend) {
+      fmt::print(stderr, "error: {}\n", backend.error().message);
+      return std::nullopt;
+    }
+    return backend->device_limits();
+#else
+    fmt::print(stderr, "error: {}: {}\n", f.spec, not_built(BuildFeature::kCuda).message);
+    return std::nullopt;
+#endif
+  }
+  if (spec.kernel.language == "opencl") {
+#if KTUNE_HAVE_OPENCL
+    OpenCLOptions o;
+    o.device = f.opencl_device;
+    auto backend = OpenCLBackend::create(o, ctx.cache_dir);
+    if (!backend) {
+      fmt::print(stderr, "error: {}\n", backend.error().message);
+      return std::nullopt;
+    }
+    fmt::print("counted against {}'s limits\n", backend->device_name());
+    return backend->device_limits();
+#else
+    fmt::print(stderr, "error: {}: {}\n", f.spec, not_built(BuildFeature::kOpenCL).message);
+    return std::nullopt;
+#endif
+  }
+  return DeviceLimits{};
+}
+
+// Candidates per problem: each problem's space (its sizes bound), then what is left after the
+// device's limits.
+int run_problem_spaces(const SpaceFlags& f, const Spec& spec, const CliContext& ctx) {
+  std::optional<DeviceLimits> limits = space_limits(f, spec, ctx);
+  if (!limits) return kExitError;
+  for (const ProblemDecl& problem : spec.problems) {
+    const SpecTarget target{*limits, &problem};
+    fmt::print("problem {}:\n", problem.name);
+    auto space = spec_search_space(spec, target);
+    if (!space) {
+      fmt::print(stderr, "error: {}\n", space.error().message);
+      return kExitError;
+    }
+    if (!print_space(f, *space, "  ", "", &spec, target)) return kExitError;
+    auto choices = make_spec_choices(spec, {}, target);
+    if (!choices) {
+      fmt::print(stderr, "error: {}\n", choices.error().message);
+      return kExitError;
+    }
+    const std::size_t n = choices->candidates.size();
+    fmt::print("  {} candidate(s) to compile", n);
+    if (choices->over_limits > 0) {
+      fmt::print("; {} config(s) over the device's limits (the first: {})", choices->over_limits,
+                 choices->over_limits_example);
+    }
+    fmt::print("\n");
+  }
+  return 0;
+}
+
+int run_space(const SpaceFlags& f, const CliContext& ctx) {
   auto spec = load_spec(f.spec);
   if (!spec) {
     fmt::print(stderr, "error: {}\n", spec.error().message);
     return kExitError;
   }
   if (!spec->op.name.empty()) return run_op_space(f, *spec);
+  if (spec_choices_per_problem(*spec)) return run_problem_spaces(f, *spec, ctx);
   auto space = SearchSpace::create(spec->params, spec->restrictions);
   if (!space) {
     fmt::print(stderr, "error: {}: {}\n", f.spec, space.error().message);
@@ -119,7 +199,12 @@ void add_space_command(CLI::App& app, CliContext& ctx) {
       "removes, and the valid count (an op: spec: each of its op's templates)");
   cmd->add_option("spec", f->spec, "Spec file (YAML or JSON)")->required();
   cmd->add_flag("--list", f->list, "Print every valid config");
-  cmd->callback([f, &ctx] { ctx.exit_code = run_space(*f); });
+  cmd->add_option("--arch", f->arch,
+                  "cuda kernel specs: count against this architecture's limits (sm_80, sm_90a, "
+                  "...); default: the GPU's, else sm_90a's");
+  cmd->add_option("--opencl-device", f->opencl_device,
+                  "opencl kernel specs: count against this device's limits ([<platform>:]<device>)");
+  cmd->callback([f, &ctx] { ctx.exit_code = run_space(*f, ctx); });
 }
 
 }  // namespace ktune::cli

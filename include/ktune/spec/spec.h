@@ -34,6 +34,8 @@ struct LaunchDecl {
   int line = 0;
 };
 
+struct SpecTarget;
+
 struct KernelDecl {
   std::filesystem::path source;  // resolved against the spec's folder
   std::string entry;  // c++/opencl: an identifier; cuda: a name expression ("scan<{{B}}, 4>")
@@ -121,7 +123,7 @@ struct Spec {
 // the restriction that removed the last ones with its file:line:
 //   "spec.yaml:27: restrictions[3] (`PACK_B == 0 || LOOP_ORDER == 0`) removed the last 12 configs
 //   ...". `ktune space` and `ktune tune` (through make_spec_choices) report it.
-[[nodiscard]] Status check_space_not_empty(const Spec& spec);
+[[nodiscard]] Status check_space_not_empty(const Spec& spec, const SpecTarget& target);
 
 // The size a problem binds (`name`), or nullopt.
 [[nodiscard]] std::optional<std::int64_t> problem_size(const ProblemDecl& decl,
@@ -158,8 +160,18 @@ struct SpecTarget {
   const ProblemDecl* problem = nullptr;  // one of the spec's problems
 };
 
-// True when the spec's candidates depend on the problem (SpecTarget::problem required).
+// True when the spec's candidates depend on the problem (SpecTarget::problem required): a
+// device kernel, size_defines, or restrictions naming problem sizes.
 [[nodiscard]] bool spec_choices_per_problem(const Spec& spec);
+
+// The names a spec's restrictions see beside its params for a target: the problem's sizes (with
+// a problem) and the device's limits.
+[[nodiscard]] SpaceConstants spec_space_constants(const Spec& spec, const SpecTarget& target);
+// The spec's search space for a target (SearchSpace::create with spec_space_constants).
+[[nodiscard]] Result<SearchSpace> spec_search_space(const Spec& spec, const SpecTarget& target);
+// The device-limit names a restriction of a device kernel may use (docs/spec.md); the values
+// come from the backend (Backend::device_limits).
+[[nodiscard]] std::vector<std::string> device_limit_names(std::string_view language);
 // Reads the kernel (and reference) sources and builds the choices. Reference externs are built a
 // second time so that the reference is independent of the candidate with the same name. An error
 // for an op: spec, whose candidates are the op's. `backend_flags`: the flags of the backend that
