@@ -22,8 +22,7 @@
 extern "C" __global__ void __launch_bounds__(block_size_x * block_size_y)
     conv2d(float* __restrict__ out, const float* __restrict__ in, const float* __restrict__ filter,
            int W, int H) {
-  const int IW = W + FW - 1;  // input (padded image) width and height
-  const int IH = H + FH - 1;
+  const int IW = W + FW - 1;  // input (padded image) width
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int bx = blockIdx.x * block_size_x * tile_size_x;  // the block's first output column
   const int by = blockIdx.y * block_size_y * tile_size_y;  // and row
@@ -40,6 +39,7 @@ extern "C" __global__ void __launch_bounds__(block_size_x * block_size_y)
   constexpr int SH_H = block_size_y * tile_size_y + FH - 1;
   constexpr int SH_W = block_size_x * tile_size_x + FW - 1;
   __shared__ float sh[SH_H][SH_W + use_padding];
+  const int IH = H + FH - 1;
   for (int i = ty; i < SH_H; i += block_size_y)
     for (int j = tx; j < SH_W; j += block_size_x) {
       const int y = by + i, x = bx + j;
