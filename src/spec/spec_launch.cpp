@@ -111,6 +111,11 @@ Status check_launch_expr(const Reader& r, const YAML::Node& node, const std::str
   if (names->empty()) {
     auto value = eval_expr(*text, {});
     if (!value) return r.fail(node, path, fmt::format("'{}': {}", *text, value.error()));
+    const double low = path.ends_with("shared_bytes") ? 0 : 1;
+    if (*value < low || *value != std::floor(*value)) {
+      return r.fail(node, path,
+                    fmt::format("'{}' is {}; expected a whole number >= {}", *text, *value, low));
+    }
   }
   out = *text;
   return {};

@@ -38,7 +38,8 @@ Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view pa
 
   // A list of launch steps may name each step's entry instead.
   YAML::Node entry_node = node["entry"];
-  const bool steps_name_entries = node["launch"].IsSequence();
+  const YAML::Node launch = node["launch"];
+  const bool steps_name_entries = launch.IsDefined() && launch.IsSequence();
   if (!entry_node.IsDefined() && !steps_name_entries) {
     auto required = r.require(node, path, "entry");
     if (!required) return std::unexpected(required.error());
