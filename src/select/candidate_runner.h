@@ -49,7 +49,8 @@ class CandidateRunner {
 
   // Runs the reference once (null: none): in a worker when isolated and it has a LaunchSpec,
   // else here (writing its outputs for the workers when isolated). kInvalidArgument when the
-  // reference fails to load or run soundly.
+  // reference fails to load or run soundly. May be called again (a stand-in reference found
+  // among the candidates): it replaces what the last call prepared.
   [[nodiscard]] Status prepare(Choice* reference);
   // Verifies the candidate and, with `measure`, measures it.
   [[nodiscard]] RunResult run(Choice& choice, bool measure);
@@ -62,6 +63,8 @@ class CandidateRunner {
 
  private:
   [[nodiscard]] bool isolated(const Choice& choice) const;
+  [[nodiscard]] Status prepare_reference(Choice& reference);
+  void clear_reference();  // no reference from now on; the reference file removed
   // The reference prepared by a worker (its time from the response) or in this process.
   [[nodiscard]] Status prepare_in_worker(const Choice& reference, const LaunchSpec& launch);
   [[nodiscard]] Status prepare_here(Choice& reference);

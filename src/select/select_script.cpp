@@ -113,7 +113,10 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   // later serves that time. Only the decide stage, which compares, is left out.
   const bool single = ctx.candidates.size() == 1;
   const LoadWatch load{runner.cpu_clock(), runner.cores()};
-  run_stage(ctx, runner, /*measure=*/true, records);
+  // Without a reference, the first valid candidate stands in for one (run_stage), loudly.
+  std::optional<std::string> stand_in;
+  run_stage(ctx, runner, /*measure=*/true, records, reference ? nullptr : &stand_in);
+  sel.record.stand_in = stand_in;
   Decision decision;
   if (!single) decision = decide_stage(ctx, runner, records, load);
 

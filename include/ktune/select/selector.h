@@ -127,6 +127,11 @@ class Selector {
 // The settings of `options` that a tuning's measurements depend on, as stored with its record.
 [[nodiscard]] MeasureSettings measure_settings(const SelectorOptions& options);
 
+// What the AUTOTUNE table, the summary and the progress lines say when there is no reference:
+// "no reference: candidates compared with each other (against the first valid candidate,
+// <stand_in>)".
+[[nodiscard]] std::string no_reference_note(const std::string& stand_in);
+
 // The AUTOTUNE table: a title line, the fastest `rows` valid candidates (time, % of best, info),
 // every failure with its outcome and message, and a summary line.
 [[nodiscard]] std::string format_autotune_table(const std::string& title,
