@@ -128,8 +128,8 @@ struct TuningRecord {
   std::optional<MeasureSettings> settings;
   // Set when the tuning had no reference: the candidate that stood in for one (the first in
   // candidate order that passed the checks that need no reference), whose outputs every other
-  // candidate was compared with.
-  std::optional<std::string> stand_in;
+  // candidate was compared with. `{}` so that the braced records of MultiKernel stay complete.
+  std::optional<std::string> stand_in{};
 };
 
 // A candidate as the caller of a lookup knows it: its name and the identity it keyed the lookup
