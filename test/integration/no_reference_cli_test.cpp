@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "support/cli_run.h"
 
 namespace ktune::test {
@@ -16,7 +19,10 @@ TEST(NoReferenceCli, TheFirstValidCandidateStandsInAndTheWrongOneFails) {
   ScratchDir cache("no-reference");
   const std::vector<std::string> tune = {"tune", data_path("no_reference/scale.yaml"),
                                          "--budget-ms", "2"};
-  CliResult r = run_cli(cache.path(), tune);
+  std::vector<std::string> logged = tune;
+  const std::string log = (cache.path() / "tune.jsonl").string();
+  logged.insert(logged.end(), {"--json-log", log});
+  CliResult r = run_cli(cache.path(), logged);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string note =
       "no reference: candidates compared with each other (against the first valid candidate, "
@@ -27,6 +33,12 @@ TEST(NoReferenceCli, TheFirstValidCandidateStandsInAndTheWrongOneFails) {
   EXPECT_THAT(r.output, testing::ContainsRegex("scale_VARIANT2 +wrong_result"));
   EXPECT_THAT(r.output, HasSubstr("[comparison basis: stands in for the missing reference]"));
   EXPECT_THAT(r.output, HasSubstr("GB/s    Gelem/s"));  // the metrics' header
+
+  std::ifstream in(log);
+  std::stringstream lines;
+  lines << in.rdbuf();
+  EXPECT_THAT(lines.str(), HasSubstr("\"stand_in\":\"scale_VARIANT0\"")) << lines.str();
+  EXPECT_THAT(lines.str(), HasSubstr("\"metrics\":{\"GB/s\":")) << lines.str();
 
   CliResult exported = run_cli(cache.path(), {"cache", "export", "-"});
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
