@@ -129,8 +129,8 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
     const std::string cells = metric_cells(c, metrics);
     if (c.stats && c.stats->median_ns > 0) {
       out += fmt::format("  {:<{}} {:>11} {:>6.1f}%{}  {}{}\n", c.name, width,
-                         format_time(c.stats->median_ns), 100.0 * best / c.stats->median_ns,
-                         cells, c.info, basis(c));
+                         format_time(c.stats->median_ns), 100.0 * best / c.stats->median_ns, cells,
+                         c.info, basis(c));
     } else {
       out += fmt::format("  {:<{}} {:>11} {:>7}{}  {}{}\n", c.name, width, "-", "-", cells, c.info,
                          basis(c));

@@ -87,8 +87,7 @@ Status CandidateRunner::prepare_reference(Choice& reference) {
   if (pool_) {
     // Isolated: a reference that a worker can run never runs in this process (a swapped or
     // broken one costs a worker, not ktune), and its outputs never pass through a file.
-    if (auto launch = reference.launch_spec(problem_))
-      return prepare_in_worker(reference, *launch);
+    if (auto launch = reference.launch_spec(problem_)) return prepare_in_worker(reference, *launch);
   }
   if (Status s = prepare_here(reference); !s) return s;
   if (!pool_) return {};

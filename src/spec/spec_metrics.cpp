@@ -21,8 +21,7 @@ Status parse_metrics(const Reader& r, const YAML::Node& node, const std::set<std
   for (const auto& kv : node) {
     const YAML::Node& key = kv.first;
     if (!key.IsScalar() || key.Scalar().empty()) {
-      return r.fail(key, "metrics",
-                    fmt::format("expected a metric's name; got {}", describe(key)));
+      return r.fail(key, "metrics", fmt::format("expected a metric's name; got {}", describe(key)));
     }
     const std::string& name = key.Scalar();
     const std::string path = field("metrics", name);

@@ -135,10 +135,10 @@ Status parse_tolerance(const Reader& r, const YAML::Node& node, const std::vecto
 Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem::path& dir,
                  Spec& spec) {
   if (root["op"].IsDefined()) return parse_op_spec(r, root, spec);
-  if (auto ok = r.check_keys(root, "",
-                             {"name", "kernel", "args", "problems", "params", "restrictions",
-                              "reference", "tolerance", "externs", "seed", "epilogue", "op",
-                              "metrics"});
+  if (auto ok =
+          r.check_keys(root, "",
+                       {"name", "kernel", "args", "problems", "params", "restrictions", "reference",
+                        "tolerance", "externs", "seed", "epilogue", "op", "metrics"});
       !ok) {
     return ok;
   }

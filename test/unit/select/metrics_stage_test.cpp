@@ -29,8 +29,8 @@ TEST(MetricsStage, StoredPerMeasuredCandidateAndRecomputedOnAHit) {
   std::unique_ptr<TuningCache> cache = make_memory_cache();
   TuningKey key{"fake_op", "n=1", "abc", "", "", ""};
   FakeRunner runner;
-  runner.fixed = {{"a", {Outcome::kOk, 2e9}}, {"b", {Outcome::kOk, 4e9}},
-                  {"bad", {Outcome::kCrashed, 1}}};
+  runner.fixed = {
+      {"a", {Outcome::kOk, 2e9}}, {"b", {Outcome::kOk, 4e9}}, {"bad", {Outcome::kCrashed, 1}}};
   auto candidates = fake_candidates({{"a"}, {"b"}, {"bad"}});
   const SelectContext ctx{problem, candidates, options, selection_title(problem)};
 

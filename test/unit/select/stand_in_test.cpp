@@ -49,7 +49,8 @@ class StandInTest : public testing::Test {
 };
 
 TEST_F(StandInTest, TheFirstValidCandidateStandsInAndAWrongOneFails) {
-  auto candidates = fake_candidates({{"broken", true, false}, {"crashes"}, {"a"}, {"wrong"}, {"b"}});
+  auto candidates =
+      fake_candidates({{"broken", true, false}, {"crashes"}, {"a"}, {"wrong"}, {"b"}});
   runner_.fixed = {{"crashes", {Outcome::kCrashed, 100}},
                    {"a", {Outcome::kOk, 300}},
                    {"wrong", {Outcome::kOk, 50}},

@@ -29,8 +29,9 @@ Result<Spec> with_metrics(const std::string& metrics) {
 
 TEST(SpecMetrics, KeptInTheFilesOrderAndEvaluatedPerProblem) {
   // Names need not be identifiers (GB/s); the order is the file's, not sorted.
-  auto spec = with_metrics("  GB/s: 3 * 4 * n / time_s / 1e9\n  Gelem/s: n / time_s / 1e9\n"
-                           "  elements: n\n");
+  auto spec = with_metrics(
+      "  GB/s: 3 * 4 * n / time_s / 1e9\n  Gelem/s: n / time_s / 1e9\n"
+      "  elements: n\n");
   ASSERT_TRUE(spec) << spec.error().message;
   ASSERT_EQ(spec->metrics.size(), 3u);
   EXPECT_EQ(spec->metrics[0].name, "GB/s");
@@ -90,8 +91,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "position 8"},
         BadMetric{"duplicate", "  rate: n / time_s\n  rate: 2 * n / time_s\n",
                   "12:3: metrics.rate: duplicate key"},
-        BadMetric{"not_a_map", "  - n / time_s\n",
-                  "11:3: metrics: expected a mapping; got a list"},
+        BadMetric{"not_a_map", "  - n / time_s\n", "11:3: metrics: expected a mapping; got a list"},
         BadMetric{"not_a_string", "  rate: [n, time_s]\n",
                   "11:9: metrics.rate: expected a string; got a list"}),
     [](const testing::TestParamInfo<BadMetric>& info) { return std::string(info.param.label); });
