@@ -62,6 +62,21 @@ Status CandidateRunner::prepare(Choice* reference) {
   return s;
 }
 
+Status CandidateRunner::adopt_stand_in(Choice& candidate) {
+  if (Status s = prepare(&candidate); !s) return s;
+  if (!on_device()) return {};  // prepare() ran it as the reference already (worker or here)
+  // On a device prepare() only names the reference launch, which the flow runs before the next
+  // candidate. A probe runs it now, so that a stand-in that cannot serve as a reference costs
+  // itself rather than leaving every later candidate without one.
+  BenchmarkRequest probe = request_for(candidate, false, options_.bench);
+  probe.verify = false;
+  RunResult r = run_request(candidate, probe, options_.bench);
+  if (r.outcome == Outcome::kOk) return {};
+  clear_reference();
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("{}: {}", outcome_name(r.outcome), r.message));
+}
+
 void CandidateRunner::clear_reference() {
   reference_ = nullptr;
   prepared_here_ = false;

@@ -52,6 +52,10 @@ class CandidateRunner {
   // reference fails to load or run soundly. May be called again (a stand-in reference found
   // among the candidates): it replaces what the last call prepared.
   [[nodiscard]] Status prepare(Choice* reference);
+  // No reference: `candidate`, which has passed run(), is prepared as the reference from now
+  // on (StageRunner::adopt_stand_in); on a device it is run as one at once. A failure leaves
+  // no reference.
+  [[nodiscard]] Status adopt_stand_in(Choice& candidate);
   // Verifies the candidate and, with `measure`, measures it.
   [[nodiscard]] RunResult run(Choice& choice, bool measure);
   // Measures the given candidates again, `rounds` times each, alternating between them every

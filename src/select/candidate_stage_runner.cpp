@@ -28,7 +28,7 @@ Status CandidateStageRunner::adopt_stand_in(Choice& candidate) {
   // The stand-in is prepared as a reference is (its LaunchSpec as the requests' reference
   // launch, or run here and passed on in a file): the flow computes its outputs once per
   // worker and compares every later candidate with them.
-  return runner_->prepare(&candidate);
+  return runner_->adopt_stand_in(candidate);
 }
 
 CandidateRun CandidateStageRunner::run(Choice& choice, bool measure) {
