@@ -81,10 +81,18 @@ OrderedJson record_to_json(const TuningRecord& r) {
                           {"message", c.message},
                           {"stats", c.stats ? encode_json(*c.stats) : OrderedJson(nullptr)},
                           {"compile_s", json_number(c.compile_s)}});
+    // Only where there are some: exports of tunings without metrics stay as they were.
+    if (!c.metrics.empty()) {
+      OrderedJson metrics = OrderedJson::array();
+      for (const MetricValue& m : c.metrics) {
+        metrics.push_back({{"name", m.name}, {"value", json_number(m.value)}});
+      }
+      candidates.back()["metrics"] = std::move(metrics);
+    }
   }
   const TuningKey& k = r.key;
   // "digest" is for readers and `ktune cache show`; import recomputes it from the key.
-  return OrderedJson{
+  OrderedJson out{
       {"digest", k.digest()},
       {"key",
        {{"op", k.op},
@@ -101,6 +109,8 @@ OrderedJson record_to_json(const TuningRecord& r) {
       {"confidence", r.confidence ? confidence_to_json(*r.confidence) : OrderedJson(nullptr)},
       {"settings", r.settings ? settings_to_json(*r.settings) : OrderedJson(nullptr)},
       {"candidates", std::move(candidates)}};
+  if (r.stand_in) out["stand_in"] = *r.stand_in;  // no reference: who stood in for one
+  return out;
 }
 
 CandidateRecord read_candidate(JsonReader& in, const Json& c, const std::string& path) {
@@ -116,6 +126,17 @@ CandidateRecord read_candidate(JsonReader& in, const Json& c, const std::string&
     decode_json(in, *stats, JsonReader::sub(path, "stats"), *out.stats);
   }
   out.compile_s = in.f64(c, path, "compile_s");
+  // Absent where the tuning had no metrics (and in exports older than them).
+  if (JsonReader::has(c, "metrics")) {
+    if (const Json* ms = in.array(c, path, "metrics")) {
+      const std::string at = JsonReader::sub(path, "metrics");
+      for (std::size_t i = 0; i < ms->size() && in.ok(); ++i) {
+        const std::string item = JsonReader::index(at, i);
+        if (!in.is_object((*ms)[i], item)) break;
+        out.metrics.push_back({in.str((*ms)[i], item, "name"), in.f64((*ms)[i], item, "value")});
+      }
+    }
+  }
   return out;
 }
 
@@ -151,6 +172,7 @@ TuningRecord read_record(JsonReader& in, const Json& r, const std::string& path,
       out.settings = read_settings(in, *s, JsonReader::sub(path, "settings"));
     }
   }
+  if (JsonReader::has(r, "stand_in")) out.stand_in = in.str(r, path, "stand_in");
   if (const Json* cs = in.array(r, path, "candidates")) {
     for (std::size_t i = 0; i < cs->size() && in.ok(); ++i) {
       const std::string at = JsonReader::index(JsonReader::sub(path, "candidates"), i);

@@ -67,6 +67,14 @@ Status check_record(const TuningRecord& record, const TuningKey& asked,
                              rows.size(), asked_for.size(), missing));
     }
   }
+  // The stand-in is what "valid" meant without a reference: a record that names one not among
+  // its rows cannot say what its candidates were compared with.
+  if (record.stand_in && !names.contains(*record.stand_in)) {
+    return bad(
+        fmt::format("the stand-in for the missing reference '{}' is not among its {} "
+                    "candidate rows",
+                    *record.stand_in, rows.size()));
+  }
   const auto w = std::find_if(rows.begin(), rows.end(),
                               [&](const CandidateRecord& c) { return c.name == record.winner; });
   if (w == rows.end()) {

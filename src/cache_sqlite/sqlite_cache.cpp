@@ -9,6 +9,7 @@
 
 #include "cache/key_util.h"
 #include "cache_sqlite/sqlite_db.h"
+#include "cache_sqlite/sqlite_notes.h"
 #include "cache_sqlite/sqlite_settings.h"
 
 namespace ktune {
@@ -80,7 +81,8 @@ class SqliteCache final : public TuningCache {
     const std::string digest = record.key.digest();
     for (std::string_view sql :
          {"DELETE FROM candidates WHERE digest = ?1", "DELETE FROM confidences WHERE digest = ?1",
-          "DELETE FROM settings WHERE digest = ?1", "DELETE FROM tunings WHERE digest = ?1"}) {
+          "DELETE FROM settings WHERE digest = ?1", "DELETE FROM stand_ins WHERE digest = ?1",
+          "DELETE FROM metrics WHERE digest = ?1", "DELETE FROM tunings WHERE digest = ?1"}) {
       auto stmt = db_.prepare(sql);
       if (!stmt) return std::unexpected(stmt.error());
       if (auto s = Binder(*stmt)(digest).status(); !s) return s;
@@ -94,6 +96,7 @@ class SqliteCache final : public TuningCache {
     if (record.settings) {
       if (auto s = cache::insert_settings(db_, digest, *record.settings); !s) return s;
     }
+    if (auto s = cache::insert_notes(db_, digest, record); !s) return s;
     return txn->commit();
   }
 
@@ -117,7 +120,7 @@ class SqliteCache final : public TuningCache {
     auto count = db_.query_int("SELECT count(*) FROM tunings");
     if (!count) return std::unexpected(count.error());
     if (auto s = db_.exec("DELETE FROM candidates; DELETE FROM confidences; DELETE FROM settings; "
-                          "DELETE FROM tunings;");
+                          "DELETE FROM stand_ins; DELETE FROM metrics; DELETE FROM tunings;");
         !s) {
       return std::unexpected(s.error());
     }
@@ -222,6 +225,10 @@ class SqliteCache final : public TuningCache {
     if (!confidence) return std::unexpected(confidence.error());
     auto settings = db_.prepare(cache::kSelectSettings);
     if (!settings) return std::unexpected(settings.error());
+    auto stand_in = db_.prepare(cache::kSelectStandIn);
+    if (!stand_in) return std::unexpected(stand_in.error());
+    auto metrics = db_.prepare(cache::kSelectMetrics);
+    if (!metrics) return std::unexpected(metrics.error());
     for (std::size_t i = 0; i < records.size(); ++i) {
       if (auto s = read_candidates(*candidates, digests[i], records[i].record); !s) {
         return std::unexpected(s.error());
@@ -231,6 +238,10 @@ class SqliteCache final : public TuningCache {
       }
       if (auto s = cache::read_settings(*settings, digests[i], records[i].record); !s) {
         return std::unexpected(s.error());
+      }
+      if (auto s = cache::read_notes(*stand_in, *metrics, digests[i], records[i].record); !s) {
+        return make_error(s.error().code,
+                          fmt::format("tuning cache {}: {}", db_.path(), s.error().message));
       }
     }
     if (auto s = txn->commit(); !s) return std::unexpected(s.error());

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cache_sqlite/sqlite_db.h"
+#include "cache_sqlite/sqlite_notes.h"
 #include "cache_sqlite/sqlite_settings.h"
 #include "core/file_util.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
@@ -20,7 +21,7 @@ using cache::SqliteTransaction;
 constexpr int kBusyTimeoutMs = 5000;
 // PRAGMA user_version of the layout below. 0 is a fresh file. A new version adds a migration
 // step in migrate() and never changes what an older step does.
-constexpr std::int64_t kSchemaVersion = 4;
+constexpr std::int64_t kSchemaVersion = 5;
 
 constexpr std::string_view kSchemaV1 = R"sql(
 CREATE TABLE IF NOT EXISTS tunings(
@@ -79,6 +80,10 @@ Status migrate(SqliteDb& db) {
   // v4: the measurement settings of each tuning (TuningRecord::settings), sqlite_settings.h.
   if (*version < 4) {
     if (auto s = db.exec(cache::kSchemaV4Settings); !s) return s;
+  }
+  // v5: the stand-in for a missing reference and the candidates' metrics, sqlite_notes.h.
+  if (*version < 5) {
+    if (auto s = db.exec(cache::kSchemaV5Notes); !s) return s;
   }
   if (*version != kSchemaVersion) {
     if (auto s = db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)); !s) return s;

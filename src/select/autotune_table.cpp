@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "ktune/select/selector.h"
@@ -41,7 +42,46 @@ std::string confidence_line(const PickConfidence& c) {
   return out;
 }
 
+// The metrics' names in the order the candidates give them (every measured candidate has the
+// same ones, but one whose value was not finite lacks it).
+std::vector<std::string> metric_names(const TuningRecord& record) {
+  std::vector<std::string> names;
+  for (const CandidateRecord& c : record.candidates) {
+    for (const MetricValue& m : c.metrics) {
+      if (std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
+    }
+  }
+  return names;
+}
+
+std::string format_metric(double v) {
+  const double a = std::abs(v);
+  if (a >= 1e7 || (a > 0 && a < 1e-3)) return fmt::format("{:.3e}", v);
+  if (a >= 100) return fmt::format("{:.1f}", v);
+  return fmt::format("{:.3f}", v);
+}
+
+// One metric column per name, right-aligned at least as wide as its name; "-" where a row
+// has no value.
+std::string metric_cells(const CandidateRecord& c, const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) {
+    const auto it = std::find_if(c.metrics.begin(), c.metrics.end(),
+                                 [&](const MetricValue& m) { return m.name == n; });
+    const std::string cell = it == c.metrics.end() ? "-" : format_metric(it->value);
+    out += fmt::format(" {:>{}}", cell, std::max<std::size_t>(n.size(), 10));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string no_reference_note(const std::string& stand_in) {
+  return fmt::format(
+      "no reference: candidates compared with each other (against the first valid candidate, "
+      "{})",
+      stand_in);
+}
 
 std::string format_autotune_table(const std::string& title, const TuningRecord& record, int rows,
                                   bool from_cache) {
@@ -67,16 +107,33 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
   width = std::min<std::size_t>(width, 60);
 
   std::string out = fmt::format("AUTOTUNE {}{}\n", title, from_cache ? " [tuning cache]" : "");
+  // Loud, above the rows: without a reference "valid" only means "agrees with the stand-in".
+  if (record.stand_in) out += fmt::format("  {}\n", no_reference_note(*record.stand_in));
+  const auto basis = [&](const CandidateRecord& c) {
+    return record.stand_in && c.name == *record.stand_in
+               ? std::string("  [comparison basis: stands in for the missing reference]")
+               : std::string();
+  };
+  const std::vector<std::string> metrics = metric_names(record);
+  if (!metrics.empty()) {
+    std::string header = fmt::format("  {:<{}} {:>11} {:>7}", "", width, "time", "of best");
+    for (const std::string& n : metrics) {
+      header += fmt::format(" {:>{}}", n, std::max<std::size_t>(n.size(), 10));
+    }
+    out += header + "\n";
+  }
   const double best = !ok.empty() && ok.front()->stats ? ok.front()->stats->median_ns : 0;
   const std::size_t shown = std::min(ok.size(), static_cast<std::size_t>(std::max(rows, 0)));
   for (std::size_t i = 0; i < shown; ++i) {
     const CandidateRecord& c = *ok[i];
+    const std::string cells = metric_cells(c, metrics);
     if (c.stats && c.stats->median_ns > 0) {
-      out +=
-          fmt::format("  {:<{}} {:>11} {:>6.1f}%  {}\n", c.name, width,
-                      format_time(c.stats->median_ns), 100.0 * best / c.stats->median_ns, c.info);
+      out += fmt::format("  {:<{}} {:>11} {:>6.1f}%{}  {}{}\n", c.name, width,
+                         format_time(c.stats->median_ns), 100.0 * best / c.stats->median_ns, cells,
+                         c.info, basis(c));
     } else {
-      out += fmt::format("  {:<{}} {:>11} {:>7}  {}\n", c.name, width, "-", "-", c.info);
+      out += fmt::format("  {:<{}} {:>11} {:>7}{}  {}{}\n", c.name, width, "-", "-", cells, c.info,
+                         basis(c));
     }
   }
   if (ok.size() > shown) out += fmt::format("  ... {} more valid candidates\n", ok.size() - shown);
@@ -91,13 +148,14 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
         record.winner);
   }
   for (const CandidateRecord* c : failed) {
-    out += fmt::format("  {:<{}}  {:<17} {}\n", c->name, width, outcome_name(c->outcome),
-                       one_line(c->message, 160));
+    out += fmt::format("  {:<{}}  {:<17} {}{}\n", c->name, width, outcome_name(c->outcome),
+                       one_line(c->message, 160), basis(*c));
   }
   out += fmt::format(
       "{} candidates ({} valid, {} failed); {:.2f} s compiling, {:.2f} s verifying and "
-      "benchmarking\n",
-      record.candidates.size(), ok.size(), failed.size(), record.compile_s, record.bench_s);
+      "benchmarking{}\n",
+      record.candidates.size(), ok.size(), failed.size(), record.compile_s, record.bench_s,
+      record.stand_in ? "; " + no_reference_note(*record.stand_in) : std::string());
   if (const auto& c = record.confidence) out += confidence_line(*c);
   return out;
 }

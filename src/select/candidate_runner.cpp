@@ -49,21 +49,51 @@ CandidateRunner::CandidateRunner(const Backend& backend, const Problem& problem,
       device_(problem_device(problem)),
       local_(make_request_flow(device_)) {}
 
-CandidateRunner::~CandidateRunner() {
+CandidateRunner::~CandidateRunner() { clear_reference(); }
+
+Status CandidateRunner::prepare(Choice* reference) {
+  // Called again without a reference, with a stand-in (the first valid candidate): whatever
+  // the last call set up goes first, and a stand-in that fails leaves no reference behind.
+  clear_reference();
+  if (!reference) return {};
+  reference_ = reference;
+  Status s = prepare_reference(*reference);
+  if (!s) clear_reference();
+  return s;
+}
+
+Status CandidateRunner::adopt_stand_in(Choice& candidate) {
+  if (Status s = prepare(&candidate); !s) return s;
+  if (!on_device()) return {};  // prepare() ran it as the reference already (worker or here)
+  // On a device prepare() only names the reference launch, which the flow runs before the next
+  // candidate. A probe runs it now, so that a stand-in that cannot serve as a reference costs
+  // itself rather than leaving every later candidate without one.
+  BenchmarkRequest probe = request_for(candidate, false, options_.bench);
+  probe.verify = false;
+  RunResult r = run_request(candidate, probe, options_.bench);
+  if (r.outcome == Outcome::kOk) return {};
+  clear_reference();
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("{}: {}", outcome_name(r.outcome), r.message));
+}
+
+void CandidateRunner::clear_reference() {
+  reference_ = nullptr;
+  prepared_here_ = false;
+  reference_launch_.reset();
   if (!reference_file_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(reference_file_.parent_path(), ec);
+    reference_file_.clear();
   }
 }
 
-Status CandidateRunner::prepare(Choice* reference) {
-  if (!reference) return {};
-  reference_ = reference;
+Status CandidateRunner::prepare_reference(Choice& reference) {
   if (on_device()) {
-    auto launch = reference->launch_spec(problem_);
+    auto launch = reference.launch_spec(problem_);
     if (!launch) {
       return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("reference {} cannot run on the device: {}", reference->name(),
+                        fmt::format("reference {} cannot run on the device: {}", reference.name(),
                                     launch.error().message));
     }
     reference_launch_ = std::move(*launch);
@@ -72,10 +102,9 @@ Status CandidateRunner::prepare(Choice* reference) {
   if (pool_) {
     // Isolated: a reference that a worker can run never runs in this process (a swapped or
     // broken one costs a worker, not ktune), and its outputs never pass through a file.
-    if (auto launch = reference->launch_spec(problem_))
-      return prepare_in_worker(*reference, *launch);
+    if (auto launch = reference.launch_spec(problem_)) return prepare_in_worker(reference, *launch);
   }
-  if (Status s = prepare_here(*reference); !s) return s;
+  if (Status s = prepare_here(reference); !s) return s;
   if (!pool_) return {};
   // Isolated, with a reference only this process can run (an extern followed by the host
   // epilogue pass): its outputs go to the workers in a file of a private directory.

@@ -49,8 +49,13 @@ class CandidateRunner {
 
   // Runs the reference once (null: none): in a worker when isolated and it has a LaunchSpec,
   // else here (writing its outputs for the workers when isolated). kInvalidArgument when the
-  // reference fails to load or run soundly.
+  // reference fails to load or run soundly. May be called again (a stand-in reference found
+  // among the candidates): it replaces what the last call prepared.
   [[nodiscard]] Status prepare(Choice* reference);
+  // No reference: `candidate`, which has passed run(), is prepared as the reference from now
+  // on (StageRunner::adopt_stand_in); on a device it is run as one at once. A failure leaves
+  // no reference.
+  [[nodiscard]] Status adopt_stand_in(Choice& candidate);
   // Verifies the candidate and, with `measure`, measures it.
   [[nodiscard]] RunResult run(Choice& choice, bool measure);
   // Measures the given candidates again, `rounds` times each, alternating between them every
@@ -62,6 +67,8 @@ class CandidateRunner {
 
  private:
   [[nodiscard]] bool isolated(const Choice& choice) const;
+  [[nodiscard]] Status prepare_reference(Choice& reference);
+  void clear_reference();  // no reference from now on; the reference file removed
   // The reference prepared by a worker (its time from the response) or in this process.
   [[nodiscard]] Status prepare_in_worker(const Choice& reference, const LaunchSpec& launch);
   [[nodiscard]] Status prepare_here(Choice& reference);

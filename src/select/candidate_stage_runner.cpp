@@ -23,6 +23,14 @@ Status CandidateStageRunner::prepare(Choice* reference) {
   return runner_->prepare(reference);
 }
 
+Status CandidateStageRunner::adopt_stand_in(Choice& candidate) {
+  if (!runner_) return std::unexpected(not_prepared());
+  // The stand-in is prepared as a reference is (its LaunchSpec as the requests' reference
+  // launch, or run here and passed on in a file): the flow computes its outputs once per
+  // worker and compares every later candidate with them.
+  return runner_->adopt_stand_in(candidate);
+}
+
 CandidateRun CandidateStageRunner::run(Choice& choice, bool measure) {
   if (!runner_) return {Outcome::kLaunchError, not_prepared().message, std::nullopt};
   RunResult r = runner_->run(choice, measure);

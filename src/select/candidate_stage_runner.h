@@ -25,6 +25,7 @@ class CandidateStageRunner final : public StageRunner {
   CandidateStageRunner& operator=(const CandidateStageRunner&) = delete;
 
   [[nodiscard]] Status prepare(Choice* reference) override;
+  [[nodiscard]] Status adopt_stand_in(Choice& candidate) override;
   [[nodiscard]] CandidateRun run(Choice& choice, bool measure) override;
   [[nodiscard]] Result<std::vector<std::vector<double>>> remeasure(
       const std::vector<Choice*>& choices, int rounds,

@@ -29,6 +29,12 @@ void JsonLog::candidate(const std::string& problem, const CandidateRecord& c) {
     j["mad_ns"] = c.stats->mad_ns;
     j["runs"] = c.stats->runs;
   }
+  // An object, by name (unique: the spec refuses duplicates); the record keeps the spec order.
+  if (!c.metrics.empty()) {
+    nlohmann::json metrics = nlohmann::json::object();
+    for (const MetricValue& m : c.metrics) metrics[m.name] = m.value;
+    j["metrics"] = std::move(metrics);
+  }
   std::fputs((j.dump() + "\n").c_str(), f_);
   std::fflush(f_);
 }
@@ -40,6 +46,7 @@ void JsonLog::selection(const std::string& problem, const TuningRecord& r, bool 
       {"event", "selection"},     {"problem", problem},    {"winner", r.winner},
       {"from_cache", from_cache}, {"key", r.key.digest()}, {"candidates", r.candidates.size()},
       {"compile_s", r.compile_s}, {"bench_s", r.bench_s},  {"select_s", select_s}};
+  if (r.stand_in) j["stand_in"] = *r.stand_in;  // no reference: compared with this candidate
   if (const auto& c = r.confidence) {
     j["confidence"] = {{"runner_up", c->runner_up},       {"runner_up_ratio", c->runner_up_ratio},
                        {"ratio_low", c->ratio_low},       {"ratio_high", c->ratio_high},

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 
 #include "select/json_log.h"
@@ -16,6 +17,22 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The options' metrics at each measured candidate's median (its final one: the decide stage's
+// where it ran), in place of what the records held; finite values only.
+void apply_metrics(const SelectContext& ctx, std::vector<CandidateRecord>& records) {
+  if (!ctx.options.metrics) return;
+  const std::vector<Metric> metrics = ctx.options.metrics(ctx.problem);
+  if (metrics.empty()) return;
+  for (CandidateRecord& r : records) {
+    r.metrics.clear();
+    if (r.outcome != Outcome::kOk || !r.stats || r.stats->median_ns <= 0) continue;
+    for (const Metric& m : metrics) {
+      const double v = m.value(r.stats->median_ns / 1e9);
+      if (std::isfinite(v)) r.metrics.push_back({m.name, v});
+    }
+  }
 }
 
 }  // namespace
@@ -86,6 +103,9 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
     if (!hit) return std::unexpected(hit.error());
     if (*hit) {
       Selection& sel = **hit;
+      // The spec's metrics as they are now, over the stored times: a metric edited since the
+      // tuning shows its new value without tuning again (metrics are not part of the key).
+      apply_metrics(ctx, sel.record.candidates);
       sel.select_s = seconds_since(t_start);
       report_stage(ctx, sel, log);
       return std::move(sel);
@@ -113,11 +133,15 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   // later serves that time. Only the decide stage, which compares, is left out.
   const bool single = ctx.candidates.size() == 1;
   const LoadWatch load{runner.cpu_clock(), runner.cores()};
-  run_stage(ctx, runner, /*measure=*/true, records);
+  // Without a reference, the first valid candidate stands in for one (run_stage), loudly.
+  std::optional<std::string> stand_in;
+  run_stage(ctx, runner, /*measure=*/true, records, reference ? nullptr : &stand_in);
+  sel.record.stand_in = stand_in;
   Decision decision;
   if (!single) decision = decide_stage(ctx, runner, records, load);
 
   auto winner = reverify_stage(ctx, runner, records, decision);
+  apply_metrics(ctx, records);
   for (const CandidateRecord& r : records) log.candidate(ctx.title, r);  // final statistics
   sel.record.bench_s = seconds_since(t_bench);
   if (!winner) {

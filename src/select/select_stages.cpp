@@ -102,7 +102,7 @@ Status compile_stage(const SelectContext& ctx, const Backend& backend, Choice* r
 }
 
 void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
-               std::vector<CandidateRecord>& records) {
+               std::vector<CandidateRecord>& records, std::optional<std::string>* stand_in) {
   const std::vector<std::size_t> todo = alive_indices(records);
   if (todo.empty()) return;
   ProgressLine progress(
@@ -118,7 +118,21 @@ void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
     Choice& c = *ctx.candidates[i];
     CandidateRun r = runner.run(c, measure);
     records[i].info = c.info();  // may say more once loaded (a library's variant)
-    const bool ok = r.outcome == Outcome::kOk;
+    bool ok = r.outcome == Outcome::kOk;
+    // Candidates run in candidate order, so every one before the stand-in has failed already
+    // and every one after it is compared with it: none goes unchecked.
+    if (ok && stand_in && !*stand_in) {
+      if (Status s = runner.adopt_stand_in(c); s) {
+        *stand_in = c.name();
+        select_progress(ctx.options.progress,
+                        fmt::format("{}: {}", ctx.title, no_reference_note(c.name())));
+      } else {
+        ok = false;
+        r = {Outcome::kUnsupported,
+             fmt::format("cannot stand in for the missing reference: {}", s.error().message),
+             std::nullopt};
+      }
+    }
     if (!ok) {
       fail(records[i], r.outcome, std::move(r.message));
     } else {

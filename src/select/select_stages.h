@@ -55,9 +55,12 @@ void select_progress(std::FILE* f, const std::string& line);
                                    Choice* reference, std::vector<CandidateRecord>& records);
 
 // run: verifies each alive candidate, one at a time (they share the machine), and with
-// `measure` measures it.
+// `measure` measures it. `stand_in` non-null: there is no reference, and the first candidate
+// that passes (the checks that need none) becomes the stand-in (StageRunner::adopt_stand_in),
+// its name into *stand_in; every later candidate is compared with its outputs.
 void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
-               std::vector<CandidateRecord>& records);
+               std::vector<CandidateRecord>& records,
+               std::optional<std::string>* stand_in = nullptr);
 
 // The deciding candidates (SelectorOptions::close_call_band): alive ones whose first median or
 // fastest run is within `band` of the best median, the fastest `max` by median; empty when fewer

@@ -29,7 +29,10 @@ TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>
                backend_.device_fingerprint(),
                backend_.toolchain_fingerprint()};
   for (const ChoicePtr& c : candidates) in.candidates.push_back(c->hash_key());
-  if (reference) in.verification->reference = reference->hash_key();
+  // Without a reference the candidates are compared with the first valid one (run_stage):
+  // keyed apart from tunings that checked them only for NaN, unwritten outputs and redzones.
+  in.verification->reference =
+      reference ? reference->hash_key() : std::string("ktune:first-valid-candidate");
   in.verification->tolerance = options_.tolerance;
   in.verification->seed = options_.seed;
   return make_tuning_key(in);

@@ -30,6 +30,10 @@ class StageRunner {
   // Runs the reference (null: none) before any candidate. A failure ends the selection: nothing
   // can be verified against a reference that does not run soundly.
   [[nodiscard]] virtual Status prepare(Choice* reference) = 0;
+  // Without a reference: `candidate`, which has just passed run() (checked for NaN, unwritten
+  // outputs, redzones and modified inputs only), becomes the stand-in reference, and every later
+  // run() compares with its outputs as with a reference's. A failure leaves no reference.
+  [[nodiscard]] virtual Status adopt_stand_in(Choice& candidate) = 0;
   // Verifies the candidate against the reference and, with `measure`, measures it.
   [[nodiscard]] virtual CandidateRun run(Choice& choice, bool measure) = 0;
   // Measures candidates that passed run() again, `rounds` rounds alternating between them; each

@@ -82,4 +82,24 @@ std::expected<double, std::string> eval_expr(std::string_view expr, const Bindin
   return result;
 }
 
+std::expected<double, std::string> eval_real_expr(
+    std::string_view expr, const std::vector<std::pair<std::string, double>>& bindings) {
+  std::deque<double> values;
+  double result = 0;
+  try {
+    mu::Parser parser;
+    add_functions(parser);
+    for (const auto& [name, value] : bindings) {
+      values.push_back(value);
+      parser.DefineVar(name, &values.back());
+    }
+    parser.SetExpr(std::string(expr));
+    result = parser.Eval();
+  } catch (const mu::Parser::exception_type& e) {
+    return std::unexpected(parser_message(e));
+  }
+  if (!std::isfinite(result)) return std::unexpected(fmt::format("evaluates to {}", result));
+  return result;
+}
+
 }  // namespace ktune::spec_detail

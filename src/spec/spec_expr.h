@@ -24,4 +24,8 @@ using Bindings = std::vector<std::pair<std::string, std::int64_t>>;
 [[nodiscard]] std::expected<double, std::string> eval_expr(std::string_view expr,
                                                            const Bindings& bindings);
 
+// eval_expr with real-valued bindings: a metric's time_s next to the problem's sizes.
+[[nodiscard]] std::expected<double, std::string> eval_real_expr(
+    std::string_view expr, const std::vector<std::pair<std::string, double>>& bindings);
+
 }  // namespace ktune::spec_detail

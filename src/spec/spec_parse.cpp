@@ -167,9 +167,10 @@ Status parse_tolerance(const Reader& r, const YAML::Node& node, const std::vecto
 Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem::path& dir,
                  Spec& spec) {
   if (root["op"].IsDefined()) return parse_op_spec(r, root, spec);
-  if (auto ok = r.check_keys(root, "",
-                             {"name", "kernel", "args", "problems", "params", "restrictions",
-                              "reference", "tolerance", "externs", "seed", "epilogue", "op"});
+  if (auto ok =
+          r.check_keys(root, "",
+                       {"name", "kernel", "args", "problems", "params", "restrictions", "reference",
+                        "tolerance", "externs", "seed", "epilogue", "op", "metrics"});
       !ok) {
     return ok;
   }
@@ -234,6 +235,9 @@ Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem:
   }
   if (YAML::Node seed = root["seed"]; seed.IsDefined()) {
     if (auto ok = parse_seed(r, seed, spec); !ok) return ok;
+  }
+  if (YAML::Node metrics = root["metrics"]; metrics.IsDefined()) {
+    if (auto ok = parse_metrics(r, metrics, sizes, spec.metrics); !ok) return ok;
   }
   // Every problem must evaluate: negative or fractional sizes are reported at load time.
   for (const ProblemDecl& decl : spec.problems) {

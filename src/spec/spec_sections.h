@@ -53,6 +53,10 @@ namespace ktune::spec_detail {
 // The epilogue: text alone ("bias,relu" or [bias, relu]), with no check against args: what
 // parse_epilogue and the op: form share.
 [[nodiscard]] Result<Epilogue> read_epilogue(const Reader& r, const YAML::Node& node);
+// metrics: a map of name -> expression over `sizes` and time_s (spec_metrics.cpp).
+[[nodiscard]] Status parse_metrics(const Reader& r, const YAML::Node& node,
+                                   const std::set<std::string>& sizes,
+                                   std::vector<MetricDecl>& out);
 // seed: an integer >= 0.
 [[nodiscard]] Status parse_seed(const Reader& r, const YAML::Node& node, Spec& spec);
 // The whole top level of a spec that names a built-in op (root["op"] is defined) instead of a

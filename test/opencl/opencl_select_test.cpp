@@ -185,5 +185,38 @@ TEST(OpenCLSelect, PlantedFaultsCostOneCandidateEach) {
   EXPECT_THAT(rec["wrong"]->message, HasSubstr("output C"));
 }
 
+// No reference on a device: the first candidate that passes the checks that need none (after
+// one that writes out of bounds) stands in, is probed as a reference, and a wrong candidate
+// after it fails against it; in a worker and in process alike.
+TEST(OpenCLSelect, WithoutAReferenceTheFirstValidCandidateStandsIn) {
+  KTUNE_REQUIRE_OPENCL();
+  TempDir dir("opencl-stand-in");
+  Result<OpenCLBackend> backend = OpenCLBackend::create({}, dir.path());
+  ASSERT_TRUE(backend) << backend.error().message;
+  for (const bool isolate : {true, false}) {
+    auto cache = make_memory_cache();
+    SelectorOptions options = quick_options();
+    options.isolate = isolate;
+    options.run_timeout = std::chrono::milliseconds(10000);
+    Selector selector(*backend, *cache, options);
+    std::vector<ChoicePtr> candidates;
+    candidates.push_back(
+        planted("oob_write", "  if (row == 0 && col == 0) C[M * N + 7] = 1.0f;\n"));
+    candidates.push_back(planted("good", ""));
+    candidates.push_back(
+        planted("wrong", "  if (row == 1 && col == 2) C[row * N + col] += 1.0f;\n"));
+    candidates.push_back(planted("also_good", "  C[row * N + col] = acc * 1.0f;\n"));
+    Result<Selection> sel = selector.select(opencl_gemm_problem(24, 40, 16), candidates, nullptr);
+    ASSERT_TRUE(sel) << sel.error().message;
+    ASSERT_TRUE(sel->record.stand_in) << "isolate " << isolate;
+    EXPECT_EQ(*sel->record.stand_in, "good");
+    auto rec = by_name(sel->record);
+    EXPECT_EQ(rec["oob_write"]->outcome, Outcome::kRedzoneViolation) << rec["oob_write"]->message;
+    EXPECT_EQ(rec["good"]->outcome, Outcome::kOk) << rec["good"]->message;
+    EXPECT_EQ(rec["wrong"]->outcome, Outcome::kWrongResult) << rec["wrong"]->message;
+    EXPECT_EQ(rec["also_good"]->outcome, Outcome::kOk) << rec["also_good"]->message;
+  }
+}
+
 }  // namespace
 }  // namespace ktune::test

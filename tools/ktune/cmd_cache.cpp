@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "core/file_util.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
+#include "ktune/select/selector.h"
 #include "options.h"
 
 namespace ktune::cli {
@@ -83,6 +84,7 @@ void print_record(const TuningRecord& r) {
   fmt::print("candidates     {}\n", r.candidates.size());
   fmt::print("measured with  {}\n",
              r.settings ? settings_as_flags(*r.settings) : std::string("(not stored)"));
+  if (r.stand_in) fmt::print("reference      {}\n", no_reference_note(*r.stand_in));
   // What a lookup would say of it: a record that would not be served says why.
   if (Status s = check_record(r, r.key); !s) {
     fmt::print("not served     {}\n", s.error().message);
@@ -99,6 +101,17 @@ void print_record(const TuningRecord& r) {
                micros(c.stats, &BenchStats::min_ns), micros(c.stats, &BenchStats::max_ns),
                c.stats ? std::to_string(c.stats->runs) : std::string("-"), c.compile_s);
     if (!c.info.empty()) fmt::print("      info: {}\n", c.info);
+    // The spec's metrics at the stored median, as the AUTOTUNE table showed them.
+    if (!c.metrics.empty()) {
+      std::string line;
+      for (const MetricValue& m : c.metrics) {
+        line += fmt::format("{}{} {:.6g}", line.empty() ? "" : ", ", m.name, m.value);
+      }
+      fmt::print("      metrics: {}\n", line);
+    }
+    if (r.stand_in && c.name == *r.stand_in) {
+      fmt::print("      comparison basis: stood in for the missing reference\n");
+    }
     // Compiler messages span lines; indent each so that the table stays readable.
     std::size_t start = 0;
     while (start < c.message.size()) {

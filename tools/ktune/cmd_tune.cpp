@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <sstream>
 
@@ -187,6 +188,29 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 #endif
 }
 
+// The spec's metrics as the Selector takes them (SelectorOptions::metrics): by the problem's
+// key, each with its own problem's sizes bound. Unset when the spec has none.
+std::function<std::vector<Metric>(const Problem&)> metrics_hook(const Spec& spec) {
+  if (spec.metrics.empty()) return {};
+  std::vector<std::pair<std::string, std::vector<Metric>>> by_key;
+  for (const ProblemDecl& decl : spec.problems) {
+    auto problem = make_problem(spec, decl);
+    if (!problem) continue;  // the tuning loop reports it
+    std::vector<Metric> metrics;
+    for (SpecMetric& m : spec_metrics(spec, decl)) {
+      metrics.push_back({std::move(m.name), std::move(m.value)});
+    }
+    by_key.emplace_back(problem->key(), std::move(metrics));
+  }
+  return [by_key = std::move(by_key)](const Problem& p) {
+    const std::string key = p.key();
+    for (const auto& [k, metrics] : by_key) {
+      if (k == key) return metrics;
+    }
+    return std::vector<Metric>{};
+  };
+}
+
 // --dispatch-table: the picks of every problem of the spec that the tuning cache holds, for a
 // program that links only ktune::runtime (Dispatcher::open_table).
 bool write_table(const TuneFlags& f, const Spec& spec, SpecChoices& choices,
@@ -363,6 +387,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
                                                        : tune_defaults();
   base.seed = spec->seed;
   base.tolerance = spec->tolerance;
+  base.metrics = metrics_hook(*spec);
   const SelectorOptions sopts = to_selector_options(f.selector, base);
   SelectorOptions checked = sopts;
   checked.isolate = sopts.isolate && !f.gemm.compile_only;  // compiling runs no worker

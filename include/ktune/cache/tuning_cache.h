@@ -59,6 +59,14 @@ struct KeyInputs {
 // version. Digests stay those of the layouts each caller used before this function existed.
 [[nodiscard]] TuningKey make_tuning_key(const KeyInputs& inputs);
 
+// One of the spec's metrics (`metrics:`, e.g. GFLOP/s) for a measured candidate: its name and
+// value at the candidate's median.
+struct MetricValue {
+  std::string name;
+  double value = 0;
+  friend bool operator==(const MetricValue&, const MetricValue&) = default;
+};
+
 struct CandidateRecord {
   std::string choice_key;  // Choice::hash_key()
   std::string name;
@@ -67,6 +75,9 @@ struct CandidateRecord {
   std::string message;  // empty for ok
   std::optional<BenchStats> stats;
   double compile_s = 0;
+  // The metrics, in the spec's order (finite values only); empty for a candidate not measured
+  // and when the tuning had none. `{}` so that {key, name, ..., compile_s} stays complete.
+  std::vector<MetricValue> metrics{};
 };
 
 // How far a tuning's pick can be trusted, measured while it was made (the decide stage of the
@@ -115,6 +126,10 @@ struct TuningRecord {
   std::optional<PickConfidence> confidence;
   // Unset in records stored before ktune kept them, and in MultiKernel's.
   std::optional<MeasureSettings> settings;
+  // Set when the tuning had no reference: the candidate that stood in for one (the first in
+  // candidate order that passed the checks that need no reference), whose outputs every other
+  // candidate was compared with. `{}` so that the braced records of MultiKernel stay complete.
+  std::optional<std::string> stand_in{};
 };
 
 // A candidate as the caller of a lookup knows it: its name and the identity it keyed the lookup

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,14 @@
 namespace ktune {
 
 class WorkerPool;  // src/worker/worker.h
+
+// A metric of the spec (`metrics:`): its name and its value for a candidate's median time in
+// seconds (2*M*N*K / time_s / 1e9 for GFLOP/s), the problem's sizes bound in already; a value
+// that is not finite is left out.
+struct Metric {
+  std::string name;
+  std::function<double(double time_s)> value;
+};
 
 struct SelectorOptions {
   BenchOptions bench;
@@ -68,6 +77,10 @@ struct SelectorOptions {
   std::FILE* progress = stderr;        // progress lines; null: silent
   bool verbose = false;                // also on `progress`: worker restarts (candidate, why)
   std::filesystem::path json_log;      // JSON lines appended here when set
+  // The metrics of a problem, in order: extra columns of the AUTOTUNE table, stored with each
+  // measured candidate (CandidateRecord::metrics) and recomputed from the stored times on a
+  // cache hit. Unset or empty: none.
+  std::function<std::vector<Metric>(const Problem&)> metrics;
 
   // Isolation: generated code (template choices) runs in ktune-worker processes, so that a crash,
   // a hang or a memory fault costs one candidate. Off: everything runs in this process.
@@ -126,6 +139,11 @@ class Selector {
 
 // The settings of `options` that a tuning's measurements depend on, as stored with its record.
 [[nodiscard]] MeasureSettings measure_settings(const SelectorOptions& options);
+
+// What the AUTOTUNE table, the summary and the progress lines say when there is no reference:
+// "no reference: candidates compared with each other (against the first valid candidate,
+// <stand_in>)".
+[[nodiscard]] std::string no_reference_note(const std::string& stand_in);
 
 // The AUTOTUNE table: a title line, the fastest `rows` valid candidates (time, % of best, info),
 // every failure with its outcome and message, and a summary line.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -77,6 +78,14 @@ struct ReferenceDecl {
   std::string extern_name;  // kExtern: the name of an entry in `externs`
 };
 
+// metrics: one entry, a name ("GFLOP/s") and an expression over the problem's sizes and time_s
+// (a candidate's median in seconds).
+struct MetricDecl {
+  std::string name;
+  std::string expr;
+  int line = 0;
+};
+
 // op: a built-in operator named instead of a kernel (docs/spec.md, "op"). The op brings its own
 // candidates and reference, so kernel, args, params, restrictions, externs and reference are
 // absent; each problem binds the op's sizes (cuda.gemm: M, N, K, each >= 1).
@@ -109,6 +118,7 @@ struct Spec {
   // appended after the declared args, and the template's source gets the hook's #defines.
   Epilogue epilogue;
   std::size_t output = 0;
+  std::vector<MetricDecl> metrics;  // in the file's order; empty: none
 };
 
 // Reads and validates a spec (.yaml, .yml or .json; the content decides, JSON being YAML). Every
@@ -136,6 +146,16 @@ struct Spec {
 // problem's name ends in ",<epilogue name>" ("M=32,N=4096,K=4096,bias+relu"). An error for an
 // op: spec, whose problems the op builds (ktune/ops/cuda_gemm.h for cuda.gemm).
 [[nodiscard]] Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl);
+
+// A metric of one problem: its value for a candidate's median time in seconds, the problem's
+// sizes bound; NaN where the expression does not evaluate to a finite number (a size the
+// problem does not bind, a division by zero).
+struct SpecMetric {
+  std::string name;
+  std::function<double(double time_s)> value;
+};
+// The spec's metrics for `decl`, in order (the Selector's SelectorOptions::metrics).
+[[nodiscard]] std::vector<SpecMetric> spec_metrics(const Spec& spec, const ProblemDecl& decl);
 
 // What a spec tunes: candidates (template configs, then externs) and the reference (null when
 // the spec names none: then candidates are checked only for NaN, unwritten outputs, redzones and

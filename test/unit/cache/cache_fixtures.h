@@ -76,6 +76,9 @@ inline ::testing::AssertionResult same_record(const TuningRecord& a, const Tunin
   if (a.settings != b.settings) {
     return ::testing::AssertionFailure() << "measure settings differ for " << x.problem;
   }
+  if (a.stand_in != b.stand_in) {
+    return ::testing::AssertionFailure() << "stand-ins differ for " << x.problem;
+  }
   if (a.candidates.size() != b.candidates.size()) {
     return ::testing::AssertionFailure()
            << "candidate count " << a.candidates.size() << " vs " << b.candidates.size();
@@ -84,7 +87,8 @@ inline ::testing::AssertionResult same_record(const TuningRecord& a, const Tunin
     const CandidateRecord& c = a.candidates[i];
     const CandidateRecord& d = b.candidates[i];
     if (c.choice_key != d.choice_key || c.name != d.name || c.info != d.info ||
-        c.outcome != d.outcome || c.message != d.message || c.compile_s != d.compile_s) {
+        c.outcome != d.outcome || c.message != d.message || c.compile_s != d.compile_s ||
+        c.metrics != d.metrics) {
       return ::testing::AssertionFailure()
              << "candidate " << i << " differs: " << c.name << " vs " << d.name << ", '"
              << c.message << "' vs '" << d.message << "'";

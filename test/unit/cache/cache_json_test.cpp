@@ -23,6 +23,9 @@ std::vector<TuningRecord> sample_records() {
   records[1].candidates[0].outcome = Outcome::kWrongResult;
   records[1].candidates[0].message = "max abs error 0.5 at [3, 4]; tolerance 1e-05";
   records[0].settings = MeasureSettings{12.5, 4, 77, 3, false, 10, 9, 0.25};
+  // No reference: who stood in, and the spec's metrics of the measured candidates.
+  records[0].stand_in = records[0].candidates[0].name;
+  records[0].candidates[0].metrics = {{"GFLOP/s", 1234.5}, {"GB/s", 0.125}};
   return records;
 }
 

@@ -44,6 +44,14 @@ TEST(CheckRecord, WinnerNotAmongTheRowsIsRefused) {
   EXPECT_THAT(why(r), HasSubstr("is not among its 0 candidate rows"));
 }
 
+TEST(CheckRecord, StandInNotAmongTheRowsIsRefused) {
+  TuningRecord r = sample_record(1);
+  r.stand_in = r.candidates[1].name;  // any row, valid or not: it may fail re-verification
+  EXPECT_EQ(why(r), "ok");
+  r.stand_in = "gone";
+  EXPECT_THAT(why(r), HasSubstr("the stand-in for the missing reference 'gone' is not among"));
+}
+
 TEST(CheckRecord, RowsFewerThanStoredCountAreRefused) {
   TuningRecord r = sample_record(1);
   r.candidates.pop_back();

@@ -92,13 +92,13 @@ TEST(SqliteCache, PersistsAcrossReopen) {
   EXPECT_EQ(all->front().key.candidate_set, "cset-2");
 }
 
-TEST(SqliteCache, UsesWalAndSchemaVersionFour) {
+TEST(SqliteCache, UsesWalAndSchemaVersionFive) {
   TempDir tmp;
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
   const auto file = tmp.path() / "tuning.sqlite3";
   EXPECT_EQ(raw_sql(file, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "4");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "5");
 }
 
 // The pick's confidence (schema 3) is stored and read back field by field, replaced with its
@@ -160,6 +160,44 @@ TEST(SqliteCache, StoresTheMeasureSettings) {
   EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM settings"), "0");
 }
 
+// The stand-in for a missing reference and the candidates' metrics (schema 5) are stored and
+// read back in order, replaced with their record and cleared with it; a file of schema 4 is
+// migrated and its records read back without them.
+TEST(SqliteCache, StoresTheStandInAndTheMetrics) {
+  TempDir tmp;
+  const auto file = tmp.path() / "tuning.sqlite3";
+  {
+    auto v4 = open_sqlite_cache(tmp.path());
+    ASSERT_TRUE(v4.has_value()) << v4.error().message;
+    ASSERT_TRUE((*v4)->store(sample_record(2)).has_value());
+  }
+  raw_sql(file, "DROP TABLE stand_ins");
+  raw_sql(file, "DROP TABLE metrics");
+  raw_sql(file, "PRAGMA user_version = 4");
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value()) << cache.error().message;
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "5");
+  auto old = (*cache)->lookup(sample_key(2));
+  ASSERT_TRUE(old.has_value() && old->has_value());
+  EXPECT_FALSE((*old)->stand_in);
+
+  TuningRecord r = sample_record(1);
+  r.stand_in = r.candidates.front().name;
+  r.candidates.front().metrics = {{"GFLOP/s", 1234.5}, {"GB/s", 0.25}};
+  ASSERT_TRUE((*cache)->store(r).has_value());
+  ASSERT_TRUE((*cache)->store(r).has_value());  // replaced, not duplicated
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM metrics"), "2");
+  auto found = (*cache)->lookup(r.key);
+  ASSERT_TRUE(found.has_value() && found->has_value());
+  ASSERT_TRUE((*found)->stand_in);
+  EXPECT_EQ(*(*found)->stand_in, r.candidates.front().name);
+  EXPECT_EQ((*found)->candidates.front().metrics, r.candidates.front().metrics);
+  EXPECT_TRUE((*found)->candidates.back().metrics.empty());
+  ASSERT_TRUE((*cache)->clear().has_value());
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM metrics"), "0");
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM stand_ins"), "0");
+}
+
 // A file of schema v1 (no candidate_count) is migrated in place; its records are still served,
 // their rows checked against the candidates asked for instead of a stored count.
 TEST(SqliteCache, SchemaOneFileIsMigratedAndStillServed) {
@@ -173,10 +211,12 @@ TEST(SqliteCache, SchemaOneFileIsMigratedAndStillServed) {
   raw_sql(file, "ALTER TABLE tunings DROP COLUMN candidate_count");
   raw_sql(file, "DROP TABLE confidences");
   raw_sql(file, "DROP TABLE settings");
+  raw_sql(file, "DROP TABLE stand_ins");
+  raw_sql(file, "DROP TABLE metrics");
   raw_sql(file, "PRAGMA user_version = 1");
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "4");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "5");
   EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM tunings WHERE candidate_count IS NULL"), "1");
   auto found = (*cache)->lookup(sample_key(1));
   ASSERT_TRUE(found.has_value() && found->has_value());

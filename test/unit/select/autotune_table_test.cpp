@@ -45,5 +45,29 @@ TEST(AutotuneTable, NoNoteWhenThePickHasTheLowestMedian) {
   EXPECT_THAT(t, HasSubstr("33.3%"));
 }
 
+// Metrics: a header row names the columns, in the records' order, and each measured row has
+// its values there; a row without a value shows "-"; failures have none.
+TEST(AutotuneTable, MetricsAreColumnsWithAHeader) {
+  TuningRecord r;
+  r.candidates = {row("pick", 2e6), row("other", 4e6), row("lost", 1e6)};
+  r.candidates[0].metrics = {{"GFLOP/s", 1234.5}, {"GB/s", 2.5}};
+  r.candidates[1].metrics = {{"GFLOP/s", 617.25}};
+  r.candidates[2].outcome = Outcome::kWrongResult;
+  r.candidates[2].message = "max abs error 1";
+  r.winner = "pick";
+  const std::string t = format_autotune_table("op(p)", r, 10, false);
+  EXPECT_THAT(t, HasSubstr("time of best    GFLOP/s       GB/s\n")) << t;
+  EXPECT_THAT(t, HasSubstr("100.0%     1234.5      2.500  \n")) << t;
+  EXPECT_THAT(t, HasSubstr(" 50.0%      617.2          -  \n")) << t;
+  EXPECT_LT(t.find("GFLOP/s"), t.find("  pick ")) << t;
+}
+
+TEST(AutotuneTable, NoHeaderWithoutMetrics) {
+  TuningRecord r;
+  r.candidates = {row("pick", 2e6)};
+  r.winner = "pick";
+  EXPECT_THAT(format_autotune_table("op(p)", r, 10, false), Not(HasSubstr("of best")));
+}
+
 }  // namespace
 }  // namespace ktune

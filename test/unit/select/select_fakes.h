@@ -4,6 +4,8 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,6 +79,12 @@ class FakeRunner final : public StageRunner {
   // remeasured_ns.
   std::map<std::string, std::vector<double>> rounds_ns;
   Status prepare_status;
+  // What each candidate computes, by name (unlisted: 0). Once a stand-in is adopted, a
+  // candidate whose output differs from the stand-in's is a wrong_result, as the worker would
+  // answer; a candidate listed in `no_stand_in` fails to serve as one.
+  std::map<std::string, int> output;
+  std::set<std::string> no_stand_in;
+  std::vector<std::string> stand_ins;  // adopt_stand_in calls, in order
   bool remeasure_fails = false;
   // The verify-only call (run with measure false, counted from 1 per name) that answers
   // wrong_result; unlisted: none does.
@@ -97,11 +105,22 @@ class FakeRunner final : public StageRunner {
     ++prepared;
     return prepare_status;
   }
+  [[nodiscard]] Status adopt_stand_in(Choice& choice) override {
+    stand_ins.push_back(choice.name());
+    if (no_stand_in.contains(choice.name())) {
+      return make_error(ErrorCode::kInvalidArgument, choice.name() + " overflows the stress set");
+    }
+    against_ = output_of(choice.name());
+    return {};
+  }
   [[nodiscard]] CandidateRun run(Choice& choice, bool measure) override {
     ran.push_back(choice.name());
     measured.push_back(measure);
     const Fixed f = fixed.contains(choice.name()) ? fixed.at(choice.name()) : Fixed{};
     if (f.outcome != Outcome::kOk) return {f.outcome, choice.name() + " went wrong", std::nullopt};
+    if (against_ && *against_ != output_of(choice.name())) {
+      return {Outcome::kWrongResult, choice.name() + " differs from the stand-in", std::nullopt};
+    }
     if (!measure) {
       const int k = ++verifications[choice.name()];
       if (failing_verification.contains(choice.name()) &&
@@ -150,7 +169,11 @@ class FakeRunner final : public StageRunner {
   }
 
  private:
+  [[nodiscard]] int output_of(const std::string& name) const {
+    return output.contains(name) ? output.at(name) : 0;
+  }
   double clock_s_ = 0;
+  std::optional<int> against_;  // the stand-in's output, once adopted
 };
 
 inline std::vector<ChoicePtr> fake_candidates(const std::vector<FakeChoiceSpec>& specs) {
