@@ -48,8 +48,8 @@ struct DataInit {
   // kNpy: the file (absolute: a worker reads it from another folder) and the digest of its
   // contents when the problem was made, so that an edited file is another problem and a file
   // changed under a running tuning is refused instead of read.
-  std::string path;
-  std::string digest;
+  std::string path{};
+  std::string digest{};
 
   // "uniform(0.5,2)", "zeros", "npy(<digest>)"; empty for kRandom, so that keys of problems without an init are
   // what they were before inits existed (tuning caches stay valid).
