@@ -1,5 +1,5 @@
-// check_output_alone with nan_ok: without a reference, NaN in an output is accepted only when the
-// output allows it.
+// check_output_alone with nan_ok: without a reference, NaN (and Inf) in an output is accepted
+// only when the output allows it.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -11,9 +11,10 @@ namespace ktune {
 namespace {
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// Y = X copied by a "kernel"; X holds a NaN. Without a reference, the NaN is accepted only when
-// Y has nan_ok.
+// Y = X copied by a "kernel" that writes NaN and -inf too. Without a reference, they are
+// accepted only when Y has nan_ok (log(x) writes both).
 CheckResult run_alone(bool nan_ok) {
   Problem p{"copy", "n=4", {}};
   ProblemArg y{{"Y", ArgRole::kOut, DType::kF32}, TensorSpec::contiguous(DType::kF32, {4}), {}};
@@ -25,7 +26,7 @@ CheckResult run_alone(bool nan_ok) {
   KernelFn fn = [](void* const* args) -> Status {
     auto* out = static_cast<float*>(args[0]);
     const auto* in = static_cast<const float*>(args[1]);
-    for (int i = 0; i < 4; ++i) out[i] = i == 2 ? kNan : in[i];
+    for (int i = 0; i < 4; ++i) out[i] = i == 2 ? kNan : i == 3 ? -kInf : in[i];
     return {};
   };
   return check_candidate(fn, b, nullptr);
