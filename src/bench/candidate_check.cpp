@@ -56,10 +56,17 @@ CheckResult check_outside_views(const CheckedBuffers& b) {
   return {};
 }
 
-// Without a reference: every element written (no poison left) and finite. `data` is the start
-// of the storage, as for compare().
+// Without a reference: every element written (no poison left) and finite, unless the output
+// allows NaN (nan_ok): then infinities too, which come with it (log(x) is NaN below 0 and -inf
+// at 0) and which compare() passes when the reference has the same. `data` is the start of the
+// storage, as for compare().
 CheckResult check_output_alone(const ProblemArg& arg, const std::byte* data) {
   const TensorSpec& spec = arg.tensor;
+  const auto sound_value = [&](const std::byte* p) {
+    if (!is_floating(spec.dtype)) return true;
+    const double v = load_element(spec.dtype, p);
+    return arg.nan_ok || std::isfinite(v);
+  };
   const std::size_t size = dtype_size(spec.dtype);
   if (view_is_dense(spec)) {
     // A dense view addresses every storage element: a walk of the storage in order passes the
@@ -67,8 +74,7 @@ CheckResult check_output_alone(const ProblemArg& arg, const std::byte* data) {
     bool sound = true;
     for (std::int64_t e = 0; sound && e < spec.numel(); ++e) {
       const std::byte* p = data + static_cast<std::size_t>(e) * size;
-      sound = !is_poison(spec.dtype, p) &&
-              (!is_floating(spec.dtype) || std::isfinite(load_element(spec.dtype, p)));
+      sound = !is_poison(spec.dtype, p) && sound_value(p);
     }
     if (sound) return {};
   }
@@ -78,7 +84,7 @@ CheckResult check_output_alone(const ProblemArg& arg, const std::byte* data) {
       return {Outcome::kUnwrittenOutput,
               fmt::format("output {}: element {} was never written", arg.param.name, i)};
     }
-    if (is_floating(spec.dtype) && !std::isfinite(load_element(spec.dtype, p))) {
+    if (!sound_value(p)) {
       return {Outcome::kNanOutput, fmt::format("output {}: element {} is {}", arg.param.name, i,
                                                load_element(spec.dtype, p))};
     }
@@ -110,7 +116,7 @@ CheckResult run_reference(const Enqueue& reference, CheckedBuffers& buffers,
     const std::size_t bytes = p.args[i].tensor.storage_bytes();
     ref.outputs[i] = HostBuffer::allocate(bytes);
     if (bytes > 0) std::memcpy(ref.outputs[i].data(), buffers.output(i), bytes);
-    ref.tolerances[i] = tolerance ? *tolerance : default_tolerance(p.args[i].param.dtype);
+    ref.tolerances[i] = output_tolerance(p.args[i], tolerance);
   }
   *out = std::move(ref);
   return {};

@@ -19,7 +19,8 @@ namespace {
 
 constexpr std::pair<DeviceKind, std::string_view> kDeviceKinds[] = {
     {DeviceKind::kCpu, "cpu"}, {DeviceKind::kCuda, "cuda"}, {DeviceKind::kOpenCL, "opencl"}};
-constexpr ArgRole kRoles[] = {ArgRole::kIn, ArgRole::kOut, ArgRole::kInOut, ArgRole::kScalar};
+constexpr ArgRole kRoles[] = {ArgRole::kIn, ArgRole::kOut, ArgRole::kInOut, ArgRole::kScalar,
+                              ArgRole::kScratch};
 // A scalar's two forms, as the member "scalar" is described when it is wrong.
 constexpr JsonKind kScalarKind{R"({"i64": N} or {"f64": X})", R"({"i64": N} or {"f64": X})"};
 
@@ -31,7 +32,8 @@ std::string_view device_kind_name(DeviceKind kind) {
 }
 
 constexpr InitKind kInitKinds[] = {InitKind::kUniform, InitKind::kNormal, InitKind::kInt,
-                                   InitKind::kZeros,   InitKind::kOnes,   InitKind::kArange};
+                                   InitKind::kZeros,   InitKind::kOnes,   InitKind::kArange,
+                                   InitKind::kNpy};
 
 std::optional<InitKind> init_kind_named(std::string_view name) {
   for (InitKind k : kInitKinds) {
@@ -52,12 +54,26 @@ OrderedJson encode_init(const DataInit& init) {
     j["a"] = json_number(init.a);
     j["b"] = json_number(init.b);
   }
+  if (init.kind == InitKind::kNpy) {
+    j["path"] = init.path;
+    j["digest"] = init.digest;
+  }
   return j;
 }
 
 DataInit decode_init(JsonReader& r, const Json& j, const std::string& at) {
   DataInit init;
   init.kind = r.named<InitKind>(j, at, "kind", "init kind", init_kind_named);
+  if (r.ok() && init.kind == InitKind::kNpy) {
+    // The worker reads this file: it must be the absolute path make_problem resolved.
+    init.path = r.str(j, at, "path");
+    init.digest = r.str(j, at, "digest");
+    if (r.ok() && (init.path.empty() || init.path.front() != '/')) {
+      r.fail(JsonReader::sub(at, "path"),
+             fmt::format("expected an absolute path, got '{}'", init.path));
+    }
+    return init;
+  }
   if (!r.ok() || !init_has_bounds(init.kind)) return init;
   init.a = r.f64(j, at, "a");
   init.b = r.f64(j, at, "b");
@@ -72,6 +88,21 @@ DataInit decode_init(JsonReader& r, const Json& j, const std::string& at) {
            fmt::format("expected high >= low ({}), got {}", init.a, init.b));
   }
   return init;
+}
+
+// An output's own tolerance: three numbers >= 0 (a negative one would fail every element, NaN
+// would pass none: neither is what a spec can say).
+Tolerance decode_tolerance(JsonReader& r, const Json& j, const std::string& at) {
+  Tolerance t;
+  std::pair<const char*, double*> fields[] = {
+      {"rtol", &t.rtol}, {"atol", &t.atol}, {"max_rel_l2", &t.max_rel_l2}};
+  for (auto [key, dest] : fields) {
+    *dest = r.f64(j, at, key);
+    if (r.ok() && !(*dest >= 0)) {
+      r.fail(JsonReader::sub(at, key), fmt::format("expected a number >= 0, got {}", *dest));
+    }
+  }
+  return t;
 }
 
 std::optional<DType> dtype_named(std::string_view name) {
@@ -192,6 +223,13 @@ OrderedJson encode_json(const Problem& p) {
     } else {
       arg["tensor"] = encode_json(a.tensor);
       if (a.init.kind != InitKind::kRandom) arg["init"] = encode_init(a.init);
+      // An output's own check; absent when unset, as in requests from before it existed.
+      if (a.tolerance) {
+        arg["tolerance"] = {{"rtol", json_number(a.tolerance->rtol)},
+                            {"atol", json_number(a.tolerance->atol)},
+                            {"max_rel_l2", json_number(a.tolerance->max_rel_l2)}};
+      }
+      if (a.nan_ok) arg["nan_ok"] = true;
     }
     args.push_back(std::move(arg));
   }
@@ -219,6 +257,12 @@ void decode_json(JsonReader& r, const Json& j, const std::string& at, Problem& p
           arg.init = decode_init(r, *init, JsonReader::sub(aat, "init"));
         }
       }
+      if (r.ok() && JsonReader::has(a, "tolerance")) {
+        if (const Json* t = r.object(a, aat, "tolerance")) {
+          arg.tolerance = decode_tolerance(r, *t, JsonReader::sub(aat, "tolerance"));
+        }
+      }
+      if (r.ok() && JsonReader::has(a, "nan_ok")) arg.nan_ok = r.boolean(a, aat, "nan_ok");
     }
     p.args.push_back(std::move(arg));
   }

@@ -15,6 +15,8 @@ std::string_view arg_role_name(ArgRole role) {
       return "inout";
     case ArgRole::kScalar:
       return "scalar";
+    case ArgRole::kScratch:
+      return "scratch";
   }
   return "unknown";
 }
@@ -35,6 +37,8 @@ std::string_view init_kind_name(InitKind kind) {
       return "ones";
     case InitKind::kArange:
       return "arange";
+    case InitKind::kNpy:
+      return "npy";
   }
   return "unknown";
 }
@@ -47,6 +51,9 @@ std::string DataInit::key() const {
     case InitKind::kNormal:
     case InitKind::kInt:
       return fmt::format("{}({},{})", init_kind_name(kind), a, b);
+    case InitKind::kNpy:
+      // The contents, not the path: a file moved is the same problem, one edited another.
+      return fmt::format("npy({})", digest);
     default:
       return std::string(init_kind_name(kind));
   }
@@ -75,6 +82,12 @@ std::string Problem::key() const {
     } else {
       key += a.tensor.key();
       if (a.init.kind != InitKind::kRandom) key += fmt::format(" init={}", a.init.key());
+      // Only when set, so that keys of problems without them are what they were.
+      if (a.tolerance) {
+        key += fmt::format(" tol={},{},{}", a.tolerance->rtol, a.tolerance->atol,
+                           a.tolerance->max_rel_l2);
+      }
+      if (a.nan_ok) key += " nan_ok";
     }
   }
   return key + ")";

@@ -139,8 +139,8 @@ RequestFlow::Verdict RequestFlow::verify(const BenchmarkRequest& request,
   const Problem& problem = request.problem;
   for (std::size_t i = 0; i < problem.args.size(); ++i) {
     if (!is_output(problem.args[i].param.role)) continue;
-    const Tolerance t =
-        request.tolerance ? *request.tolerance : default_tolerance(problem.args[i].param.dtype);
+    // The output's own tolerance (args[i].tolerance, nan_ok) before the request's.
+    const Tolerance t = output_tolerance(problem.args[i], request.tolerance);
     if (p.reference) p.reference->tolerances[i] = t;
     if (p.stress_reference) {
       p.stress_reference->tolerances[i] = t;

@@ -83,7 +83,9 @@ Status check_exprs(const Reader& r, const YAML::Node& node, const std::string& p
 Status parse_arg(const Reader& r, const YAML::Node& node, const std::string& path,
                  const std::set<std::string>& sizes, ArgDecl& out) {
   if (auto ok = r.check_keys(
-          node, path, {"name", "role", "dtype", "shape", "strides", "offset", "value", "init"});
+          node, path,
+          {"name", "role", "dtype", "shape", "strides", "offset", "value", "init", "tolerance",
+           "nan_ok"});
       !ok) {
     return ok;
   }
@@ -121,7 +123,7 @@ Status parse_arg(const Reader& r, const YAML::Node& node, const std::string& pat
                                 "or none, a buffer has shape and no value",
                                 role));
     }
-    for (const char* key : {"shape", "strides", "offset", "init"}) {
+    for (const char* key : {"shape", "strides", "offset", "init", "tolerance", "nan_ok"}) {
       if (node[key].IsDefined()) {
         return r.fail(node[key], field(path, key),
                       fmt::format("scalar '{}' has a value and cannot have {}", out.name, key));
@@ -133,8 +135,8 @@ Status parse_arg(const Reader& r, const YAML::Node& node, const std::string& pat
 
   if (role.empty()) {
     return r.fail(node, field(path, "role"),
-                  "missing required field; expected one of in, out, inout (or value: for a "
-                  "scalar)");
+                  "missing required field; expected one of in, out, inout, scratch (or value: for "
+                  "a scalar)");
   }
   if (role == "in") {
     out.role = ArgRole::kIn;
@@ -142,24 +144,29 @@ Status parse_arg(const Reader& r, const YAML::Node& node, const std::string& pat
     out.role = ArgRole::kOut;
   } else if (role == "inout") {
     out.role = ArgRole::kInOut;
+  } else if (role == "scratch") {
+    out.role = ArgRole::kScratch;
   } else if (role == "scalar") {
     return r.fail(
         node, field(path, "value"),
         fmt::format("missing required field for scalar '{}'; expected an expression", out.name));
   } else {
     return r.fail(role_node, field(path, "role"),
-                  fmt::format("unknown role '{}'; expected one of in, out, inout, scalar", role));
+                  fmt::format("unknown role '{}'; expected one of in, out, inout, scratch, scalar",
+                              role));
   }
   if (YAML::Node init = node["init"]; init.IsDefined()) {
-    // An output's data is what the kernel writes: it starts poisoned, whatever the spec says.
-    if (out.role == ArgRole::kOut) {
+    // An output's (or scratch buffer's) data is what the kernel writes: it starts poisoned,
+    // whatever the spec says.
+    if (out.role == ArgRole::kOut || out.role == ArgRole::kScratch) {
       return r.fail(init, field(path, "init"),
-                    fmt::format("'{}' has role out, whose contents the kernel writes; expected "
+                    fmt::format("'{}' has role {}, whose contents the kernel writes; expected "
                                 "init only on an in or inout buffer",
-                                out.name));
+                                out.name, arg_role_name(out.role)));
     }
     if (auto ok = parse_init(r, init, field(path, "init"), sizes, out); !ok) return ok;
   }
+  if (auto ok = parse_output_check(r, node, path, out); !ok) return ok;
   YAML::Node shape = node["shape"];
   if (!shape.IsDefined()) {
     return r.fail(node, field(path, "shape"),

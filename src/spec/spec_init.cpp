@@ -1,6 +1,6 @@
 // args[i].init: how an input buffer's data is made. A plain word (zeros, ones, arange) or a
 // one-key mapping whose bounds are expressions over problem sizes, so that a gather's indices can
-// be `{int: {low: 0, high: N - 1}}` for every problem of the spec.
+// be `{int: {low: 0, high: N - 1}}` for every problem of the spec, or `{npy: file.npy}`.
 #include <fmt/format.h>
 
 #include "spec/spec_sections.h"
@@ -8,7 +8,7 @@
 namespace ktune::spec_detail {
 namespace {
 
-constexpr const char* kExpected = "expected one of uniform, normal, int, zeros, ones, arange";
+constexpr const char* kExpected = "expected one of uniform, normal, int, zeros, ones, arange, npy";
 
 struct Bounded {
   std::string_view name;
@@ -46,6 +46,19 @@ Status parse_init(const Reader& r, const YAML::Node& node, const std::string& pa
   const auto kv = *node.begin();
   auto key = r.string(kv.first, path);
   if (!key) return std::unexpected(key.error());
+  if (*key == "npy") {
+    // The file is read by make_problem, against each problem's shape: a spec whose problems
+    // differ in size can still name one file only if they agree.
+    auto text = r.string(kv.second, field(path, "npy"));
+    if (!text) return std::unexpected(text.error());
+    if (text->empty()) {
+      return r.fail(kv.second, field(path, "npy"),
+                    "empty path; expected a .npy file, relative to the spec's folder");
+    }
+    out.init = InitKind::kNpy;
+    out.init_path = *text;
+    return {};
+  }
   for (const Bounded& b : kBounded) {
     if (*key != b.name) continue;
     const std::string at = field(path, b.name);

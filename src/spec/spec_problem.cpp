@@ -9,6 +9,7 @@
 #include "ktune/spec/spec.h"
 #include "spec/spec_expr.h"
 #include "spec/spec_sections.h"
+#include "tensor/npy.h"
 
 namespace ktune {
 namespace {
@@ -73,8 +74,23 @@ struct Evaluator {
 
   // The init's bounds for this problem: low <= high, std >= 0, and for an integer dtype values
   // that fit it (a store past its range would wrap).
+  // An npy init: the file, relative to the spec's folder, made absolute (a worker reads it from
+  // its own folder), checked against this problem's shape and hashed.
+  Result<DataInit> npy(const std::vector<std::int64_t>& shape) const {
+    DataInit out{InitKind::kNpy, 0, 0, {}, {}};
+    std::error_code ec;
+    const std::filesystem::path path =
+        std::filesystem::absolute(spec.file.parent_path() / arg.init_path, ec).lexically_normal();
+    if (ec) return fail("init", fmt::format("npy '{}': {}", arg.init_path.string(), ec.message()), "");
+    auto digest = npy_digest(path, arg.dtype, shape);
+    if (!digest) return fail("init", digest.error().message, "");
+    out.path = path.string();
+    out.digest = std::move(*digest);
+    return out;
+  }
+
   Result<DataInit> init(std::int64_t numel) const {
-    DataInit out{arg.init, 0, 0};
+    DataInit out{arg.init, 0, 0, {}, {}};
     if (arg.init == InitKind::kArange) {
       const double hi = integer_range(arg.dtype).second;
       if (!is_floating(arg.dtype) && static_cast<double>(numel - 1) > hi) {
@@ -194,9 +210,12 @@ Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl) {
                        "the storage that the sizes, strides and offset span",
                        "; expected at most 2^63 - 1 bytes");
     }
-    auto init = eval.init(out.tensor.numel());
+    auto init = arg.init == InitKind::kNpy ? eval.npy(out.tensor.sizes)
+                                           : eval.init(out.tensor.numel());
     if (!init) return std::unexpected(init.error());
     out.init = *init;
+    out.tolerance = arg.tolerance;
+    out.nan_ok = arg.nan_ok;
     problem.args.push_back(std::move(out));
   }
   if (!spec.epilogue.empty()) {

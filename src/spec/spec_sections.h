@@ -38,6 +38,10 @@ namespace ktune::spec_detail {
 // args[i].init: (spec_init.cpp): the kind and its bound expressions into `out`.
 [[nodiscard]] Status parse_init(const Reader& r, const YAML::Node& node, const std::string& path,
                                 const std::set<std::string>& sizes, ArgDecl& out);
+// args[i].tolerance: and args[i].nan_ok: (spec_output_check.cpp), on an out or inout buffer only;
+// `out`'s role is already parsed.
+[[nodiscard]] Status parse_output_check(const Reader& r, const YAML::Node& node,
+                                        const std::string& path, ArgDecl& out);
 // params: and restrictions: (either node may be undefined), checked with SearchSpace::create.
 [[nodiscard]] Status parse_space(const Reader& r, const YAML::Node& params,
                                  const YAML::Node& restrictions, Spec& spec);

@@ -44,8 +44,11 @@ Element check_element(DType dtype, const std::byte* a, const std::byte* e, const
   }
   if (is_poison(dtype, a)) {
     el.verdict = Verdict::kUnwritten;
+  } else if (std::isnan(el.actual) && std::isnan(el.expected) && tol.nan_ok) {
+    // The output's NaN is legal (nan_ok) and the reference agrees on where: a pass.
   } else if (std::isnan(el.actual) || std::isnan(el.expected)) {
-    // NaN never passes; a NaN where the reference is NaN too is a wrong result, not a new NaN.
+    // NaN never passes otherwise; a NaN where the reference is NaN too is a wrong result, not a
+    // new NaN.
     el.verdict = std::isfinite(el.expected) ? Verdict::kNan : Verdict::kWrong;
   } else if (std::isinf(el.actual) || std::isinf(el.expected)) {
     if (el.actual != el.expected) {
@@ -183,6 +186,14 @@ Tolerance default_tolerance(DType dtype) {
   }
   KTUNE_CHECK(false);
   return {};
+}
+
+Tolerance output_tolerance(const ProblemArg& arg, const std::optional<Tolerance>& fallback) {
+  Tolerance t = arg.tolerance ? *arg.tolerance
+                : fallback    ? *fallback
+                              : default_tolerance(arg.param.dtype);
+  t.nan_ok = t.nan_ok || arg.nan_ok;
+  return t;
 }
 
 Tolerance reduction_tolerance(DType dtype, std::int64_t terms) {

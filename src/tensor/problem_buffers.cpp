@@ -9,6 +9,7 @@
 
 #include "core/parallel_for.h"
 #include "ktune/tensor/tensor_fill.h"
+#include "tensor/npy.h"
 
 namespace ktune {
 namespace {
@@ -55,6 +56,13 @@ bool same_bytes(const std::byte* a, const std::byte* b, std::size_t bytes) {
 }  // namespace
 
 ProblemBuffers ProblemBuffers::create(const Problem& problem, std::uint64_t seed, DataSet set) {
+  Result<ProblemBuffers> pb = try_create(problem, seed, set);
+  KTUNE_CHECK(pb.has_value());
+  return std::move(*pb);
+}
+
+Result<ProblemBuffers> ProblemBuffers::try_create(const Problem& problem, std::uint64_t seed,
+                                                  DataSet set) {
   ProblemBuffers pb(problem);
   const std::size_t n = problem.args.size();
   pb.buffers_.resize(n);
@@ -74,9 +82,16 @@ ProblemBuffers ProblemBuffers::create(const Problem& problem, std::uint64_t seed
       // Each argument gets its own stream derived from the seed, so A and B differ; the stress
       // set's streams are others again.
       const std::uint64_t stream = seed * 1000003u + i;
-      fill_random(pb.buffers_[i], arg.tensor,
-                  set == DataSet::kUniform ? stream : stream ^ 0x5EED5EED5EED5EEDull, set,
-                  arg.init);
+      if (arg.init.kind == InitKind::kNpy) {
+        // The user's data, the same on both data sets (verified twice on it).
+        if (Status s = fill_from_npy(pb.buffers_[i], arg.tensor, arg.init); !s) {
+          return std::unexpected(with_context(s.error(), fmt::format("input {}", arg.param.name)));
+        }
+      } else {
+        fill_random(pb.buffers_[i], arg.tensor,
+                    set == DataSet::kUniform ? stream : stream ^ 0x5EED5EED5EED5EEDull, set,
+                    arg.init);
+      }
       pb.pristine_[i] = pb.buffers_[i].clone();
     }
   }
@@ -114,7 +129,9 @@ void ProblemBuffers::reset() {
 void ProblemBuffers::reset_outputs() {
   for (std::size_t i = 0; i < problem_.args.size(); ++i) {
     const ArgRole role = problem_.args[i].param.role;
-    if (role == ArgRole::kOut) buffers_[i].poison(problem_.args[i].param.dtype);
+    if (role == ArgRole::kOut || role == ArgRole::kScratch) {
+      buffers_[i].poison(problem_.args[i].param.dtype);
+    }
     if (role == ArgRole::kInOut && buffers_[i].bytes()) {
       copy_bytes(buffers_[i].data(), pristine_[i].data(), buffers_[i].bytes());
     }

@@ -141,6 +141,8 @@ namespace ktune {
 void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed, DataSet set,
                  const DataInit& init) {
   if (init.kind == InitKind::kRandom) return fill_random(buffer, spec, seed, set);
+  // An npy file can fail to be read: ProblemBuffers fills it (fill_from_npy), never this.
+  KTUNE_CHECK(init.kind != InitKind::kNpy);
   KTUNE_CHECK(buffer.bytes() >= spec.storage_bytes());
   if (init.kind == InitKind::kArange) return fill_arange(buffer, spec);
   const DType dtype = spec.dtype;

@@ -239,7 +239,7 @@ Result<ReferenceOutputs> read_reference_file(const std::filesystem::path& path,
     ref.outputs[i] = HostBuffer::allocate(a.tensor.storage_bytes());
     in.read(reinterpret_cast<char*>(ref.outputs[i].data()),
             static_cast<std::streamsize>(ref.outputs[i].bytes()));
-    ref.tolerances[i] = tolerance ? *tolerance : default_tolerance(a.param.dtype);
+    ref.tolerances[i] = output_tolerance(a, tolerance);
   }
   if (!in)
     return make_error(ErrorCode::kIo, fmt::format("{}: cannot read; {}", where, errno_text(errno)));

@@ -62,6 +62,12 @@ struct ArgDecl {
   // over problem sizes (low/high or mean/std), evaluated by make_problem.
   InitKind init = InitKind::kRandom;
   std::string init_a, init_b;
+  // init: {npy: path}: the file resolved against the spec's folder (absolute when the spec's
+  // path is); make_problem checks it against each problem's shape and hashes it.
+  std::filesystem::path init_path;
+  // Outputs only: tolerance: (keys not given from the arg's dtype's default) and nan_ok:.
+  std::optional<Tolerance> tolerance;
+  bool nan_ok = false;
   int line = 0;
 };
 

@@ -1,22 +1,24 @@
-// Comparing a candidate's output against the reference, by dtype. NaN never passes.
+// Comparing a candidate's output against the reference, by dtype. NaN never passes, unless
+// the output allows it (Tolerance::nan_ok) and the reference has NaN at the same element.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ktune/core/outcome.h"
+#include "ktune/core/problem.h"
+#include "ktune/core/tolerance.h"
 #include "ktune/core/tensor_spec.h"
 #include "ktune/tensor/host_buffer.h"
 
 namespace ktune {
 
-// An element passes when |actual - expected| <= atol + rtol * |expected|, and the output passes
-// when every element passes and ||actual - expected||_2 / ||expected||_2 <= max_rel_l2.
-struct Tolerance {
-  double rtol = 1e-4;
-  double atol = 1e-5;
-  double max_rel_l2 = 1e-4;
-};
+// The tolerance an output is checked with: its own (a spec's args[i].tolerance), else
+// `fallback` (the spec-level tolerance), else default_tolerance() of its dtype; with nan_ok when
+// the output has it.
+[[nodiscard]] Tolerance output_tolerance(const ProblemArg& arg,
+                                         const std::optional<Tolerance>& fallback);
 
 // Defaults: f64 1e-9/1e-12/1e-9, f32 1e-4/1e-5/1e-4, f16 and bf16 2e-2/1e-2/1e-2, integers exact.
 [[nodiscard]] Tolerance default_tolerance(DType dtype);
@@ -44,7 +46,8 @@ struct Comparison {
 
 // Compares the elements `spec` addresses. An element still holding the poison pattern makes the
 // outcome kUnwrittenOutput (checked first), a NaN or Inf where the reference is finite makes it
-// kNanOutput, anything else out of tolerance kWrongResult. Integer poison is a legal value, so an
+// kNanOutput, anything else out of tolerance kWrongResult (with tolerance.nan_ok, NaN where the
+// reference has NaN passes). Integer poison is a legal value, so an
 // integer element equal to the reference passes even when it matches the poison pattern.
 [[nodiscard]] Comparison compare(const TensorSpec& spec, const std::byte* actual,
                                  const std::byte* expected, const Tolerance& tolerance);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ktune/core/problem.h"
+#include "ktune/core/status.h"
 #include "ktune/tensor/host_buffer.h"
 #include "ktune/tensor/tensor_fill.h"
 
@@ -19,8 +20,14 @@ namespace ktune {
 
 class ProblemBuffers {
  public:
+  // For problems whose data cannot fail to be made: every init but npy (an npy file that cannot
+  // be read aborts here). Devices use try_create.
   [[nodiscard]] static ProblemBuffers create(const Problem& problem, std::uint64_t seed,
                                              DataSet set = DataSet::kUniform);
+  // Fails when an npy init's file cannot be read, no longer has the problem's digest, or does
+  // not fit its argument.
+  [[nodiscard]] static Result<ProblemBuffers> try_create(const Problem& problem, std::uint64_t seed,
+                                                         DataSet set = DataSet::kUniform);
 
   [[nodiscard]] const Problem& problem() const { return problem_; }
   // One pointer per argument, in signature order (Module::launch's layout); a buffer's pointer
@@ -30,9 +37,10 @@ class ProblemBuffers {
   // Every buffer argument's data as (pointer, bytes): what a benchmark evicts before each run.
   [[nodiscard]] std::vector<std::pair<const void*, std::size_t>> data_ranges() const;
 
-  // Outputs poisoned, in-outs and inputs back to their seeded contents, redzones refilled.
+  // Outputs and scratch buffers poisoned, in-outs and inputs back to their seeded contents,
+  // redzones refilled.
   void reset();
-  // Only the outputs poisoned and the in-outs back to their seeded contents: what a timed run
+  // Only the outputs and scratch buffers poisoned and the in-outs back to their seeded contents: what a timed run
   // starts from (inputs are left as the last run left them, so that a write into one stays
   // visible to the next check).
   void reset_outputs();

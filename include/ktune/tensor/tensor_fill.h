@@ -39,7 +39,7 @@ void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed,
 // the stress set of a random init is another draw from the same distribution (the kernel's
 // domain is the user's, e.g. x > 0 for log(x), so ktune's stress scales would be wrong there),
 // and that of zeros, ones or arange is the same data (verified twice on it).
-// InitKind::kRandom is the overload above.
+// InitKind::kRandom is the overload above; InitKind::kNpy is not for here (tensor/npy.h).
 void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed, DataSet set,
                  const DataInit& init);
 

@@ -58,7 +58,9 @@ class CpuDevice final : public DeviceAdapter {
   Status open() override { return {}; }
   Result<std::unique_ptr<DeviceProblem>> allocate(const Problem& problem, std::uint64_t seed,
                                                   DataSet set) override {
-    return std::make_unique<CpuProblem>(ProblemBuffers::create(problem, seed, set));
+    Result<ProblemBuffers> host = ProblemBuffers::try_create(problem, seed, set);
+    if (!host) return std::unexpected(host.error());
+    return std::make_unique<CpuProblem>(std::move(*host));
   }
   Result<std::shared_ptr<const DeviceLaunch>> load(const LaunchSpec& spec,
                                                    const Problem& problem) override {

@@ -107,7 +107,9 @@ Status CudaProblemBuffers::reset_outputs() {
   KTUNE_CU(CtxSynchronize());
   for (std::size_t i = 0; i < args_.size(); ++i) {
     const Arg& a = args_[i];
-    if (is_output(problem_.args[i].param.role) && a.bytes > 0) {
+    // Scratch buffers too: poisoned again before each timed run, as before each checked one.
+    const ArgRole role = problem_.args[i].param.role;
+    if ((is_output(role) || role == ArgRole::kScratch) && a.bytes > 0) {
       KTUNE_CU(MemcpyDtoD(data(a), a.pristine, a.bytes));
     }
   }

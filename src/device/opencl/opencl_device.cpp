@@ -254,8 +254,9 @@ class OpenCLDevice final : public DeviceAdapter {
                                       a.param.name, a.tensor.offset));
       }
     }
-    auto p =
-        std::make_unique<OpenCLProblem>(*ctx_, *flush_, ProblemBuffers::create(problem, seed, set));
+    Result<ProblemBuffers> host = ProblemBuffers::try_create(problem, seed, set);
+    if (!host) return std::unexpected(host.error());
+    auto p = std::make_unique<OpenCLProblem>(*ctx_, *flush_, std::move(*host));
     if (Status s = p->allocate(); !s) return std::unexpected(s.error());
     return std::unique_ptr<DeviceProblem>(std::move(p));
   }

@@ -130,14 +130,14 @@ INSTANTIATE_TEST_SUITE_P(
                     std::string(kProblems),
                 ErrorCode::kInvalidArgument,
                 "4:38: args[0].shap: unknown key; expected one of name, role, dtype, shape, "
-                "strides, offset, value, init"},
+                "strides, offset, value, init, tolerance, nan_ok"},
         BadCase{"unknown_role",
                 "name: add\nkernel: {source: add.cpp, entry: add}\nargs:\n"
                 "  - {name: C, role: output, dtype: f32, shape: [n]}\n" +
                     std::string(kProblems),
                 ErrorCode::kInvalidArgument,
                 "4:21: args[0].role: unknown role 'output'; expected one of in, out, inout, "
-                "scalar"},
+                "scratch, scalar"},
         BadCase{"duplicate_arg",
                 "name: add\nkernel: {source: add.cpp, entry: add}\nargs:\n"
                 "  - {name: C, role: out, dtype: f32, shape: [n]}\n"
@@ -179,8 +179,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "  - {name: C, dtype: f32, shape: [n]}\n" +
                     std::string(kProblems),
                 ErrorCode::kInvalidArgument,
-                "4:5: args[0].role: missing required field; expected one of in, out, inout (or "
-                "value: for a scalar)"},
+                "4:5: args[0].role: missing required field; expected one of in, out, inout, "
+                "scratch (or value: for a scalar)"},
         BadCase{"shape_is_string",
                 "name: add\nkernel: {source: add.cpp, entry: add}\nargs:\n"
                 "  - {name: C, role: out, dtype: f32, shape: n}\n" +

@@ -69,7 +69,7 @@ TEST(SpecInit, WithoutInitTheDataIsKtunesOwn) {
 }
 
 TEST(SpecInit, MistakesSayWhereAndWhat) {
-  const std::string kinds = "expected one of uniform, normal, int, zeros, ones, arange";
+  const std::string kinds = "expected one of uniform, normal, int, zeros, ones, arange, npy";
   EXPECT_EQ(error_of(spec_with("random")), "5:56: args[1].init: 'random'; " + kinds);
   EXPECT_EQ(error_of(spec_with("[1, 2]")), "5:56: args[1].init: got a list; " + kinds);
   EXPECT_EQ(error_of(spec_with("{poisson: {lambda: 2}}")),
