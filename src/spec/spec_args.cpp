@@ -82,10 +82,9 @@ Status check_exprs(const Reader& r, const YAML::Node& node, const std::string& p
 
 Status parse_arg(const Reader& r, const YAML::Node& node, const std::string& path,
                  const std::set<std::string>& sizes, ArgDecl& out) {
-  if (auto ok = r.check_keys(
-          node, path,
-          {"name", "role", "dtype", "shape", "strides", "offset", "value", "init", "tolerance",
-           "nan_ok"});
+  if (auto ok = r.check_keys(node, path,
+                             {"name", "role", "dtype", "shape", "strides", "offset", "value",
+                              "init", "tolerance", "nan_ok"});
       !ok) {
     return ok;
   }
@@ -151,9 +150,9 @@ Status parse_arg(const Reader& r, const YAML::Node& node, const std::string& pat
         node, field(path, "value"),
         fmt::format("missing required field for scalar '{}'; expected an expression", out.name));
   } else {
-    return r.fail(role_node, field(path, "role"),
-                  fmt::format("unknown role '{}'; expected one of in, out, inout, scratch, scalar",
-                              role));
+    return r.fail(
+        role_node, field(path, "role"),
+        fmt::format("unknown role '{}'; expected one of in, out, inout, scratch, scalar", role));
   }
   if (YAML::Node init = node["init"]; init.IsDefined()) {
     // An output's (or scratch buffer's) data is what the kernel writes: it starts poisoned,

@@ -36,7 +36,8 @@ Status parse_output_check(const Reader& r, const YAML::Node& node, const std::st
       auto number = r.number(value, field(at, key));
       if (!number) return std::unexpected(number.error());
       if (!(*number >= 0)) {
-        return r.fail(value, field(at, key), fmt::format("expected a number >= 0; got {}", *number));
+        return r.fail(value, field(at, key),
+                      fmt::format("expected a number >= 0; got {}", *number));
       }
       *dest = *number;
     }

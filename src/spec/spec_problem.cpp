@@ -81,7 +81,8 @@ struct Evaluator {
     std::error_code ec;
     const std::filesystem::path path =
         std::filesystem::absolute(spec.file.parent_path() / arg.init_path, ec).lexically_normal();
-    if (ec) return fail("init", fmt::format("npy '{}': {}", arg.init_path.string(), ec.message()), "");
+    if (ec)
+      return fail("init", fmt::format("npy '{}': {}", arg.init_path.string(), ec.message()), "");
     auto digest = npy_digest(path, arg.dtype, shape);
     if (!digest) return fail("init", digest.error().message, "");
     out.path = path.string();
@@ -210,8 +211,8 @@ Result<Problem> make_problem(const Spec& spec, const ProblemDecl& decl) {
                        "the storage that the sizes, strides and offset span",
                        "; expected at most 2^63 - 1 bytes");
     }
-    auto init = arg.init == InitKind::kNpy ? eval.npy(out.tensor.sizes)
-                                           : eval.init(out.tensor.numel());
+    auto init =
+        arg.init == InitKind::kNpy ? eval.npy(out.tensor.sizes) : eval.init(out.tensor.numel());
     if (!init) return std::unexpected(init.error());
     out.init = *init;
     out.tolerance = arg.tolerance;

@@ -117,7 +117,9 @@ Result<NpyArray> parse_npy(std::string_view bytes, std::string_view what) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic) {
     return fail("no \\x93NUMPY magic at the start");
   }
-  const auto byte = [&](std::size_t i) { return static_cast<std::uint32_t>(std::uint8_t(bytes[i])); };
+  const auto byte = [&](std::size_t i) {
+    return static_cast<std::uint32_t>(std::uint8_t(bytes[i]));
+  };
   const std::uint32_t major = byte(6);
   std::uint32_t header_len = 0;
   std::size_t header_at = 0;
@@ -132,8 +134,8 @@ Result<NpyArray> parse_npy(std::string_view bytes, std::string_view what) {
     return fail(fmt::format("format version {}; expected 1, 2 or 3", major));
   }
   if (header_len > kMaxNpyHeaderBytes) {
-    return fail(fmt::format("header of {} bytes; expected at most {}", header_len,
-                            kMaxNpyHeaderBytes));
+    return fail(
+        fmt::format("header of {} bytes; expected at most {}", header_len, kMaxNpyHeaderBytes));
   }
   if (bytes.size() - header_at < header_len) {
     return fail(fmt::format("header of {} bytes, file ends after {}", header_len,
@@ -173,9 +175,10 @@ Result<NpyArray> parse_npy(std::string_view bytes, std::string_view what) {
   if (*fortran) return fail("fortran_order is True; expected a C-order array");
   const std::size_t size = descr_size(out.descr);
   if (size == 0) {
-    return fail(fmt::format("dtype '{}'; expected one of <f2, <u2 (bf16 bits), <f4, <f8, |i1, "
-                            "<i4, <i8 (little-endian)",
-                            out.descr));
+    return fail(
+        fmt::format("dtype '{}'; expected one of <f2, <u2 (bf16 bits), <f4, <f8, |i1, "
+                    "<i4, <i8 (little-endian)",
+                    out.descr));
   }
   // The product of the dimensions, and the bytes, without overflow.
   std::uint64_t bytes_needed = size;
@@ -203,13 +206,13 @@ Result<std::string> read_bounded(const std::filesystem::path& path) {
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) {
-    return make_error(ErrorCode::kNotFound,
-                      fmt::format("{}: cannot read the .npy file; {}", path.string(), ec.message()));
+    return make_error(ErrorCode::kNotFound, fmt::format("{}: cannot read the .npy file; {}",
+                                                        path.string(), ec.message()));
   }
   if (size > kMaxNpyBytes) {
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{}: {} bytes; expected a .npy file of at most {}",
-                                  path.string(), size, kMaxNpyBytes));
+                      fmt::format("{}: {} bytes; expected a .npy file of at most {}", path.string(),
+                                  size, kMaxNpyBytes));
   }
   return read_file(path);
 }

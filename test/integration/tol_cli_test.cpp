@@ -97,8 +97,7 @@ TEST(TolCli, NpyInputTunesAndItsContentIsTheKey) {
   EXPECT_THAT(r.output, HasSubstr("(0 from the tuning cache)"));
 
   // The wrong shape is the spec's error, before anything is compiled.
-  write_bytes(dir.path() / "data" / "x.npy",
-              npy_bytes(npy_dict("<f4", "(64, 64)"), raw_bytes(x)));
+  write_bytes(dir.path() / "data" / "x.npy", npy_bytes(npy_dict("<f4", "(64, 64)"), raw_bytes(x)));
   r = run_cli(cache, {"tune", spec_path});
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("shape (64, 64); expected the argument's shape (4096)"));

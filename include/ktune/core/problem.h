@@ -51,8 +51,8 @@ struct DataInit {
   std::string path{};
   std::string digest{};
 
-  // "uniform(0.5,2)", "zeros", "npy(<digest>)"; empty for kRandom, so that keys of problems without an init are
-  // what they were before inits existed (tuning caches stay valid).
+  // "uniform(0.5,2)", "zeros", "npy(<digest>)"; empty for kRandom, so that keys of problems without
+  // an init are what they were before inits existed (tuning caches stay valid).
   [[nodiscard]] std::string key() const;
   bool operator==(const DataInit&) const = default;
 };

@@ -8,8 +8,8 @@
 
 #include "ktune/core/outcome.h"
 #include "ktune/core/problem.h"
-#include "ktune/core/tolerance.h"
 #include "ktune/core/tensor_spec.h"
+#include "ktune/core/tolerance.h"
 #include "ktune/tensor/host_buffer.h"
 
 namespace ktune {

@@ -40,9 +40,9 @@ class ProblemBuffers {
   // Outputs and scratch buffers poisoned, in-outs and inputs back to their seeded contents,
   // redzones refilled.
   void reset();
-  // Only the outputs and scratch buffers poisoned and the in-outs back to their seeded contents: what a timed run
-  // starts from (inputs are left as the last run left them, so that a write into one stays
-  // visible to the next check).
+  // Only the outputs and scratch buffers poisoned and the in-outs back to their seeded contents:
+  // what a timed run starts from (inputs are left as the last run left them, so that a write into
+  // one stays visible to the next check).
   void reset_outputs();
   // Names of the arguments whose redzones changed, e.g. "C (after the end)".
   [[nodiscard]] std::vector<std::string> redzone_violations() const;

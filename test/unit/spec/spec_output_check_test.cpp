@@ -27,8 +27,8 @@ std::string spec_with(const std::string& c_extra, const std::string& a_extra = "
          "problems:\n  - {n: 8}\n";
 }
 
-std::string error_of(const std::string& text, const std::filesystem::path& file =
-                                                   specs_dir() / "inline.yaml") {
+std::string error_of(const std::string& text,
+                     const std::filesystem::path& file = specs_dir() / "inline.yaml") {
   Result<Spec> spec = parse_spec(text, file);
   if (spec) return "accepted";
   const std::string prefix = file.string() + ":";
@@ -46,7 +46,8 @@ Problem problem_of(const std::string& text) {
 }
 
 TEST(SpecOutputCheck, ToleranceAndNanOkReachTheProblemAndItsKey) {
-  const Problem p = problem_of(spec_with(", tolerance: {rtol: 1e-2, max_rel_l2: 0.5}, nan_ok: true"));
+  const Problem p =
+      problem_of(spec_with(", tolerance: {rtol: 1e-2, max_rel_l2: 0.5}, nan_ok: true"));
   ASSERT_EQ(p.args.size(), 3u);
   ASSERT_TRUE(p.args[0].tolerance.has_value());
   EXPECT_EQ(p.args[0].tolerance->rtol, 1e-2);
@@ -76,12 +77,11 @@ TEST(SpecOutputCheck, MistakesSayWhereAndWhat) {
             "4:62: args[0].tolerance.rtl: unknown key; expected one of rtol, atol, max_rel_l2");
   EXPECT_EQ(error_of(spec_with(", nan_ok: yes")),
             "4:58: args[0].nan_ok: got 'yes'; expected true or false");
-  EXPECT_EQ(
-      error_of("name: add\nkernel: {source: add.cpp, entry: add}\nargs:\n"
-               "  - {name: C, role: out, dtype: i32, shape: [n], nan_ok: true}\n"
-               "  - {name: n, dtype: i64, value: n}\nproblems:\n  - {n: 8}\n"),
-      "4:58: args[0].nan_ok: 'C' is i32, which has no NaN; expected nan_ok only on a "
-      "floating-point output");
+  EXPECT_EQ(error_of("name: add\nkernel: {source: add.cpp, entry: add}\nargs:\n"
+                     "  - {name: C, role: out, dtype: i32, shape: [n], nan_ok: true}\n"
+                     "  - {name: n, dtype: i64, value: n}\nproblems:\n  - {n: 8}\n"),
+            "4:58: args[0].nan_ok: 'C' is i32, which has no NaN; expected nan_ok only on a "
+            "floating-point output");
   EXPECT_EQ(error_of("name: add\nkernel: {source: add.cpp, entry: add}\nargs:\n"
                      "  - {name: C, role: out, dtype: f32, shape: [n]}\n"
                      "  - {name: n, dtype: i64, value: n, nan_ok: true}\nproblems:\n  - {n: 8}\n"),
@@ -123,9 +123,9 @@ TEST(SpecScratch, IsABufferButNotAnOutput) {
 TEST(SpecNpy, ResolvedCheckedAndDigested) {
   test::TempDir dir("spec-npy");
   std::filesystem::copy_file(specs_dir() / "add.cpp", dir.path() / "add.cpp");
-  test::write_bytes(dir.path() / "data" / "a.npy",
-                    test::npy_bytes(test::npy_dict("<f4", "(8,)"),
-                                    test::raw_bytes(std::vector<float>(8, 0.5f))));
+  test::write_bytes(
+      dir.path() / "data" / "a.npy",
+      test::npy_bytes(test::npy_dict("<f4", "(8,)"), test::raw_bytes(std::vector<float>(8, 0.5f))));
   const std::filesystem::path file = dir.path() / "spec.yaml";
   Result<Spec> spec = parse_spec(spec_with("", ", init: {npy: data/a.npy}"), file);
   ASSERT_TRUE(spec) << spec.error().message;

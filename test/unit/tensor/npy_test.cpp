@@ -12,10 +12,10 @@
 namespace ktune {
 namespace {
 
-using ::testing::HasSubstr;
 using test::npy_bytes;
 using test::npy_dict;
 using test::raw_bytes;
+using ::testing::HasSubstr;
 
 std::string error_of(const std::string& bytes) {
   Result<NpyArray> a = parse_npy(bytes, "x.npy");
@@ -32,9 +32,8 @@ TEST(Npy, ReadsEveryVersionAndShape) {
     EXPECT_EQ(a->shape, (std::vector<std::int64_t>{2, 3}));
     EXPECT_EQ(a->data, data);
   }
-  Result<NpyArray> one = parse_npy(npy_bytes(npy_dict("<i8", "(3,)"),
-                                             raw_bytes(std::vector<std::int64_t>{7, 8, 9})),
-                                   "x.npy");
+  Result<NpyArray> one = parse_npy(
+      npy_bytes(npy_dict("<i8", "(3,)"), raw_bytes(std::vector<std::int64_t>{7, 8, 9})), "x.npy");
   ASSERT_TRUE(one) << one.error().message;
   EXPECT_EQ(one->shape, (std::vector<std::int64_t>{3}));
   Result<NpyArray> scalar =
@@ -109,8 +108,7 @@ TEST(Npy, DigestChecksDTypeAndShape) {
   EXPECT_EQ(digest->size(), 32u);
   Result<std::string> shape = npy_digest(path, DType::kF32, {4});
   ASSERT_FALSE(shape);
-  EXPECT_THAT(shape.error().message,
-              HasSubstr("shape (2, 2); expected the argument's shape (4)"));
+  EXPECT_THAT(shape.error().message, HasSubstr("shape (2, 2); expected the argument's shape (4)"));
   Result<std::string> dtype = npy_digest(path, DType::kF64, {2, 2});
   ASSERT_FALSE(dtype);
   EXPECT_THAT(dtype.error().message, HasSubstr("dtype '<f4'; expected '<f8' for a f64 argument"));

@@ -60,8 +60,8 @@ TEST(Scratch, PoisonedBeforeEveryRunAndNeverAnInput) {
   Problem p{"s", "n=8", {}};
   p.args = {
       ProblemArg{{"Y", ArgRole::kOut, DType::kF32}, TensorSpec::contiguous(DType::kF32, {8}), {}},
-      ProblemArg{{"P", ArgRole::kScratch, DType::kF32}, TensorSpec::contiguous(DType::kF32, {8}),
-                 {}}};
+      ProblemArg{
+          {"P", ArgRole::kScratch, DType::kF32}, TensorSpec::contiguous(DType::kF32, {8}), {}}};
   ProblemBuffers b = ProblemBuffers::create(p, 3);
   auto* scratch = static_cast<float*>(b.args()[1]);
   for (int i = 0; i < 8; ++i) EXPECT_TRUE(is_poison(DType::kF32, b.buffer(1).data() + 4 * i));
