@@ -40,7 +40,7 @@ struct Fixture {
         CpuBackend::create({.flags = {"-O2", "-shared", "-fPIC"}},
                            std::filesystem::temp_directory_path() / "ktune-bench-worker");
     if (!backend) std::abort();
-    auto artifact = backend->compile({"copy", kSource, "copy", sig, {}, {}, {}});
+    auto artifact = backend->compile({"copy", kSource, "copy", sig, {}, {}, {}, {}});
     if (!artifact) std::abort();
     f.artifact = *artifact;
     f.request.candidate = "copy";

@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -12,6 +14,7 @@
 
 #include "cli.h"
 #include "core/build_support.h"
+#include "core/thread_pool.h"
 #include "gemm_run.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/backend/opencl_backend.h"
@@ -290,10 +293,13 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   return report(f, ctx, t0, n.tuned, n.hits, n.failures);
 }
 
-// --compile-only: every problem's candidates and reference compiled, nothing run.
+// --compile-only: every problem's candidates and reference compiled in parallel (--jobs),
+// nothing run.
 int compile_problems(const TuneFlags& f, const Spec& spec, const Backend& backend,
                      std::chrono::steady_clock::time_point t0) {
-  int compiled = 0, failed = 0, problems = 0;
+  int problems = 0;
+  std::atomic<int> compiled = 0, failed = 0;
+  std::mutex print;
   for (std::size_t i = 0; i < spec.problems.size(); ++i) {
     if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
     ++problems;
@@ -306,19 +312,24 @@ int compile_problems(const TuneFlags& f, const Spec& spec, const Backend& backen
     }
     print_over_limits(spec.problems[i], *choices);
     if (choices->reference) choices->candidates.push_back(std::move(choices->reference));
+    ThreadPool pool(f.selector.jobs);
     for (ChoicePtr& c : choices->candidates) {
-      if (Status s = c->compile(backend); !s) {
-        fmt::print(stderr, "error: {}: {}\n", c->name(), s.error().message);
-        ++failed;
-      } else {
-        ++compiled;
-      }
+      pool.submit([&] {
+        if (Status s = c->compile(backend); !s) {
+          std::lock_guard lock(print);
+          fmt::print(stderr, "error: {}: {}\n", c->name(), s.error().message);
+          ++failed;
+        } else {
+          ++compiled;
+        }
+      });
     }
+    pool.wait_idle();
   }
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("Compiled {} candidates of {} problem(s) in {:.3f} s ({} failed)\n", compiled,
-             problems, total_s, failed);
+  fmt::print("Compiled {} candidates of {} problem(s) in {:.3f} s ({} failed)\n", compiled.load(),
+             problems, total_s, failed.load());
   return failed ? kExitError : 0;
 }
 

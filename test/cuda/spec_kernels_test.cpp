@@ -1,0 +1,82 @@
+// Users' CUDA kernels from specs through the real CLI: every CUDA example compiles through NVRTC
+// for sm_90a without a GPU (templated entries lowered by name expressions); on a GPU, planted
+// faults (an illegal address, a hang, an out-of-bounds write) cost one candidate each.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/cuda_driver.h"
+#include "support/cli_run.h"
+
+namespace ktune::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string source_path(const std::string& rel) {
+  const char* moved = std::getenv("KTUNE_TEST_SOURCE_DIR");
+  return std::string(moved && *moved ? moved : KTUNE_SOURCE_DIR) + "/" + rel;
+}
+
+struct Example {
+  const char* spec;
+  const char* problem;
+};
+
+class CudaExample : public testing::TestWithParam<Example> {};
+
+// One problem each, to keep CI's time: the other problems differ in sizes only.
+TEST_P(CudaExample, CompilesForSm90aWithoutAGpu) {
+  ScratchDir cache("cuda-example");
+  CliResult r = run_cli(cache.path(), {"tune", source_path(GetParam().spec), "--compile-only",
+                                       "--arch", "sm_90a", "--problem", GetParam().problem});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("(0 failed)"));
+  EXPECT_GT(count_artifacts(cache.path(), ".cubin"), 100);  // a real space, reference included
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, CudaExample,
+                         testing::Values(Example{"examples/cuda_conv2d/spec.yaml", "f7"},
+                                         Example{"examples/cuda_reduction/spec.yaml", "n2e24"}));
+
+TEST(CudaSpec, AnEntryMissingFromTheSourceIsACompileErrorNamingIt) {
+  ScratchDir dir("cuda-missing-entry");
+  const std::string spec = (dir.path() / "spec.yaml").string();
+  std::filesystem::copy_file(data_path("cuda_spec/scale.cu"), dir.path() / "scale.cu");
+  std::ofstream(spec) << "name: nope\n"
+                         "kernel:\n"
+                         "  language: cuda\n"
+                         "  source: scale.cu\n"
+                         "  entry: scael<{{B}}, 1>\n"
+                         "  launch: {grid: [ceil_div(n, B)], block: [B]}\n"
+                         "args:\n"
+                         "  - {name: y, role: out, dtype: f32, shape: [n]}\n"
+                         "  - {name: x, role: in, dtype: f32, shape: [n]}\n"
+                         "  - {name: count, role: scalar, dtype: i32, value: n}\n"
+                         "problems:\n  - {n: 100}\n"
+                         "params:\n  B: [64]\n  FAULT: [0]\n";
+  CliResult r = run_cli(dir.path() / "cache",
+                        {"tune", spec, "--compile-only", "--arch", "sm_90a"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("scael"));
+  EXPECT_THAT(r.output, HasSubstr("(1 failed)"));
+}
+
+TEST(CudaSpecGpu, PlantedFaultsCostOneCandidateEach) {
+  if (!cuda_device_info(0)) GTEST_SKIP() << "[SKIP] no CUDA GPU";
+  ScratchDir cache("cuda-spec-faults");
+  CliResult r = run_cli(cache.path(), {"tune", data_path("cuda_spec/faults.yaml"),
+                                       "--run-timeout-ms", "5000", "--no-cache"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // 2 x 2 healthy configs (B = 2048 is over the device's limits), 3 planted.
+  EXPECT_THAT(r.output, HasSubstr("7 candidates (4 valid, 3 failed)"));
+  EXPECT_THAT(r.output, HasSubstr("over the device's limits"));
+  EXPECT_THAT(r.output, HasSubstr("timed_out"));
+  EXPECT_THAT(r.output, HasSubstr("redzone_violation"));
+  EXPECT_THAT(r.output, HasSubstr("Selected scale_cuda_B"));
+}
+
+}  // namespace
+}  // namespace ktune::test
