@@ -47,11 +47,14 @@ def ev(expr, names):
 
 def device_limits():
     import cupy as cp
-    a = cp.cuda.Device().attributes
+    dev = cp.cuda.Device()
+    a = dev.attributes
+    cc = str(dev.compute_capability)  # "90"
+    # ktune's max_shared_bytes_per_block is the opt-in size (CudaDeviceInfo).
+    shared = a.get("MaxSharedMemoryPerBlockOptin", a["MaxSharedMemoryPerBlock"])
     return {"max_threads_per_block": a["MaxThreadsPerBlock"], "warp_size": a["WarpSize"],
-            "max_shared_bytes_per_block": a["MaxSharedMemoryPerBlock"],
-            "sm_count": a["MultiProcessorCount"], "cc_major": a["ComputeCapabilityMajor"],
-            "cc_minor": a["ComputeCapabilityMinor"]}
+            "max_shared_bytes_per_block": shared, "sm_count": a["MultiProcessorCount"],
+            "cc_major": int(cc[:-1]), "cc_minor": int(cc[-1])}
 
 def sizes(spec, problem):
     p = next(p for p in spec["problems"] if p.get("name") == problem)
@@ -99,7 +102,7 @@ def make_args(spec, sz, seed=0):
             continue
         shape = tuple(int(ev(s, sz)) for s in a["shape"])
         u = (a.get("init") or {}).get("uniform")
-        out.append(rng.uniform(u["low"], u["high"], shape).astype(dt) if u else np.zeros(shape, dt))
+        out.append(rng.uniform(float(u["low"]), float(u["high"]), shape).astype(dt) if u else np.zeros(shape, dt))
     return out
 
 def out_index(spec):
@@ -108,7 +111,7 @@ def out_index(spec):
 def tolerance(spec):
     t = dict(spec.get("tolerance") or {})
     t.update(spec["args"][out_index(spec)].get("tolerance") or {})
-    return t.get("rtol", 1e-4), t.get("atol", 1e-5)
+    return float(t.get("rtol", 1e-4)), float(t.get("atol", 1e-5))  # PyYAML reads 1e-4 as a string
 
 def reference(spec, sz, host):
     """The expected output, from the spec's reference kernel (run through cupy)."""
@@ -157,6 +160,13 @@ def kt_child(a):
         def verify(ans, res, atol=None):
             return abs(float(np.sum(res[sc], dtype=np.float64)) - want) <= atol_abs + rtol * abs(want)
         atol_abs = atol
+    names = list(params)
+
+    # Kernel Tuner calls a restriction with every parameter's value in order (python-constraint),
+    # or with a dict when it is the only one: the spec's restrictions, constants bound.
+    def kt_valid(*vals):
+        p = vals[0] if len(vals) == 1 and isinstance(vals[0], dict) else dict(zip(names, vals))
+        return bool(valid(spec, {**sz, **lim, **p}))
     t0 = time.perf_counter()
     rec = {"tool": "kernel_tuner", "version": kernel_tuner.__version__}
     try:
@@ -166,7 +176,7 @@ def kt_child(a):
             str(spec["_dir"] / spec["kernel"]["source"]), grid, host, params,
             grid_div_x=one, grid_div_y=one, grid_div_z=one,
             block_size_names=[str(b) for b in stp["block"]],
-            restrictions=[lambda p: valid(spec, {**sz, **lim, **p})],
+            restrictions=[kt_valid],
             answer=answer, verify=verify, atol=atol + rtol * float(np.max(np.abs(expected))),
             lang="cupy", compiler_options=options(spec, sz, a.extra), strategy="brute_force",
             quiet=True, cache=None)
