@@ -135,9 +135,24 @@ def launch(mod, stps, cfg, sz, dev):
 
 # ---- Kernel Tuner (in a child process: a crash spoils the process's CUDA context) ----
 
+def patch_kt_cupy_uuid():
+    """Kernel Tuner 1.5.0's cupy backend reads the device's UUID as 16 bytes (uuid.UUID(bytes=...)),
+    which cupy 14's device properties no longer give: it raises before tuning anything. Only the
+    UUID's text in Kernel Tuner's environment record changes here."""
+    import types
+    import uuid
+    import kernel_tuner.backends.cupy as ktc
+
+    def lenient(bytes=None, **kw):
+        raw = bytes.encode() if isinstance(bytes, str) else builtins_bytes(bytes or b"")
+        return uuid.UUID(bytes=raw[:16].ljust(16, b"\0"))
+    builtins_bytes = __builtins__["bytes"] if isinstance(__builtins__, dict) else __builtins__.bytes
+    ktc.uuid = types.SimpleNamespace(UUID=lenient)
+
 def kt_child(a):
     import numpy as np
     import kernel_tuner
+    patch_kt_cupy_uuid()
     spec = load_spec(a.spec)
     sz, lim = sizes(spec, a.problem), device_limits()
     host = make_args(spec, sz)

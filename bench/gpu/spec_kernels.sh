@@ -17,7 +17,7 @@ libdirs=$(find / -xdev \( -name 'libcublasLt.so.1[23]' -o -name 'libnvrtc.so.1[2
 export LD_LIBRARY_PATH=$bundle/lib:$libdirs:${LD_LIBRARY_PATH:-}
 export KTUNE_WORKER=$bundle/bin/ktune-worker KTUNE_TEST_SOURCE_DIR=$root KTUNE_TEST_CLI=$bundle/bin/ktune
 ktune=$bundle/bin/ktune
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; git -C "$root" rev-parse --short HEAD 2>/dev/null; } \
+{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } \
   | tee -a "$out/summary.txt"
 while [ $# -gt 0 ]; do
   case $1 in
