@@ -128,16 +128,15 @@ Result<LaunchSpec> TemplateChoice::launch_spec(const Problem& problem) const {
 }
 
 Result<LaunchSpec> TemplateChoice::step_launch_spec(LaunchSpec first,
-                                                   const Problem& problem) const {
+                                                    const Problem& problem) const {
   const KernelTemplateDesc& d = tmpl_->desc();
   Result<std::vector<LaunchGeometry>> steps = d.step_launch(config_, problem);
   if (!steps) return std::unexpected(steps.error());
   std::vector<std::string> entries =
       d.lower_entries ? artifact_->entry_names : d.step_entries(config_);
   if (entries.size() != steps->size() || entries.empty()) {
-    return make_error(ErrorCode::kInternal,
-                      fmt::format("{}: {} entries for {} launch steps", name_, entries.size(),
-                                  steps->size()));
+    return make_error(ErrorCode::kInternal, fmt::format("{}: {} entries for {} launch steps", name_,
+                                                        entries.size(), steps->size()));
   }
   std::vector<LaunchSpec> all;
   for (std::size_t i = 0; i < entries.size(); ++i) {

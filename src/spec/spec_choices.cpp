@@ -1,5 +1,6 @@
 // make_spec_choices: what a spec tunes (template configs, then externs) and its reference.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -7,8 +8,6 @@
 #include <memory>
 #include <optional>
 #include <system_error>
-
-#include <fmt/ranges.h>
 
 #include "core/file_util.h"
 #include "ktune/choice/epilogue_pass.h"
@@ -76,9 +75,9 @@ void add_launch(const Spec& spec, const KernelDecl& kernel, const ProblemDecl& p
   std::vector<std::string> entries;
   for (const LaunchDecl& step : kernel.launch) {
     entries.push_back(step.entry);
-    desc.launch_text += fmt::format("{} grid [{}] block [{}] shared {};", step.entry,
-                                    fmt::join(step.grid, ", "), fmt::join(step.block, ", "),
-                                    step.shared_bytes);
+    desc.launch_text +=
+        fmt::format("{} grid [{}] block [{}] shared {};", step.entry, fmt::join(step.grid, ", "),
+                    fmt::join(step.block, ", "), step.shared_bytes);
   }
   desc.step_entries = [entries](const Config& config) {
     std::vector<std::string> out;
@@ -88,8 +87,9 @@ void add_launch(const Spec& spec, const KernelDecl& kernel, const ProblemDecl& p
   auto shared = std::make_shared<const Spec>(spec);
   const KernelDecl* k = &kernel == &spec.kernel ? &shared->kernel : &shared->reference.kernel;
   const std::string label = problem_label(problem);
-  desc.step_launch = [shared, k, problem, label](const Config& config, const Problem& p)
-      -> Result<std::vector<LaunchGeometry>> {
+  desc.step_launch = [shared, k, problem, label](
+                         const Config& config,
+                         const Problem& p) -> Result<std::vector<LaunchGeometry>> {
     if (p.name != label && !p.name.starts_with(label + ",")) {
       return make_error(ErrorCode::kInvalidArgument,
                         fmt::format("built for problem {}, not {}", label, p.name));
@@ -185,7 +185,8 @@ void count_limit_restrictions(const Spec& spec, const SearchSpace& space, SpecCh
     });
     if (!names_limit || rc.removed == 0) continue;
     if (out.over_limits == 0) {
-      out.over_limits_example = fmt::format("restriction `{}` removed {}", rc.expression, rc.removed);
+      out.over_limits_example =
+          fmt::format("restriction `{}` removed {}", rc.expression, rc.removed);
     }
     out.over_limits += rc.removed;
   }
@@ -231,8 +232,8 @@ Result<SpecChoices> make_spec_choices(const Spec& spec, std::span<const std::str
       KernelTemplate::create(with_search_flags(std::move(*desc), backend_flags), std::move(*space));
   Result<std::vector<Config>> configs = out.kernel_template->space().enumerate();
   if (!configs) {
-    return make_error(configs.error().code, fmt::format("{}: params: {}", spec.file.string(),
-                                                        configs.error().message));
+    return make_error(configs.error().code,
+                      fmt::format("{}: params: {}", spec.file.string(), configs.error().message));
   }
   Result<std::vector<ChoicePtr>> candidates = std::vector<ChoicePtr>{};
   for (Config& config : *configs) {
@@ -241,8 +242,8 @@ Result<SpecChoices> make_spec_choices(const Spec& spec, std::span<const std::str
       // not evaluate stays, to be reported unsupported with its reason.
       auto steps = spec_detail::eval_launch(spec, spec.kernel, *target.problem, config);
       if (steps) {
-        if (auto why = spec_detail::over_limits(*steps, target.limits,
-                                                spec.kernel.language == "opencl")) {
+        if (auto why =
+                spec_detail::over_limits(*steps, target.limits, spec.kernel.language == "opencl")) {
           if (out.over_limits++ == 0) out.over_limits_example = config.str() + ": " + *why;
           continue;
         }

@@ -22,8 +22,7 @@ bool is_ident_char(char c) {
 // The {{NAME}} placeholders of an entry, in order; an error text for an unclosed or empty one.
 std::expected<std::vector<std::string>, std::string> placeholders(std::string_view entry) {
   std::vector<std::string> out;
-  for (std::size_t at = entry.find("{{"); at != std::string_view::npos;
-       at = entry.find("{{", at)) {
+  for (std::size_t at = entry.find("{{"); at != std::string_view::npos; at = entry.find("{{", at)) {
     std::size_t end = entry.find("}}", at + 2);
     if (end == std::string_view::npos) return std::unexpected("'{{' without '}}'");
     std::string name(entry.substr(at + 2, end - at - 2));
@@ -86,7 +85,8 @@ Status check_launch_expr(const Reader& r, const YAML::Node& node, const std::str
   auto text = joined ? Result<std::string>(*joined) : r.string(node, path);
   if (!text) return std::unexpected(text.error());
   auto names = expr_names(*text);
-  if (!names) return r.fail(node, path, fmt::format("bad expression '{}': {}", *text, names.error()));
+  if (!names)
+    return r.fail(node, path, fmt::format("bad expression '{}': {}", *text, names.error()));
   for (const std::string& name : *names) {
     if (sizes.contains(name)) continue;
     auto param = std::find_if(spec.params.begin(), spec.params.end(),
@@ -96,9 +96,9 @@ Status check_launch_expr(const Reader& r, const YAML::Node& node, const std::str
         return std::holds_alternative<std::int64_t>(v);
       });
       if (all_ints) continue;
-      return r.fail(node, path,
-                    fmt::format("'{}' in '{}' is a string parameter; expected integers only",
-                                name, *text));
+      return r.fail(
+          node, path,
+          fmt::format("'{}' in '{}' is a string parameter; expected integers only", name, *text));
     }
     std::vector<std::string> known(sizes.begin(), sizes.end());
     for (const Param& p : spec.params) known.push_back(p.name);
@@ -265,8 +265,7 @@ Status parse_launch(const Reader& r, const YAML::Node& kernel_node, const std::s
   }
   YAML::Node entry = kernel_node["entry"];
   if (entry.IsDefined()) {
-    if (auto ok =
-            check_entry(r, entry, field(path, "entry"), spec, kernel.language, kernel.entry);
+    if (auto ok = check_entry(r, entry, field(path, "entry"), spec, kernel.language, kernel.entry);
         !ok) {
       return ok;
     }
@@ -357,8 +356,7 @@ std::string render_entry(std::string_view entry, const Config& config) {
 }
 
 Result<std::vector<LaunchGeometry>> eval_launch(const Spec& spec, const KernelDecl& kernel,
-                                                const ProblemDecl& problem,
-                                                const Config& config) {
+                                                const ProblemDecl& problem, const Config& config) {
   const Bindings bindings = config_bindings(problem.sizes, config);
   const bool opencl = kernel.language == "opencl";
   std::vector<LaunchGeometry> out;
@@ -367,12 +365,12 @@ Result<std::vector<LaunchGeometry>> eval_launch(const Spec& spec, const KernelDe
                      std::int64_t low) -> Result<std::uint64_t> {
       auto v = eval_expr(expr, bindings);
       auto fail = [&](const std::string& why) {
-        return make_error(ErrorCode::kInvalidArgument,
-                          fmt::format("{}:{}: {} `{}` {} on problem {}{}{}", spec.file.string(),
-                                      step.line, what, expr, why,
-                                      problem.name.empty() ? default_problem_name(problem)
-                                                           : problem.name,
-                                      config.names.empty() ? "" : " with ", config.str()));
+        return make_error(
+            ErrorCode::kInvalidArgument,
+            fmt::format("{}:{}: {} `{}` {} on problem {}{}{}", spec.file.string(), step.line, what,
+                        expr, why,
+                        problem.name.empty() ? default_problem_name(problem) : problem.name,
+                        config.names.empty() ? "" : " with ", config.str()));
       };
       if (!v) return fail(v.error());
       const double rounded = std::round(*v);
@@ -398,7 +396,8 @@ Result<std::vector<LaunchGeometry>> eval_launch(const Spec& spec, const KernelDe
     if (!step.shared_bytes.empty()) {
       auto v = value("launch shared_bytes", step.shared_bytes, 0);
       if (!v) return std::unexpected(v.error());
-      if (*v > 0xffffffffULL) return make_error(ErrorCode::kInvalidArgument, "shared_bytes > 4 GiB");
+      if (*v > 0xffffffffULL)
+        return make_error(ErrorCode::kInvalidArgument, "shared_bytes > 4 GiB");
       g.shared_bytes = static_cast<std::uint32_t>(*v);
     }
     // OpenCL takes the global size in work-items: the spec's grid counts work-groups, as CUDA's

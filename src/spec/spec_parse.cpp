@@ -16,9 +16,8 @@ namespace spec_detail {
 Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view path,
                     const std::filesystem::path& dir, KernelDecl& out, std::string_view language) {
   if (auto ok = r.expect_map(node, path); !ok) return ok;
-  if (auto ok = r.check_keys(node, path,
-                             {"source", "entry", "language", "render", "flags", "size_defines",
-                              "launch"});
+  if (auto ok = r.check_keys(
+          node, path, {"source", "entry", "language", "render", "flags", "size_defines", "launch"});
       !ok) {
     return ok;
   }
@@ -54,9 +53,9 @@ Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view pa
     auto text = r.string(lang, field(path, "language"));
     if (!text) return std::unexpected(text.error());
     if (*text != "c++" && *text != "cuda" && *text != "opencl") {
-      return r.fail(lang, field(path, "language"),
-                    fmt::format("unsupported language '{}'; expected one of c++, cuda, opencl",
-                                *text));
+      return r.fail(
+          lang, field(path, "language"),
+          fmt::format("unsupported language '{}'; expected one of c++, cuda, opencl", *text));
     }
     if (path != "kernel" && *text != language) {
       return r.fail(lang, field(path, "language"),
@@ -214,8 +213,8 @@ Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem:
       // The reference has no params: its entry and launch see problem sizes only.
       Spec sizes_only = spec;
       sizes_only.params.clear();
-      if (auto ok = parse_launch(r, ref["kernel"], "reference.kernel", sizes_only,
-                                 spec.reference.kernel);
+      if (auto ok =
+              parse_launch(r, ref["kernel"], "reference.kernel", sizes_only, spec.reference.kernel);
           !ok) {
         return ok;
       }

@@ -180,8 +180,12 @@ namespace ktune {
 
 std::vector<std::string> device_limit_names(std::string_view language) {
   if (language == "cuda") {
-    return {"max_threads_per_block", "max_shared_bytes_per_block", "warp_size", "sm_count",
-            "cc_major", "cc_minor"};
+    return {"max_threads_per_block",
+            "max_shared_bytes_per_block",
+            "warp_size",
+            "sm_count",
+            "cc_major",
+            "cc_minor"};
   }
   if (language == "opencl") {
     return {"max_work_group_size", "local_mem_bytes", "max_threads_per_block",
@@ -210,8 +214,8 @@ SpaceConstants spec_space_constants(const Spec& spec, const SpecTarget& target) 
 }
 
 Result<SearchSpace> spec_search_space(const Spec& spec, const SpecTarget& target) {
-  auto space = SearchSpace::create(spec.params, spec.restrictions,
-                                   spec_space_constants(spec, target));
+  auto space =
+      SearchSpace::create(spec.params, spec.restrictions, spec_space_constants(spec, target));
   if (!space) {
     return make_error(space.error().code,
                       fmt::format("{}: {}", spec.file.string(), space.error().message));
@@ -220,8 +224,8 @@ Result<SearchSpace> spec_search_space(const Spec& spec, const SpecTarget& target
 }
 
 Status check_space_not_empty(const Spec& spec, const SpecTarget& target) {
-  auto space = SearchSpace::create(spec.params, spec.restrictions,
-                                   spec_space_constants(spec, target));
+  auto space =
+      SearchSpace::create(spec.params, spec.restrictions, spec_space_constants(spec, target));
   if (!space) return std::unexpected(space.error());
   auto cause = space->empty_cause();
   if (!cause) return std::unexpected(cause.error());

@@ -83,8 +83,10 @@ TEST(GemmSpec, RefusesFlagsOfTheOtherSpecForm) {
   CliResult gpu_flag = run_cli(
       cache.path(), {"tune", source_path("examples/matmul_cpu/matmul.yaml"), "--arch", "sm_80"});
   EXPECT_EQ(gpu_flag.exit_code, 2) << gpu_flag.output;
-  EXPECT_THAT(gpu_flag.output,
-              HasSubstr("matmul.yaml: --arch does not apply to c++ kernel specs (only to op: and cuda specs)"));
+  EXPECT_THAT(
+      gpu_flag.output,
+      HasSubstr(
+          "matmul.yaml: --arch does not apply to c++ kernel specs (only to op: and cuda specs)"));
 }
 
 TEST(GemmSpec, SaysSoWhenThereIsNoGpuAsKtuneGemmDoes) {

@@ -57,8 +57,7 @@ TEST(CudaSpec, AnEntryMissingFromTheSourceIsACompileErrorNamingIt) {
                          "  - {name: count, role: scalar, dtype: i32, value: n}\n"
                          "problems:\n  - {n: 100}\n"
                          "params:\n  B: [64]\n  FAULT: [0]\n";
-  CliResult r = run_cli(dir.path() / "cache",
-                        {"tune", spec, "--compile-only", "--arch", "sm_90a"});
+  CliResult r = run_cli(dir.path() / "cache", {"tune", spec, "--compile-only", "--arch", "sm_90a"});
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("scael"));
   EXPECT_THAT(r.output, HasSubstr("(1 failed)"));

@@ -19,8 +19,8 @@ std::string source_path(const std::string& rel) {
 }
 
 // Short measurements: PoCL's compiles are most of the time.
-const std::vector<std::string> kQuick = {"--budget-ms", "2",  "--min-runs",      "2",
-                                         "--max-runs",  "3",  "--decide-rounds", "0",
+const std::vector<std::string> kQuick = {"--budget-ms",   "2", "--min-runs",      "2",
+                                         "--max-runs",    "3", "--decide-rounds", "0",
                                          "--warmup-runs", "1"};
 
 std::vector<std::string> with_quick(std::vector<std::string> args) {
@@ -31,18 +31,18 @@ std::vector<std::string> with_quick(std::vector<std::string> args) {
 TEST(OpenCLSpec, TheStencilExampleTunesEndToEnd) {
   KTUNE_REQUIRE_OPENCL();
   ScratchDir cache("ocl-stencil");
-  CliResult r = run_cli(cache.path(),
-                        with_quick({"tune", source_path("examples/opencl_stencil/spec.yaml"),
-                                    "--problem", "ci"}));
+  CliResult r = run_cli(
+      cache.path(),
+      with_quick({"tune", source_path("examples/opencl_stencil/spec.yaml"), "--problem", "ci"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("AUTOTUNE heat_step(ci)"));
   EXPECT_THAT(r.output, HasSubstr("132 candidates (132 valid, 0 failed)"));
   EXPECT_THAT(r.output, HasSubstr("over the device's limits"));
   EXPECT_THAT(r.output, HasSubstr("Selected heat_step_WG_X"));
   // Again: every candidate from the code cache, the pick from the tuning cache.
-  CliResult again = run_cli(cache.path(),
-                            with_quick({"tune", source_path("examples/opencl_stencil/spec.yaml"),
-                                        "--problem", "ci"}));
+  CliResult again = run_cli(
+      cache.path(),
+      with_quick({"tune", source_path("examples/opencl_stencil/spec.yaml"), "--problem", "ci"}));
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_THAT(again.output, HasSubstr("1 from the tuning cache"));
 }
@@ -50,9 +50,8 @@ TEST(OpenCLSpec, TheStencilExampleTunesEndToEnd) {
 TEST(OpenCLSpec, AnOutOfBoundsWriteAndAHangCostOneCandidateEach) {
   KTUNE_REQUIRE_OPENCL();
   ScratchDir cache("ocl-faults");
-  CliResult r = run_cli(cache.path(),
-                        with_quick({"tune", data_path("opencl_spec/faults.yaml"),
-                                    "--run-timeout-ms", "4000", "--no-cache"}));
+  CliResult r = run_cli(cache.path(), with_quick({"tune", data_path("opencl_spec/faults.yaml"),
+                                                  "--run-timeout-ms", "4000", "--no-cache"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("8 candidates (6 valid, 2 failed)"));
   EXPECT_THAT(r.output, HasSubstr("redzone_violation"));

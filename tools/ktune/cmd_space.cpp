@@ -202,8 +202,9 @@ void add_space_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--arch", f->arch,
                   "cuda kernel specs: count against this architecture's limits (sm_80, sm_90a, "
                   "...); default: the GPU's, else sm_90a's");
-  cmd->add_option("--opencl-device", f->opencl_device,
-                  "opencl kernel specs: count against this device's limits ([<platform>:]<device>)");
+  cmd->add_option(
+      "--opencl-device", f->opencl_device,
+      "opencl kernel specs: count against this device's limits ([<platform>:]<device>)");
   cmd->callback([f, &ctx] { ctx.exit_code = run_space(*f, ctx); });
 }
 

@@ -6,9 +6,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <cstdio>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -240,9 +240,10 @@ struct Counts {
 
 void print_over_limits(const ProblemDecl& problem, const SpecChoices& choices) {
   if (choices.over_limits == 0) return;
-  fmt::print("{}: {} config(s) over the device's limits left out before compiling (the first: "
-             "{})\n",
-             problem.name, choices.over_limits, choices.over_limits_example);
+  fmt::print(
+      "{}: {} config(s) over the device's limits left out before compiling (the first: "
+      "{})\n",
+      problem.name, choices.over_limits, choices.over_limits_example);
   std::fflush(stdout);
 }
 
@@ -281,8 +282,8 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   Counts n;
   for (std::size_t i = 0; i < spec.problems.size(); ++i) {
     if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
-    auto choices = make_spec_choices(spec, flags, SpecTarget{backend.device_limits(),
-                                                             &spec.problems[i]});
+    auto choices =
+        make_spec_choices(spec, flags, SpecTarget{backend.device_limits(), &spec.problems[i]});
     if (!choices) {
       fmt::print(stderr, "error: {}\n", choices.error().message);
       ++n.failures;
@@ -422,8 +423,10 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   if (spec_choices_per_problem(*spec)) {
     // size_defines: candidates per problem; no dispatch table (one shared object per shape).
     if (!f.dispatch_table.empty()) {
-      fmt::print(stderr, "error: {}: --dispatch-table needs candidates shared by every problem; "
-                 "a spec with size_defines builds them per problem\n", f.spec);
+      fmt::print(stderr,
+                 "error: {}: --dispatch-table needs candidates shared by every problem; "
+                 "a spec with size_defines builds them per problem\n",
+                 f.spec);
       return kExitUsage;
     }
     return tune_problems(f, ctx, *spec, *backend, sopts, copts.flags, t0);

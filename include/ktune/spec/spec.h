@@ -202,8 +202,8 @@ struct SpecTarget {
 // second time so that the reference is independent of the candidate with the same name. An error
 // for an op: spec, whose candidates are the op's. `backend_flags`: the flags of the backend that
 // compiles them (KernelTemplateDesc::header_search_flags).
-[[nodiscard]] Result<SpecChoices> make_spec_choices(
-    const Spec& spec, std::span<const std::string> backend_flags = {},
-    const SpecTarget& target = {});
+[[nodiscard]] Result<SpecChoices> make_spec_choices(const Spec& spec,
+                                                    std::span<const std::string> backend_flags = {},
+                                                    const SpecTarget& target = {});
 
 }  // namespace ktune

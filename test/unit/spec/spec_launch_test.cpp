@@ -11,8 +11,8 @@
 namespace ktune {
 namespace {
 
-using ::testing::HasSubstr;
 using spec_test::parse_inline;
+using ::testing::HasSubstr;
 
 // A CUDA spec over add.cpp's folder (the source's contents are not read by the parser).
 std::string device_spec(const std::string& language, const std::string& kernel_extra,
@@ -83,8 +83,8 @@ TEST(SpecLaunch, CandidatesArePerProblemAndOverLimitConfigsAreLeftOut) {
 }
 
 TEST(SpecLaunch, OpenCLGridCountsWorkGroupsAndBecomesTheGlobalSize) {
-  Result<Spec> spec = parse_inline(device_spec(
-      "opencl", "  entry: scale\n  launch: {grid: [ceil_div(n, B)], block: [B]}\n"));
+  Result<Spec> spec = parse_inline(
+      device_spec("opencl", "  entry: scale\n  launch: {grid: [ceil_div(n, B)], block: [B]}\n"));
   ASSERT_TRUE(spec) << spec.error().message;
   Config config{{"B", "I"}, {std::int64_t{64}, std::int64_t{1}}};
   Result<std::vector<LaunchGeometry>> g =
@@ -111,13 +111,12 @@ TEST(SpecLaunch, AFractionalGridIsThatConfigsUnsupportedReason) {
 }
 
 TEST(SpecLaunch, RestrictionsSeeProblemSizesDeviceLimitsAndStrings) {
-  Result<Spec> spec = parse_inline(device_spec(
-      "cuda", kCudaKernel + "  size_defines: [n]\n",
-      "  S: [fast, safe]\n"
-      "restrictions:\n"
-      "  - B * I <= n\n"
-      "  - B <= max_threads_per_block / 8\n"
-      "  - S == \"fast\" || I == 1\n"));
+  Result<Spec> spec = parse_inline(device_spec("cuda", kCudaKernel + "  size_defines: [n]\n",
+                                               "  S: [fast, safe]\n"
+                                               "restrictions:\n"
+                                               "  - B * I <= n\n"
+                                               "  - B <= max_threads_per_block / 8\n"
+                                               "  - S == \"fast\" || I == 1\n"));
   ASSERT_TRUE(spec) << spec.error().message;
   const DeviceLimits limits = {{"max_threads_per_block", 1024}};
   // n = 64: B * I <= 64 leaves (32,1), (32,2), (64,1); times S with the last restriction.
@@ -156,7 +155,8 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"no_launch", device_spec("cuda", "  entry: k\n"), "missing 'launch'"},
         Bad{"launch_on_cpp", device_spec("c++", "  entry: k\n  launch: {grid: [1]}\n"),
             "launch is for language cuda or opencl"},
-        Bad{"unknown_symbol", device_spec("cuda", "  entry: k\n  launch: {grid: [m], block: [B]}\n"),
+        Bad{"unknown_symbol",
+            device_spec("cuda", "  entry: k\n  launch: {grid: [m], block: [B]}\n"),
             "kernel.launch.grid[0]: unknown name 'm'"},
         Bad{"zero_grid", device_spec("cuda", "  entry: k\n  launch: {grid: [0], block: [B]}\n"),
             "'0' is 0; expected a whole number >= 1"},
@@ -174,8 +174,7 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"opencl_shared_bytes",
             device_spec("opencl", "  entry: k\n  launch: {grid: [1], shared_bytes: 64}\n"),
             "dynamic shared memory is for cuda kernels"},
-        Bad{"size_define_unknown",
-            device_spec("cuda", kCudaKernel + "  size_defines: [FW]\n"),
+        Bad{"size_define_unknown", device_spec("cuda", kCudaKernel + "  size_defines: [FW]\n"),
             "'FW' is not a problem size"},
         Bad{"restriction_unknown_name",
             device_spec("cuda", kCudaKernel, "restrictions:\n  - B <= nope\n"),
