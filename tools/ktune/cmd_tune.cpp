@@ -343,7 +343,9 @@ int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
              not_built(BuildFeature::kCuda).message);
   return kExitError;
 #else
-  auto backend = open_gemm_backend(f.gemm, ctx);
+  GemmOptions target = f.gemm;
+  target.selector = f.selector;  // --verbose's compile hook
+  auto backend = open_gemm_backend(target, ctx);
   if (!backend) return kExitError;
   if (f.gemm.compile_only) return compile_problems(f, spec, *backend, t0);
   // One worker per GPU: it sees only this one, as its device 0.
