@@ -135,7 +135,18 @@ Result<KernelTemplateDesc> template_desc(const Spec& spec, const KernelDecl& ker
     }
     desc.extra_flags.push_back(fmt::format("-D{}={}", size, *value));
   }
-  if (!kernel.launch.empty()) add_launch(spec, kernel, *target.problem, desc);
+  if (!kernel.launch.empty()) {
+    add_launch(spec, kernel, *target.problem, desc);
+  } else {
+    // size_defines or size restrictions on the CPU: the constants are compiled in, so another
+    // problem would run with this one's sizes.
+    desc.supports = [label = problem_label(*target.problem)](const Config&,
+                                                             const Problem& p) -> Status {
+      if (p.name == label || p.name.starts_with(label + ",")) return {};
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("built for problem {}, not {}", label, p.name));
+    };
+  }
   return desc;
 }
 

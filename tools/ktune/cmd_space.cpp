@@ -103,6 +103,7 @@ int run_op_space(const SpaceFlags& f, const Spec& spec) {
 // sm_90a's without a GPU), the OpenCL device's; none for c++.
 std::optional<DeviceLimits> space_limits(const SpaceFlags& f, const Spec& spec,
                                          const CliContext& ctx) {
+  (void)ctx;  // unused in a build without CUDA and OpenCL
   if (spec.kernel.language == "cuda") {
 #if KTUNE_HAVE_CUDA
     CudaCompileOptions o;

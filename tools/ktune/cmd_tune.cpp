@@ -296,8 +296,8 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 
 // --compile-only: every problem's candidates and reference compiled in parallel (--jobs),
 // nothing run.
-int compile_problems(const TuneFlags& f, const Spec& spec, const Backend& backend,
-                     std::chrono::steady_clock::time_point t0) {
+[[maybe_unused]] int compile_problems(const TuneFlags& f, const Spec& spec, const Backend& backend,
+                                      std::chrono::steady_clock::time_point t0) {
   int problems = 0;
   std::atomic<int> compiled = 0, failed = 0;
   std::mutex print;
@@ -338,7 +338,7 @@ int compile_problems(const TuneFlags& f, const Spec& spec, const Backend& backen
 int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                   SelectorOptions sopts, std::chrono::steady_clock::time_point t0) {
 #if !KTUNE_HAVE_CUDA
-  (void)ctx, (void)sopts, (void)t0;
+  (void)ctx, (void)spec, (void)sopts, (void)t0;
   fmt::print(stderr, "error: {}: kernel.language cuda: {}\n", f.spec,
              not_built(BuildFeature::kCuda).message);
   return kExitError;
@@ -358,7 +358,7 @@ int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 int run_opencl_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                     SelectorOptions sopts, std::chrono::steady_clock::time_point t0) {
 #if !KTUNE_HAVE_OPENCL
-  (void)ctx, (void)sopts, (void)t0;
+  (void)ctx, (void)spec, (void)sopts, (void)t0;
   fmt::print(stderr, "error: {}: kernel.language opencl: {}\n", f.spec,
              not_built(BuildFeature::kOpenCL).message);
   return kExitError;

@@ -132,6 +132,22 @@ TEST(SpecLaunch, RestrictionsSeeProblemSizesDeviceLimitsAndStrings) {
   EXPECT_THAT(big->kernel_template->desc().extra_flags, testing::Contains("-Dn=1000"));
 }
 
+TEST(SpecLaunch, ACppKernelWithSizeDefinesIsBuiltPerProblem) {
+  Result<Spec> spec = parse_inline(device_spec("c++", "  entry: add\n  size_defines: [n]\n"));
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_TRUE(spec_choices_per_problem(*spec));
+  Result<SpecChoices> c = make_spec_choices(*spec, {}, SpecTarget{{}, &spec->problems[1]});
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_THAT(c->kernel_template->desc().extra_flags, testing::Contains("-Dn=64"));
+  Result<Problem> own = make_problem(*spec, spec->problems[1]);
+  Result<Problem> other = make_problem(*spec, spec->problems[0]);
+  ASSERT_TRUE(own && other);
+  EXPECT_TRUE(c->candidates[0]->supports(*own));
+  Status s = c->candidates[0]->supports(*other);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error().message, HasSubstr("built for problem n=64, not n=1000"));
+}
+
 struct Bad {
   const char* label;
   std::string text;
