@@ -19,20 +19,23 @@ namespace ktune {
 
 struct NvrtcLibrary {
   // One member per function, named as in <nvrtc.h> without the "nvrtc" prefix.
+  // One function per line: clang-format reflows X-macro lists differently on each run.
+// clang-format off
 #define KTUNE_NVRTC_FUNCTIONS(X) \
-  X(Version)                     \
-  X(GetErrorString)              \
-  X(GetNumSupportedArchs)        \
-  X(GetSupportedArchs)           \
-  X(CreateProgram)               \
-  X(CompileProgram)              \
-  X(GetProgramLogSize)           \
-  X(GetProgramLog)               \
-  X(GetCUBINSize)                \
-  X(GetCUBIN)                    \
-  X(DestroyProgram)              \
-  X(AddNameExpression)           \
+  X(Version) \
+  X(GetErrorString) \
+  X(GetNumSupportedArchs) \
+  X(GetSupportedArchs) \
+  X(CreateProgram) \
+  X(CompileProgram) \
+  X(GetProgramLogSize) \
+  X(GetProgramLog) \
+  X(GetCUBINSize) \
+  X(GetCUBIN) \
+  X(DestroyProgram) \
+  X(AddNameExpression) \
   X(GetLoweredName)
+// clang-format on
 #define KTUNE_NVRTC_MEMBER(name) decltype(&::nvrtc##name) name = nullptr;
   KTUNE_NVRTC_FUNCTIONS(KTUNE_NVRTC_MEMBER)
 #undef KTUNE_NVRTC_MEMBER

@@ -21,20 +21,39 @@ namespace ktune {
 
 struct OpenCLApi {
   // One member per function, named as in <CL/cl.h> without the "cl" prefix.
-#define KTUNE_OPENCL_FUNCTIONS(X)                                                                 \
-  X(GetPlatformIDs)                                                                               \
-  X(GetPlatformInfo)                                                                              \
-  X(GetDeviceIDs)                                                                                 \
-  X(GetDeviceInfo)                                                                                \
-  X(CreateContext)                                                                                \
-  X(ReleaseContext)                                                                               \
-  X(CreateCommandQueue)                                                                           \
-  X(ReleaseCommandQueue) X(CreateProgramWithSource) X(CreateProgramWithBinary) X(BuildProgram)    \
-      X(GetProgramInfo) X(GetProgramBuildInfo) X(ReleaseProgram) X(CreateKernel) X(ReleaseKernel) \
-          X(SetKernelArg) X(GetKernelWorkGroupInfo) X(CreateBuffer) X(CreateSubBuffer)            \
-              X(ReleaseMemObject) X(EnqueueWriteBuffer) X(EnqueueReadBuffer) X(EnqueueFillBuffer) \
-                  X(EnqueueNDRangeKernel) X(Finish) X(WaitForEvents) X(ReleaseEvent)              \
-                      X(GetEventProfilingInfo)
+  // One function per line: clang-format reflows X-macro lists differently on each run.
+// clang-format off
+#define KTUNE_OPENCL_FUNCTIONS(X) \
+  X(GetPlatformIDs) \
+  X(GetPlatformInfo) \
+  X(GetDeviceIDs) \
+  X(GetDeviceInfo) \
+  X(CreateContext) \
+  X(ReleaseContext) \
+  X(CreateCommandQueue) \
+  X(ReleaseCommandQueue) \
+  X(CreateProgramWithSource) \
+  X(CreateProgramWithBinary) \
+  X(BuildProgram) \
+  X(GetProgramInfo) \
+  X(GetProgramBuildInfo) \
+  X(ReleaseProgram) \
+  X(CreateKernel) \
+  X(ReleaseKernel) \
+  X(SetKernelArg) \
+  X(GetKernelWorkGroupInfo) \
+  X(CreateBuffer) \
+  X(CreateSubBuffer) \
+  X(ReleaseMemObject) \
+  X(EnqueueWriteBuffer) \
+  X(EnqueueReadBuffer) \
+  X(EnqueueFillBuffer) \
+  X(EnqueueNDRangeKernel) \
+  X(Finish) \
+  X(WaitForEvents) \
+  X(ReleaseEvent) \
+  X(GetEventProfilingInfo)
+// clang-format on
 #define KTUNE_OPENCL_MEMBER(name) decltype(&::cl##name) name = nullptr;
   KTUNE_OPENCL_FUNCTIONS(KTUNE_OPENCL_MEMBER)
 #undef KTUNE_OPENCL_MEMBER

@@ -26,9 +26,17 @@ using CublasGemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cub
 struct CublasApi {
   // One member per function, named as in <cublas_v2.h> without the "cublas" prefix; the symbol
   // looked up is the one the header maps the name to (cublasCreate -> cublasCreate_v2).
+  // One function per line: clang-format reflows X-macro lists differently on each run.
+// clang-format off
 #define KTUNE_CUBLAS_FUNCTIONS(X) \
-  X(Create)                       \
-  X(Destroy) X(SetStream) X(SetWorkspace) X(GetProperty) X(GetStatusName) X(GetStatusString)
+  X(Create) \
+  X(Destroy) \
+  X(SetStream) \
+  X(SetWorkspace) \
+  X(GetProperty) \
+  X(GetStatusName) \
+  X(GetStatusString)
+// clang-format on
 #define KTUNE_CUBLAS_MEMBER(name) decltype(&::cublas##name) name = nullptr;
   KTUNE_CUBLAS_FUNCTIONS(KTUNE_CUBLAS_MEMBER)
 #undef KTUNE_CUBLAS_MEMBER
@@ -39,17 +47,25 @@ struct CublasApi {
 
 struct CublasLtApi {
   // Named as in <cublasLt.h> without the "cublasLt" prefix.
-#define KTUNE_CUBLASLT_FUNCTIONS(X)                                                                \
-  X(Create)                                                                                        \
-  X(Destroy)                                                                                       \
-  X(GetVersion)                                                                                    \
-  X(GetStatusName)                                                                                 \
-  X(GetStatusString)                                                                               \
-  X(MatmulDescCreate)                                                                              \
-  X(MatmulDescDestroy)                                                                             \
-  X(MatmulDescSetAttribute) X(MatrixLayoutCreate) X(MatrixLayoutDestroy) X(MatmulPreferenceCreate) \
-      X(MatmulPreferenceDestroy) X(MatmulPreferenceSetAttribute) X(MatmulAlgoGetHeuristic)         \
-          X(Matmul) X(MatmulAlgoConfigGetAttribute)
+// clang-format off
+#define KTUNE_CUBLASLT_FUNCTIONS(X) \
+  X(Create) \
+  X(Destroy) \
+  X(GetVersion) \
+  X(GetStatusName) \
+  X(GetStatusString) \
+  X(MatmulDescCreate) \
+  X(MatmulDescDestroy) \
+  X(MatmulDescSetAttribute) \
+  X(MatrixLayoutCreate) \
+  X(MatrixLayoutDestroy) \
+  X(MatmulPreferenceCreate) \
+  X(MatmulPreferenceDestroy) \
+  X(MatmulPreferenceSetAttribute) \
+  X(MatmulAlgoGetHeuristic) \
+  X(Matmul) \
+  X(MatmulAlgoConfigGetAttribute)
+// clang-format on
 #define KTUNE_CUBLASLT_MEMBER(name) decltype(&::cublasLt##name) name = nullptr;
   KTUNE_CUBLASLT_FUNCTIONS(KTUNE_CUBLASLT_MEMBER)
 #undef KTUNE_CUBLASLT_MEMBER

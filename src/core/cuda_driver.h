@@ -16,21 +16,52 @@ namespace ktune {
 struct CudaDriver {
   // One member per function, named as in <cuda.h> without the "cu" prefix; the symbol looked up
   // is the versioned one <cuda.h> maps the name to (cuMemAlloc -> cuMemAlloc_v2).
-#define KTUNE_CUDA_DRIVER_FUNCTIONS(X)                                                        \
-  X(Init)                                                                                     \
-  X(DriverGetVersion)                                                                         \
-  X(GetErrorName)                                                                             \
-  X(GetErrorString)                                                                           \
-  X(DeviceGetCount) X(DeviceGet) X(DeviceGetName) X(DeviceGetAttribute) X(DeviceTotalMem)     \
-      X(DevicePrimaryCtxRetain) X(DevicePrimaryCtxRelease) X(CtxSetCurrent) X(CtxSynchronize) \
-          X(CtxGetLimit) X(ModuleLoadData) X(ModuleUnload) X(ModuleGetFunction)               \
-              X(FuncSetAttribute) X(FuncGetAttribute) X(LaunchKernel) X(MemAlloc) X(MemFree)  \
-                  X(MemcpyHtoD) X(MemcpyDtoH) X(MemcpyDtoD) X(MemsetD8) X(MemsetD8Async)      \
-                      X(MemsetD32Async) X(StreamCreate) X(StreamDestroy) X(StreamSynchronize) \
-                          X(EventCreate) X(EventDestroy) X(EventRecord) X(EventSynchronize)   \
-                              X(EventElapsedTime) X(StreamBeginCapture) X(StreamEndCapture)   \
-                                  X(GraphInstantiate) X(GraphLaunch) X(GraphExecDestroy)      \
-                                      X(GraphDestroy)
+  // One function per line: clang-format reflows X-macro lists differently on each run.
+// clang-format off
+#define KTUNE_CUDA_DRIVER_FUNCTIONS(X) \
+  X(Init) \
+  X(DriverGetVersion) \
+  X(GetErrorName) \
+  X(GetErrorString) \
+  X(DeviceGetCount) \
+  X(DeviceGet) \
+  X(DeviceGetName) \
+  X(DeviceGetAttribute) \
+  X(DeviceTotalMem) \
+  X(DevicePrimaryCtxRetain) \
+  X(DevicePrimaryCtxRelease) \
+  X(CtxSetCurrent) \
+  X(CtxSynchronize) \
+  X(CtxGetLimit) \
+  X(ModuleLoadData) \
+  X(ModuleUnload) \
+  X(ModuleGetFunction) \
+  X(FuncSetAttribute) \
+  X(FuncGetAttribute) \
+  X(LaunchKernel) \
+  X(MemAlloc) \
+  X(MemFree) \
+  X(MemcpyHtoD) \
+  X(MemcpyDtoH) \
+  X(MemcpyDtoD) \
+  X(MemsetD8) \
+  X(MemsetD8Async) \
+  X(MemsetD32Async) \
+  X(StreamCreate) \
+  X(StreamDestroy) \
+  X(StreamSynchronize) \
+  X(EventCreate) \
+  X(EventDestroy) \
+  X(EventRecord) \
+  X(EventSynchronize) \
+  X(EventElapsedTime) \
+  X(StreamBeginCapture) \
+  X(StreamEndCapture) \
+  X(GraphInstantiate) \
+  X(GraphLaunch) \
+  X(GraphExecDestroy) \
+  X(GraphDestroy)
+// clang-format on
 #define KTUNE_CUDA_MEMBER(name) decltype(&::cu##name) name = nullptr;
   KTUNE_CUDA_DRIVER_FUNCTIONS(KTUNE_CUDA_MEMBER)
 #undef KTUNE_CUDA_MEMBER
