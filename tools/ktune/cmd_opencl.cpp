@@ -27,15 +27,6 @@ struct OpenCLGemmFlags {
   SelectorFlags selector;  // over opencl_defaults()
 };
 
-SelectorOptions opencl_defaults() {
-  SelectorOptions o;
-  o.bench.budget_ms = 50;
-  o.bench.min_runs = 3;
-  o.bench.max_runs = 50;
-  o.bench.warmup_runs = 1;
-  return o;
-}
-
 int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
 #if !KTUNE_HAVE_OPENCL
   (void)f, (void)ctx;
@@ -94,6 +85,15 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
 }
 
 }  // namespace
+
+SelectorOptions opencl_defaults() {
+  SelectorOptions o;
+  o.bench.budget_ms = 50;
+  o.bench.min_runs = 3;
+  o.bench.max_runs = 50;
+  o.bench.warmup_runs = 1;
+  return o;
+}
 
 void add_opencl_command(CLI::App& app, CliContext& ctx) {
   auto f = std::make_shared<OpenCLGemmFlags>();

@@ -60,16 +60,6 @@ SelectorOptions tune_defaults() {
   return o;
 }
 
-// An OpenCL kernel's: `ktune opencl-gemm`'s (a budget for devices from PoCL to GPUs).
-SelectorOptions device_kernel_defaults() {
-  SelectorOptions o;
-  o.bench.budget_ms = 50;
-  o.bench.min_runs = 3;
-  o.bench.max_runs = 50;
-  o.bench.warmup_runs = 1;
-  return o;
-}
-
 // The flags given that the spec's form does not use: a usage error rather than silently ignored.
 std::vector<std::string> unused_flags(const TuneFlags& f, bool op_spec, std::string_view language) {
   std::vector<std::string> out;
@@ -397,7 +387,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   }
   if (!problems_match(f, *spec)) return kExitUsage;
   SelectorOptions base = op_spec || language == "cuda" ? gemm_selector_defaults()
-                         : language == "opencl"        ? device_kernel_defaults()
+                         : language == "opencl"        ? opencl_defaults()
                                                        : tune_defaults();
   base.seed = spec->seed;
   base.tolerance = spec->tolerance;
@@ -465,7 +455,10 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
                   "Tune only these problems (name or 0-based index; repeatable)");
   // Defaults said in words: an op spec takes `ktune gemm`'s, a kernel spec the CPU's.
   add_selector_flags(*cmd, f->selector,
-                     SelectorFlagDefaults{tune_defaults(), gemm_selector_defaults(), true});
+                     SelectorFlagDefaults{.defaults = tune_defaults(),
+                                          .op_defaults = gemm_selector_defaults(),
+                                          .host_flags = true,
+                                          .opencl_defaults = opencl_defaults()});
   cmd->add_option("--cxx", f->cxx, "C++ compiler (default: $CXX, else c++)");
   cmd->add_option("--cxxflags", f->cxxflags,
                   "Compiler flags added after the defaults (-O3 -march=native -shared -fPIC "

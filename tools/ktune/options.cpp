@@ -36,12 +36,15 @@ const CLI::Validator kUnsignedRange(
     },
     "UINT64");
 
-// " (default: 100)", or with op defaults " (default: 100; op specs: 20, as ktune gemm)".
+// " (default: 100)", or with op defaults " (default: 100; op and cuda specs: 20, as ktune gemm;
+// opencl specs: 50)".
 template <class F>
 std::string defaults_text(const SelectorFlagDefaults& d, F value) {
   if (!d.op_defaults) return fmt::format(" (default: {})", value(d.defaults));
-  return fmt::format(" (default: {}; op specs: {}, as ktune gemm)", value(d.defaults),
-                     value(*d.op_defaults));
+  std::string opencl =
+      d.opencl_defaults ? fmt::format("; opencl specs: {}", value(*d.opencl_defaults)) : "";
+  return fmt::format(" (default: {}; op and cuda specs: {}, as ktune gemm{})", value(d.defaults),
+                     value(*d.op_defaults), opencl);
 }
 
 }  // namespace

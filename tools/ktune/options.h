@@ -46,6 +46,9 @@ struct SelectorFlagDefaults {
   bool host_flags = true;
   // What --quiet silences for this command.
   std::string quiet_help = "No progress lines on stderr";
+  // `ktune tune`: the defaults of opencl kernel specs (`ktune opencl-gemm`'s). Last, so that
+  // positional initialisers stay valid.
+  std::optional<SelectorOptions> opencl_defaults{};
 };
 
 // --m, --n and --k of the GEMM commands: a size of at least 1 that a 64-bit element count holds.
@@ -83,6 +86,10 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagD
 
 // --verbose: each compiler command line on stderr, through the progress lines (a live line is
 // cleared for it and redrawn); empty without --verbose or with --quiet.
+// The OpenCL commands' defaults (`ktune opencl-gemm`, `ktune tune` on an opencl kernel): a
+// budget for devices from PoCL to GPUs. Defined in cmd_opencl.cpp.
+[[nodiscard]] SelectorOptions opencl_defaults();
+
 [[nodiscard]] std::function<void(const std::string&, const std::string&)> verbose_compile_hook(
     const SelectorFlags& flags);
 
