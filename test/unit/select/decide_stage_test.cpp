@@ -8,28 +8,14 @@
 #include <cstdlib>
 
 #include "select/select_stages.h"
-#include "unit/select/select_fakes.h"
+#include "unit/select/select_fixture.h"
 
 namespace ktune::test {
 namespace {
 
-class DecideStageTest : public testing::Test {
+class DecideStageTest : public SelectFixture {
  protected:
-  DecideStageTest() {
-    problem_.op = "fake_op";
-    problem_.name = "n=1";
-    options_.out = nullptr;
-    options_.progress = nullptr;
-    options_.jobs = 1;
-    key_.op = "fake_op";
-    key_.problem = "n=1";
-    key_.candidate_set = "abc";
-  }
-
-  Result<Selection> select(std::vector<ChoicePtr>& candidates) {
-    const SelectContext ctx{problem_, candidates, options_, selection_title(problem_)};
-    return select_with(ctx, backend_, *cache_, key_, nullptr, runner_);
-  }
+  DecideStageTest() { options_.jobs = 1; }
 
   // select() with options_.out captured; the printed text.
   std::string select_printing(std::vector<ChoicePtr>& candidates) {
@@ -47,24 +33,9 @@ class DecideStageTest : public testing::Test {
     return printed;
   }
 
-  static const CandidateRecord& record_of(const Selection& sel, const std::string& name) {
-    for (const CandidateRecord& r : sel.record.candidates) {
-      if (r.name == name) return r;
-    }
-    ADD_FAILURE() << "no record of " << name;
-    return sel.record.candidates.front();
-  }
-
   int total_rounds(const std::string& name) const {
     return runner_.rounds_done.contains(name) ? runner_.rounds_done.at(name) : 0;
   }
-
-  Problem problem_;
-  SelectorOptions options_;
-  FakeBackend backend_;
-  std::unique_ptr<TuningCache> cache_ = make_memory_cache();
-  TuningKey key_;
-  FakeRunner runner_;
 };
 
 TEST(MedianInterval, OrderStatisticsOfTheSignTest) {
