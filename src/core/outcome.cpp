@@ -20,6 +20,8 @@ constexpr Outcome kAll[] = {
     Outcome::kInputModified,
     Outcome::kResourceExhausted,
     Outcome::kUnsupported,
+    Outcome::kAbandoned,
+    Outcome::kNotEvaluated,
 };
 
 }  // namespace
@@ -52,6 +54,10 @@ std::string_view outcome_name(Outcome outcome) {
       return "resource_exhausted";
     case Outcome::kUnsupported:
       return "unsupported";
+    case Outcome::kAbandoned:
+      return "abandoned";
+    case Outcome::kNotEvaluated:
+      return "not_evaluated";
   }
   return "unknown";
 }

@@ -21,6 +21,11 @@ enum class Outcome {
   kInputModified,
   kResourceExhausted,
   kUnsupported,
+  // Search at scale (issue 19): measuring stopped early because its first timed runs were
+  // clearly slower than the best so far (partial statistics kept; never the pick)...
+  kAbandoned,
+  // ...or never compiled nor measured: the search's budget ended before the strategy proposed it.
+  kNotEvaluated,
 };
 
 // The stored and printed name: "ok", "compile_error", "wrong_result", ...

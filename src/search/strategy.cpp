@@ -1,0 +1,76 @@
+// The strategy registry, `auto`, and the exhaustive strategy. The budgeted strategies live in
+// their own files.
+#include "ktune/search/strategy.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+
+namespace ktune {
+namespace {
+
+// Every candidate, in the order given (the spec's order: the space's lexicographic order).
+class Exhaustive final : public Strategy {
+ public:
+  explicit Exhaustive(std::size_t size) : size_(size) {}
+  std::vector<std::size_t> propose(std::size_t n) override {
+    std::vector<std::size_t> out;
+    while (out.size() < n && next_ < size_) out.push_back(next_++);
+    return out;
+  }
+  void observe(std::size_t, std::optional<double>) override {}
+
+ private:
+  std::size_t size_;
+  std::size_t next_ = 0;
+};
+
+// Up to this many candidates, `auto` measures every one; above, the default budgeted strategy
+// with a budget of a tenth of the candidates (at least this many). TODO(issue 19): the value
+// comes from bench/search_strategies.sh.
+constexpr std::size_t kAutoExhaustiveUpTo = 500;
+
+}  // namespace
+
+std::vector<std::string_view> strategy_names() { return {"auto", "exhaustive"}; }
+
+ResolvedStrategy resolve_strategy(const SearchOptions& options, std::size_t candidates) {
+  if (options.strategy != "auto") return {options.strategy, options.max_evals};
+  if (candidates <= kAutoExhaustiveUpTo || options.max_evals) {
+    return {"exhaustive", options.max_evals};
+  }
+  return {"exhaustive", std::nullopt};
+}
+
+Status check_search_options(const SearchOptions& options) {
+  bool known = false;
+  for (std::string_view n : strategy_names()) known = known || n == options.strategy;
+  if (!known) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("search.strategy: unknown strategy '{}'; expected one of {}",
+                                  options.strategy, fmt::join(strategy_names(), ", ")));
+  }
+  if (options.max_evals && *options.max_evals == 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "search.max_evals: 0; expected an integer >= 1");
+  }
+  if (options.time_limit_s && !(std::isfinite(*options.time_limit_s) && *options.time_limit_s > 0)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("search.time_limit_s: {}; expected a number of seconds > 0",
+                                  *options.time_limit_s));
+  }
+  return {};
+}
+
+Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const CandidateSpace& space,
+                                                std::uint64_t /*seed*/) {
+  if (name == "exhaustive" || name == "auto") {
+    return std::unique_ptr<Strategy>(std::make_unique<Exhaustive>(space.size()));
+  }
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("unknown search strategy '{}'; expected one of {}", name,
+                                fmt::join(strategy_names(), ", ")));
+}
+
+}  // namespace ktune
