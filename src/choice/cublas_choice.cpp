@@ -223,8 +223,8 @@ Result<CublasGemmPlan> make_cublas_gemm_plan(const Problem& problem, const std::
   return plan;
 }
 
-ChoicePtr make_cublas_gemm_choice(std::vector<int> bind) {
-  return std::make_unique<CublasGemmChoice>("cublas_gemm", "cublas", -1, std::move(bind));
+ChoicePtr make_cublas_gemm_choice(std::vector<int> bind, std::string name) {
+  return std::make_unique<CublasGemmChoice>(std::move(name), "cublas", -1, std::move(bind));
 }
 
 std::vector<ChoicePtr> make_cublaslt_gemm_choices(const std::vector<int>& bind, int count,

@@ -89,6 +89,7 @@ void CandidateRunner::clear_reference() {
 }
 
 Status CandidateRunner::prepare_reference(Choice& reference) {
+  if (on_device() && reference.runs_on_host()) return prepare_on_host(reference);
   if (on_device()) {
     auto launch = reference.launch_spec(problem_);
     if (!launch) {
@@ -152,6 +153,39 @@ Status CandidateRunner::prepare_here(Choice& reference) {
   return {};
 }
 
+Status CandidateRunner::prepare_on_host(Choice& reference) {
+  // The same problem with every buffer on the CPU: same sizes, strides, seed and inits, so the
+  // host's uniform data set is the device's, element for element (ProblemBuffers fills both).
+  Problem host = problem_;
+  for (ProblemArg& a : host.args) {
+    if (a.param.role != ArgRole::kScalar) a.tensor.device = Device{};
+  }
+  auto fn = reference.load(backend_, host);
+  if (!fn) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("reference {} does not load: {}", reference.name(), fn.error().message));
+  }
+  std::unique_ptr<RequestFlow> cpu = make_request_flow(DeviceKind::kCpu);
+  BenchmarkRequest request = request_for(reference, false, options_.bench);
+  request.problem = host;
+  request.reference.reset();
+  request.expected.clear();
+  Result<double> ns = cpu->prepare_reference(request, *make_cpu_launch(std::move(*fn)));
+  if (!ns) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("reference {} on the host: {}", reference.name(),
+                                  ns.error().message));
+  }
+  reference_ns_ = *ns;
+  // No stress data set: the file holds the uniform set's outputs only, and the device's flow
+  // verifies each candidate on that set twice.
+  Result<std::filesystem::path> dir = private_directory();
+  if (!dir) return std::unexpected(dir.error());
+  reference_file_ = *dir / "reference.bin";
+  return write_reference_file(reference_file_, problem_, *cpu->reference());
+}
+
 bool CandidateRunner::isolated(const Choice& choice) const {
   if (on_device()) return pool_ != nullptr;
   return pool_ != nullptr && choice.launch_spec(problem_).has_value();
@@ -178,6 +212,8 @@ BenchmarkRequest CandidateRunner::request_for(const Choice& choice, bool measure
   r.problem = problem_;
   r.seed = options_.seed;
   r.reference = reference_launch_;
+  // A device problem's host reference reaches the device's flow, here or in a worker, as a file.
+  if (on_device()) r.expected = reference_file_;
   r.tolerance = options_.tolerance;
   r.bench = bench;
   r.measure = measure;

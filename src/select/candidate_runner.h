@@ -72,6 +72,9 @@ class CandidateRunner {
   // The reference prepared by a worker (its time from the response) or in this process.
   [[nodiscard]] Status prepare_in_worker(const Choice& reference, const LaunchSpec& launch);
   [[nodiscard]] Status prepare_here(Choice& reference);
+  // A device problem's reference that runs on the host (Choice::runs_on_host): run here on a
+  // CPU flow over host copies of the same data, its outputs into the reference file.
+  [[nodiscard]] Status prepare_on_host(Choice& reference);
   [[nodiscard]] bool on_device() const { return device_ != DeviceKind::kCpu; }
   // The request for `choice`; `launch` from its LaunchSpec when it has one.
   [[nodiscard]] BenchmarkRequest request_for(const Choice& choice, bool measure,

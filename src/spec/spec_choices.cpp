@@ -13,6 +13,7 @@
 #include "ktune/choice/epilogue_pass.h"
 #include "ktune/choice/sequence_choice.h"
 #include "ktune/spec/spec.h"
+#include "spec/spec_reference.h"
 #include "spec/spec_sections.h"
 
 namespace ktune {
@@ -152,6 +153,7 @@ Result<KernelTemplateDesc> template_desc(const Spec& spec, const KernelDecl& ker
 
 Result<ChoicePtr> make_reference(const Spec& spec, const SpecTarget& target) {
   const ReferenceDecl& ref = spec.reference;
+  if (ref.kind == ReferenceDecl::Kind::kExpected) return spec_detail::make_expected_reference(spec);
   if (ref.kind == ReferenceDecl::Kind::kKernel) {
     auto source = read_file(ref.kernel.source);
     if (!source) return std::unexpected(source.error());
@@ -162,7 +164,14 @@ Result<ChoicePtr> make_reference(const Spec& spec, const SpecTarget& target) {
     if (!desc) return std::unexpected(desc.error());
     // The choice keeps its template alive (KernelTemplate is enable_shared_from_this).
     auto tmpl = KernelTemplate::create(std::move(*desc), std::move(*space));
-    return tmpl->choice(Config{});
+    if (!spec_has_host_reference(spec)) return tmpl->choice(Config{});
+    if (!target.host_backend) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: reference.kernel: a c++ reference beside a {} kernel "
+                                    "needs a CPU backend to build it (SpecTarget::host_backend)",
+                                    spec.file.string(), spec.kernel.language));
+    }
+    return spec_detail::make_host_reference(tmpl->choice(Config{}), target.host_backend);
   }
   for (const ExternDesc& desc : spec.externs) {
     if (desc.name != ref.extern_name) continue;
@@ -220,6 +229,11 @@ bool spec_choices_per_problem(const Spec& spec) {
     }
   }
   return false;
+}
+
+bool spec_has_host_reference(const Spec& spec) {
+  return spec.reference.kind == ReferenceDecl::Kind::kKernel &&
+         spec.reference.kernel.language == "c++" && spec.kernel.language != "c++";
 }
 
 Result<SpecChoices> make_spec_choices(const Spec& spec, std::span<const std::string> backend_flags,

@@ -57,10 +57,11 @@ Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view pa
           lang, field(path, "language"),
           fmt::format("unsupported language '{}'; expected one of c++, cuda, opencl", *text));
     }
-    if (path != "kernel" && *text != language) {
+    // A reference is in the kernel's language, or c++ beside a device kernel (run on the host).
+    if (path != "kernel" && *text != language && *text != "c++") {
       return r.fail(lang, field(path, "language"),
                     fmt::format("'{}' differs from the kernel's language '{}'; expected a "
-                                "reference kernel in the same language",
+                                "reference kernel in the same language, or c++ (a host reference)",
                                 *text, language));
     }
     out.language = *text;
@@ -105,17 +106,86 @@ Status parse_seed(const Reader& r, const YAML::Node& node, Spec& spec) {
 
 namespace {
 
+// reference.expected: {out_arg: file.npy, ...}, one file per output, every output named, and
+// every input fixed (a file or a constant init), since the files hold what the user computed
+// from known inputs. Shapes and dtypes are checked per problem (the reference's supports()).
+Status parse_expected(const Reader& r, const YAML::Node& node, const std::filesystem::path& dir,
+                      const std::vector<ArgDecl>& args, ReferenceDecl& out) {
+  const std::string path = "reference.expected";
+  if (auto ok = r.expect_map(node, path); !ok) return ok;
+  auto is_out = [](const ArgDecl& a) {
+    return a.role == ArgRole::kOut || a.role == ArgRole::kInOut;
+  };
+  std::vector<std::string> outputs;
+  for (const ArgDecl& a : args) {
+    if (is_out(a)) outputs.push_back(a.name);
+  }
+  for (const auto& kv : node) {
+    auto name = r.string(kv.first, path);
+    if (!name) return std::unexpected(name.error());
+    const std::string at = field(path, *name);
+    if (std::find(outputs.begin(), outputs.end(), *name) == outputs.end()) {
+      return r.fail(kv.first, at,
+                    fmt::format("'{}' is not an output argument; expected one of {}", *name,
+                                outputs.empty() ? "none (no out or inout argument)" : join(outputs)));
+    }
+    for (const auto& [seen, unused] : out.expected) {
+      if (seen == *name) return r.fail(kv.first, at, "duplicate key");
+    }
+    auto file = r.string(kv.second, at);
+    if (!file) return std::unexpected(file.error());
+    const std::filesystem::path resolved = (dir / *file).lexically_normal();
+    std::error_code ec;
+    if (file->empty() || !std::filesystem::is_regular_file(resolved, ec)) {
+      return r.fail(kv.second, at,
+                    fmt::format("file not found; expected an .npy file at '{}'", resolved.string()),
+                    ErrorCode::kNotFound);
+    }
+    out.expected.emplace_back(*name, resolved);
+  }
+  for (const std::string& o : outputs) {
+    bool named = std::any_of(out.expected.begin(), out.expected.end(),
+                             [&](const auto& e) { return e.first == o; });
+    if (!named) {
+      return r.fail(node, path,
+                    fmt::format("output '{}' has no file; expected one .npy file per output ({})",
+                                o, join(outputs)));
+    }
+  }
+  for (const ArgDecl& a : args) {
+    if (a.role != ArgRole::kIn && a.role != ArgRole::kInOut) continue;
+    const bool fixed = a.init == InitKind::kNpy || a.init == InitKind::kZeros ||
+                       a.init == InitKind::kOnes || a.init == InitKind::kArange;
+    if (!fixed) {
+      return r.fail(node, path,
+                    fmt::format("input '{}' is {} (init: {}); expected outputs from a file need "
+                                "every input fixed: init npy, zeros, ones or arange",
+                                a.name, a.init == InitKind::kRandom ? "random" : "drawn at random",
+                                init_kind_name(a.init)));
+    }
+  }
+  out.kind = ReferenceDecl::Kind::kExpected;
+  return {};
+}
+
 Status parse_reference(const Reader& r, const YAML::Node& node, const std::filesystem::path& dir,
-                       const std::vector<ExternDesc>& externs, std::string_view language,
-                       ReferenceDecl& out) {
-  if (auto ok = r.check_keys(node, "reference", {"extern", "kernel"}); !ok) return ok;
+                       const std::vector<ExternDesc>& externs, const std::vector<ArgDecl>& args,
+                       std::string_view language, ReferenceDecl& out) {
+  if (auto ok = r.check_keys(node, "reference", {"extern", "kernel", "expected"}); !ok) return ok;
+  out.line = node.Mark().line + 1;
   YAML::Node ext = node["extern"];
   YAML::Node kernel = node["kernel"];
-  if (ext.IsDefined() == kernel.IsDefined()) {
-    return r.fail(node, "reference",
-                  fmt::format("expected exactly one of extern, kernel; got {}",
-                              ext.IsDefined() ? "both" : "neither"));
+  YAML::Node expected = node["expected"];
+  std::vector<std::string> given;
+  for (const char* key : {"extern", "kernel", "expected"}) {
+    if (node[key].IsDefined()) given.emplace_back(key);
   }
+  if (given.size() != 1) {
+    return r.fail(node, "reference",
+                  fmt::format("expected exactly one of extern, kernel, expected; got {}",
+                              given.empty() ? "none" : fmt::format("{}", fmt::join(given, " and "))));
+  }
+  if (expected.IsDefined()) return parse_expected(r, expected, dir, args, out);
   if (kernel.IsDefined()) {
     out.kind = ReferenceDecl::Kind::kKernel;
     return parse_kernel(r, kernel, "reference.kernel", dir, out.kernel, language);
@@ -196,16 +266,13 @@ Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem:
   if (auto ok = parse_launch(r, *kernel, "kernel", spec, spec.kernel); !ok) return ok;
   const bool device = spec.kernel.language != "c++";
   if (YAML::Node externs = root["externs"]; externs.IsDefined()) {
-    if (device) {
-      return r.fail(externs, "externs",
-                    fmt::format("the extern kinds ({}) run on the CPU; expected none beside a {} "
-                                "kernel",
-                                join(extern_kinds()), spec.kernel.language));
+    if (auto ok = parse_externs(r, externs, spec.args, spec.kernel.language, spec.externs); !ok) {
+      return ok;
     }
-    if (auto ok = parse_externs(r, externs, spec.args, spec.externs); !ok) return ok;
   }
   if (YAML::Node ref = root["reference"]; ref.IsDefined()) {
-    if (auto ok = parse_reference(r, ref, dir, spec.externs, spec.kernel.language, spec.reference);
+    if (auto ok = parse_reference(r, ref, dir, spec.externs, spec.args, spec.kernel.language,
+                                  spec.reference);
         !ok) {
       return ok;
     }

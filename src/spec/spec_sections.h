@@ -45,9 +45,11 @@ namespace ktune::spec_detail {
 // params: and restrictions: (either node may be undefined), checked with SearchSpace::create.
 [[nodiscard]] Status parse_space(const Reader& r, const YAML::Node& params,
                                  const YAML::Node& restrictions, Spec& spec);
-// externs: each built once with make_extern_choice; bound names must be arguments.
+// externs: each built once with make_extern_choice; bound names must be arguments, and the kind
+// one that goes with the kernel's language (extern_kind_language).
 [[nodiscard]] Status parse_externs(const Reader& r, const YAML::Node& node,
-                                   const std::vector<ArgDecl>& args, std::vector<ExternDesc>& out);
+                                   const std::vector<ArgDecl>& args, std::string_view language,
+                                   std::vector<ExternDesc>& out);
 
 // epilogue: a string ("bias,relu") or a list of steps; the spec must be GEMM-shaped (one output,
 // 2-D, f32), its operands must not clash with args, and the reference, if any, an extern. Fills

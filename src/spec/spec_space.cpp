@@ -43,16 +43,23 @@ std::unexpected<Error> locate_space_error(const Reader& r, const Error& error,
 }
 
 Status parse_extern(const Reader& r, const YAML::Node& node, const std::string& path,
-                    const std::vector<ArgDecl>& args, ExternDesc& out) {
+                    const std::vector<ArgDecl>& args, std::string_view language, ExternDesc& out) {
   if (auto ok = r.check_keys(node, path, {"name", "kind", "bind"}); !ok) return ok;
   auto kind_node = r.require(node, path, "kind");
   if (!kind_node) return std::unexpected(kind_node.error());
   auto kind = r.string(*kind_node, field(path, "kind"));
   if (!kind) return std::unexpected(kind.error());
-  std::vector<std::string> kinds = extern_kinds();
+  // A kind runs where the kernel does: OpenBLAS beside C++ kernels, cuBLAS beside CUDA ones.
+  std::vector<std::string> kinds;
+  for (const std::string& k : extern_kinds()) {
+    if (extern_kind_language(k) == language) kinds.push_back(k);
+  }
   if (std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) {
+    const std::string expected =
+        kinds.empty() ? fmt::format("none beside a {} kernel", language)
+                      : fmt::format("one of {} beside a {} kernel", join(kinds), language);
     return r.fail(*kind_node, field(path, "kind"),
-                  fmt::format("unknown extern kind '{}'; expected one of {}", *kind, join(kinds)));
+                  fmt::format("unknown extern kind '{}'; expected {}", *kind, expected));
   }
   out.kind = *kind;
   if (YAML::Node name = node["name"]; name.IsDefined()) {
@@ -70,6 +77,7 @@ Status parse_extern(const Reader& r, const YAML::Node& node, const std::string& 
   std::vector<std::string> arg_names;
   arg_names.reserve(args.size());
   for (const ArgDecl& a : args) arg_names.push_back(a.name);
+  out.arg_names = arg_names;
   for (const auto& kv : *bind) {
     auto role = r.string(kv.first, field(path, "bind"));
     if (!role) return std::unexpected(role.error());
@@ -156,12 +164,12 @@ Status parse_space(const Reader& r, const YAML::Node& params, const YAML::Node& 
 }
 
 Status parse_externs(const Reader& r, const YAML::Node& node, const std::vector<ArgDecl>& args,
-                     std::vector<ExternDesc>& out) {
+                     std::string_view language, std::vector<ExternDesc>& out) {
   if (auto ok = r.expect_list(node, "externs"); !ok) return ok;
   for (std::size_t i = 0; i < node.size(); ++i) {
     std::string path = item("externs", i);
     ExternDesc desc;
-    if (auto ok = parse_extern(r, node[i], path, args, desc); !ok) return ok;
+    if (auto ok = parse_extern(r, node[i], path, args, language, desc); !ok) return ok;
     for (std::size_t j = 0; j < out.size(); ++j) {
       if (out[j].name == desc.name) {
         return r.fail(

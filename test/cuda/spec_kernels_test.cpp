@@ -14,6 +14,7 @@ namespace ktune::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string source_path(const std::string& rel) {
   const char* moved = std::getenv("KTUNE_TEST_SOURCE_DIR");
@@ -75,6 +76,38 @@ TEST(CudaSpecGpu, PlantedFaultsCostOneCandidateEach) {
   EXPECT_THAT(r.output, HasSubstr("timed_out"));
   EXPECT_THAT(r.output, HasSubstr("redzone_violation"));
   EXPECT_THAT(r.output, HasSubstr("Selected scale_cuda_B"));
+}
+
+// The two other reference forms of a cuda spec build without a GPU: cuBLAS as the reference of a
+// GEMM-shaped spec (and as a competing candidate), and a host C++ reference (CPU compiler).
+TEST(CudaSpec, CublasAndHostReferencesCompileWithoutAGpu) {
+  for (const char* spec : {"cuda_spec/gemm_cublas.yaml", "cuda_spec/host_ref.yaml"}) {
+    ScratchDir cache("cuda-spec-refs");
+    CliResult r = run_cli(cache.path(), {"tune", data_path(spec), "--compile-only", "--arch",
+                                         "sm_90a", "--no-cache"});
+    EXPECT_EQ(r.exit_code, 0) << spec << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr("(0 failed)")) << spec;
+  }
+}
+
+// On the GPU: cuBLAS verifies a user's GEMM kernel and competes with it; a host C++ reference
+// verifies a CUDA kernel. The planted wrong element fails against either.
+TEST(CudaSpecGpu, CublasAndHostReferencesCatchAWrongElement) {
+  if (!cuda_device_info(0)) GTEST_SKIP() << "[SKIP] no CUDA GPU";
+  ScratchDir cache("cuda-spec-refs-gpu");
+  CliResult r = run_cli(cache.path(), {"tune", data_path("cuda_spec/gemm_cublas.yaml"),
+                                       "--no-cache", "--budget-ms", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("5 candidates (4 valid, 1 failed)"));
+  EXPECT_THAT(r.output, HasSubstr("gemm_cuda_TILE16_WRONG1  wrong_result"));
+  EXPECT_THAT(r.output, HasSubstr("cublas"));
+  EXPECT_THAT(r.output, Not(HasSubstr("no reference")));
+  CliResult h = run_cli(cache.path(), {"tune", data_path("cuda_spec/host_ref.yaml"),
+                                       "--no-cache", "--budget-ms", "5"});
+  ASSERT_EQ(h.exit_code, 0) << h.output;
+  EXPECT_THAT(h.output, HasSubstr("5 candidates (4 valid, 1 failed)"));
+  EXPECT_THAT(h.output, HasSubstr("scale_host_ref_B64_I1_FAULT4  wrong_result"));
+  EXPECT_THAT(h.output, HasSubstr("first at [50000]"));
 }
 
 }  // namespace

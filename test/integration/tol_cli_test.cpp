@@ -118,3 +118,28 @@ TEST(TolCli, ScratchIsPoisonedAndNeverCompared) {
 
 }  // namespace
 }  // namespace ktune::test
+
+namespace ktune::test {
+namespace {
+
+// reference.expected on the CPU: x from a file, y's expected values from another; the config
+// that gets one element wrong fails against the file, isolated and in ktune's own process alike
+// (the reference file reaches the workers). A second run is a cache hit: the files' digests key it.
+TEST(TolCli, ExpectedOutputsFromAFileVerifyCandidates) {
+  ScratchDir cache("expected-npy");
+  const std::vector<std::string> args = {"tune", data_path("opencl_spec/expected_cpu.yaml"),
+                                         "--budget-ms", "2"};
+  CliResult r = run_cli(cache.path(), args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("4 candidates (2 valid, 2 failed)"));
+  EXPECT_THAT(r.output, HasSubstr("scale_expected_cpu_UNROLL4_FAULT3  wrong_result"));
+  EXPECT_THAT(r.output, HasSubstr("first at [500]: 1501 vs 1000"));
+  EXPECT_THAT(r.output, HasSubstr("Selected scale_expected_cpu_UNROLL"));
+  EXPECT_THAT(r.output, Not(HasSubstr("no reference")));
+  CliResult again = run_cli(cache.path(), args);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("from the tuning cache"));
+}
+
+}  // namespace
+}  // namespace ktune::test

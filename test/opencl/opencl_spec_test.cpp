@@ -60,6 +60,22 @@ TEST(OpenCLSpec, AnOutOfBoundsWriteAndAHangCostOneCandidateEach) {
   EXPECT_THAT(r.output, Not(HasSubstr("FAULT=1 (")));
 }
 
+// A host C++ reference (reference.kernel with language c++) and expected outputs from .npy files
+// verify an OpenCL kernel: the reference runs on the CPU over the same data, and the config that
+// gets one element wrong fails as wrong_result against either.
+TEST(OpenCLSpec, AHostReferenceAndExpectedOutputsCatchAWrongElement) {
+  KTUNE_REQUIRE_OPENCL();
+  for (const char* spec : {"opencl_spec/host_ref.yaml", "opencl_spec/expected.yaml"}) {
+    ScratchDir cache("ocl-hostref");
+    CliResult r = run_cli(cache.path(), with_quick({"tune", data_path(spec), "--no-cache"}));
+    ASSERT_EQ(r.exit_code, 0) << spec << "\n" << r.output;
+    EXPECT_THAT(r.output, HasSubstr("5 candidates (4 valid, 1 failed)")) << spec;
+    EXPECT_THAT(r.output, HasSubstr("_WG64_ITEMS1_FAULT3  wrong_result")) << spec;
+    EXPECT_THAT(r.output, HasSubstr("first at [500]")) << spec;
+    EXPECT_THAT(r.output, Not(HasSubstr("no reference"))) << spec;
+  }
+}
+
 TEST(OpenCLSpec, SpaceCountsAgainstTheDevicesLimits) {
   KTUNE_REQUIRE_OPENCL();
   ScratchDir cache("ocl-space");

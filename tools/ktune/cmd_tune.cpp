@@ -261,19 +261,47 @@ void tune_one(const TuneFlags& f, const Spec& spec, std::size_t i, Selector& sel
   std::fflush(stdout);
 }
 
+// The CPU compiler of --cxx, --cxxflags, --cxxflags-replace and --compile-timeout-s.
+CpuCompileOptions cpu_options(const TuneFlags& f) {
+  CpuCompileOptions copts;
+  if (!f.cxx.empty()) copts.compiler = f.cxx;
+  // --cxxflags adds to the defaults, which make the shared object that ktune loads (-shared
+  // -fPIC); --cxxflags-replace is for the rare toolchain that needs other ones.
+  if (!f.cxxflags_replace.empty()) copts.flags = split_words(f.cxxflags_replace);
+  for (std::string& w : split_words(f.cxxflags)) copts.flags.push_back(std::move(w));
+  copts.timeout = std::chrono::seconds(f.compile_timeout_s.value_or(120));
+  copts.on_command = verbose_compile_hook(f.selector);
+  return copts;
+}
+
+// A device kernel's c++ reference is built by a CPU backend of its own (the CPU flags apply);
+// null when the spec has none.
+Result<std::shared_ptr<const Backend>> host_backend(const TuneFlags& f, const CliContext& ctx,
+                                                    const Spec& spec) {
+  if (!spec_has_host_reference(spec)) return std::shared_ptr<const Backend>();
+  auto backend = CpuBackend::create(cpu_options(f), ctx.cache_dir);
+  if (!backend) return std::unexpected(backend.error());
+  return std::shared_ptr<const Backend>(std::make_shared<CpuBackend>(std::move(*backend)));
+}
+
 // Candidates built per problem (device kernels, size_defines): each problem's own set, built
 // for the backend's device limits.
 int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                   const Backend& backend, const SelectorOptions& sopts,
                   std::span<const std::string> flags, std::chrono::steady_clock::time_point t0) {
+  auto host = host_backend(f, ctx, spec);
+  if (!host) {
+    fmt::print(stderr, "error: {}\n", host.error().message);
+    return kExitError;
+  }
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
   Selector selector(backend, *cache, sopts);
   Counts n;
   for (std::size_t i = 0; i < spec.problems.size(); ++i) {
     if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
-    auto choices =
-        make_spec_choices(spec, flags, SpecTarget{backend.device_limits(), &spec.problems[i]});
+    auto choices = make_spec_choices(
+        spec, flags, SpecTarget{backend.device_limits(), &spec.problems[i], *host});
     if (!choices) {
       fmt::print(stderr, "error: {}\n", choices.error().message);
       ++n.failures;
@@ -286,16 +314,22 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 
 // --compile-only: every problem's candidates and reference compiled in parallel (--jobs),
 // nothing run.
-[[maybe_unused]] int compile_problems(const TuneFlags& f, const Spec& spec, const Backend& backend,
+[[maybe_unused]] int compile_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
+                                      const Backend& backend,
                                       std::chrono::steady_clock::time_point t0) {
+  auto host = host_backend(f, ctx, spec);
+  if (!host) {
+    fmt::print(stderr, "error: {}\n", host.error().message);
+    return kExitError;
+  }
   int problems = 0;
   std::atomic<int> compiled = 0, failed = 0;
   std::mutex print;
   for (std::size_t i = 0; i < spec.problems.size(); ++i) {
     if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
     ++problems;
-    auto choices =
-        make_spec_choices(spec, {}, SpecTarget{backend.device_limits(), &spec.problems[i]});
+    auto choices = make_spec_choices(
+        spec, {}, SpecTarget{backend.device_limits(), &spec.problems[i], *host});
     if (!choices) {
       fmt::print(stderr, "error: {}\n", choices.error().message);
       ++failed;
@@ -337,7 +371,7 @@ int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   target.selector = f.selector;  // --verbose's compile hook
   auto backend = open_gemm_backend(target, ctx);
   if (!backend) return kExitError;
-  if (f.gemm.compile_only) return compile_problems(f, spec, *backend, t0);
+  if (f.gemm.compile_only) return compile_problems(f, ctx, spec, *backend, t0);
   // One worker per GPU: it sees only this one, as its device 0.
   sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(f.gemm.device));
   return tune_problems(f, ctx, spec, *backend, sopts, {}, t0);
@@ -361,7 +395,7 @@ int run_opencl_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     fmt::print(stderr, "error: {}\n", backend.error().message);
     return kExitError;
   }
-  if (f.gemm.compile_only) return compile_problems(f, spec, *backend, t0);
+  if (f.gemm.compile_only) return compile_problems(f, ctx, spec, *backend, t0);
   // One worker per device: it opens exactly the device the backend compiled for.
   sopts.worker.env.emplace_back("KTUNE_OPENCL_DEVICE", backend->device_selector());
   return tune_problems(f, ctx, spec, *backend, sopts, {}, t0);
@@ -399,14 +433,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   if (op_spec) return run_gemm_spec(f, ctx, *spec, t0);  // cuda.gemm, the one op
   if (language == "cuda") return run_cuda_spec(f, ctx, *spec, sopts, t0);
   if (language == "opencl") return run_opencl_spec(f, ctx, *spec, sopts, t0);
-  CpuCompileOptions copts;
-  if (!f.cxx.empty()) copts.compiler = f.cxx;
-  // --cxxflags adds to the defaults, which make the shared object that ktune loads (-shared
-  // -fPIC); --cxxflags-replace is for the rare toolchain that needs other ones.
-  if (!f.cxxflags_replace.empty()) copts.flags = split_words(f.cxxflags_replace);
-  for (std::string& w : split_words(f.cxxflags)) copts.flags.push_back(std::move(w));
-  copts.timeout = std::chrono::seconds(f.compile_timeout_s.value_or(120));
-  copts.on_command = verbose_compile_hook(f.selector);
+  const CpuCompileOptions copts = cpu_options(f);
   auto backend = CpuBackend::create(copts, ctx.cache_dir);
   if (!backend) {
     fmt::print(stderr, "error: {}\n", backend.error().message);

@@ -41,6 +41,10 @@ class Choice {
   // How a worker runs this choice on `problem` (after compile()). kUnsupported for choices that
   // run only in ktune's own process (CPU library calls).
   [[nodiscard]] virtual Result<LaunchSpec> launch_spec(const Problem& problem) const;
+  // A reference of a device problem that runs in ktune's own process on the CPU, on host copies
+  // of the problem's data (a c++ reference kernel beside a CUDA or OpenCL kernel, expected
+  // outputs read from files): its outputs reach the device's worker as a reference file.
+  [[nodiscard]] virtual bool runs_on_host() const { return false; }
 };
 
 using ChoicePtr = std::unique_ptr<Choice>;

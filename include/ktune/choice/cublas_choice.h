@@ -6,6 +6,7 @@
 // (f32, f16, bf16), fp32 accumulation; `bind` gives the argument indices {c, a, b, m, n, k}.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,8 +15,9 @@
 
 namespace ktune {
 
-// cublasGemmEx with CUBLAS_GEMM_DEFAULT; named "cublas_gemm".
-[[nodiscard]] ChoicePtr make_cublas_gemm_choice(std::vector<int> bind);
+// cublasGemmEx with CUBLAS_GEMM_DEFAULT; named `name`.
+[[nodiscard]] ChoicePtr make_cublas_gemm_choice(std::vector<int> bind,
+                                                std::string name = "cublas_gemm");
 
 // cuBLASLt: `count` choices "cublaslt_algo0" .. "cublaslt_algo<count-1>", the i-th running the
 // i-th algorithm returned by cublasLtMatmulAlgoGetHeuristic for the problem (with a 32 MiB

@@ -78,10 +78,15 @@ struct ProblemDecl {
 };
 
 struct ReferenceDecl {
-  enum class Kind { kNone, kKernel, kExtern };
+  enum class Kind { kNone, kKernel, kExtern, kExpected };
   Kind kind = Kind::kNone;
-  KernelDecl kernel;        // kKernel: same signature as the template
+  // kKernel: same signature as the template; in the kernel's language, or c++ beside a device
+  // kernel (a host reference: run on the CPU, on host copies of the same data).
+  KernelDecl kernel;
   std::string extern_name;  // kExtern: the name of an entry in `externs`
+  // kExpected: each output argument's expected values, an .npy file (resolved like init's).
+  std::vector<std::pair<std::string, std::filesystem::path>> expected;
+  int line = 0;
 };
 
 // metrics: one entry, a name ("GFLOP/s") and an expression over the problem's sizes and time_s
@@ -184,7 +189,14 @@ struct SpecChoices {
 struct SpecTarget {
   DeviceLimits limits;                   // Backend::device_limits() of the compiling backend
   const ProblemDecl* problem = nullptr;  // one of the spec's problems
+  // The CPU backend that builds a device kernel's host reference (reference.kernel with
+  // language c++); required then, unused otherwise.
+  std::shared_ptr<const Backend> host_backend{};
 };
+
+// True when the spec's reference is a c++ kernel beside a cuda or opencl kernel: the caller
+// passes a CPU backend in SpecTarget::host_backend.
+[[nodiscard]] bool spec_has_host_reference(const Spec& spec);
 
 // True when the spec's candidates depend on the problem (SpecTarget::problem required): a
 // device kernel, size_defines, or restrictions naming problem sizes.

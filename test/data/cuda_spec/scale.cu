@@ -1,12 +1,13 @@
 // y = 2 x through a templated entry (kB threads, kI items each); FAULT plants one broken config
-// each on the GPU: 1 an illegal address, 2 a hang, 3 a write past the end of y.
+// each on the GPU: 1 an illegal address, 2 a hang, 3 a write past the end of y, 4 one element
+// wrong (host_ref.yaml).
 template <int kB, int kI>
 __global__ void scale(float* __restrict__ y, const float* __restrict__ x, int n) {
   const int base = blockIdx.x * (kB * kI) + threadIdx.x;
 #pragma unroll
   for (int i = 0; i < kI; ++i) {
     const int j = base + i * kB;
-    if (j < n) y[j] = 2.0f * x[j];
+    if (j < n) y[j] = (FAULT == 4 && j == n / 2) ? 1.0f + 3.0f * x[j] : 2.0f * x[j];
   }
 #if FAULT == 1
   if (threadIdx.x == 0) y[(1ll << 40)] = 1.0f;

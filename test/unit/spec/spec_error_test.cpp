@@ -252,7 +252,7 @@ INSTANTIATE_TEST_SUITE_P(
                 with_problems("externs:\n  - {kind: mkl.gemm, bind: {c: C}}\n"),
                 ErrorCode::kInvalidArgument,
                 "10:12: externs[0].kind: unknown extern kind 'mkl.gemm'; expected one of "
-                "openblas.gemm"},
+                "openblas.gemm beside a c++ kernel"},
         BadCase{"extern_bind_unknown_arg",
                 with_problems("externs:\n  - {kind: openblas.gemm, bind: {c: X}}\n"),
                 ErrorCode::kInvalidArgument,
@@ -269,7 +269,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"reference_both",
                 with_problems("reference: {extern: x, kernel: {source: add.cpp, entry: add}}\n"),
                 ErrorCode::kInvalidArgument,
-                "9:12: reference: expected exactly one of extern, kernel; got both"},
+                "9:12: reference: expected exactly one of extern, kernel, expected; got extern and "
+                "kernel"},
+        BadCase{"reference_expected_not_an_output",
+                with_problems("reference: {expected: {A: add.cpp}}\n"), ErrorCode::kInvalidArgument,
+                "9:24: reference.expected.A: 'A' is not an output argument; expected one of C"},
+        BadCase{"reference_expected_missing_file",
+                with_problems("reference: {expected: {C: nowhere.npy}}\n"), ErrorCode::kNotFound,
+                "9:27: reference.expected.C: file not found; expected an .npy file at '" +
+                    (specs_dir() / "nowhere.npy").string() + "'"},
+        BadCase{"reference_expected_random_input",
+                with_problems("reference: {expected: {C: add.cpp}}\n"), ErrorCode::kInvalidArgument,
+                "9:23: reference.expected: input 'A' is random (init: random); expected outputs from a "
+                "file need every input fixed: init npy, zeros, ones or arange"},
         BadCase{"reference_kernel_missing_entry",
                 with_problems("reference:\n  kernel: {source: add.cpp}\n"),
                 ErrorCode::kInvalidArgument,
