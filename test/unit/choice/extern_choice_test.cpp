@@ -109,7 +109,13 @@ TEST(OpenBlasGemm, TransposedOperands) { check_gemm<float>(DType::kF32, true, tr
 TEST(OpenBlasGemm, PaddedRowsUseTheRowStride) { check_gemm<double>(DType::kF64, false, true, 3); }
 
 TEST(OpenBlasGemm, NamesKindsAndKeys) {
-  EXPECT_EQ(extern_kinds(), std::vector<std::string>{"openblas.gemm"});
+  // cublas.gemm only where CUDA is built in; each kind says which kernels it goes with.
+  std::vector<std::string> kinds{"openblas.gemm"};
+  if (KTUNE_HAVE_CUDA) kinds.push_back("cublas.gemm");
+  EXPECT_EQ(extern_kinds(), kinds);
+  EXPECT_EQ(extern_kind_language("openblas.gemm"), "c++");
+  EXPECT_EQ(extern_kind_language("cublas.gemm"), KTUNE_HAVE_CUDA ? "cuda" : "");
+  EXPECT_EQ(extern_kind_language("mkl.gemm"), "");
   ChoicePtr c = make(gemm_bind());
   EXPECT_EQ(c->name(), "openblas_gemm");
   EXPECT_EQ(c->kind(), Choice::Kind::kExtern);
