@@ -19,6 +19,7 @@ struct FakeChoiceSpec {
   std::string name;
   bool supported = true;
   bool compiles = true;
+  std::string info{};  // empty: "info of <name>"
 };
 
 class FakeChoice final : public Choice {
@@ -27,7 +28,9 @@ class FakeChoice final : public Choice {
   [[nodiscard]] Kind kind() const override { return Kind::kTemplate; }
   [[nodiscard]] const std::string& name() const override { return spec_.name; }
   [[nodiscard]] std::string hash_key() const override { return "fake:" + spec_.name; }
-  [[nodiscard]] std::string info() const override { return "info of " + spec_.name; }
+  [[nodiscard]] std::string info() const override {
+    return spec_.info.empty() ? "info of " + spec_.name : spec_.info;
+  }
   [[nodiscard]] Status supports(const Problem&) const override {
     if (spec_.supported) return {};
     return make_error(ErrorCode::kInvalidArgument, spec_.name + " takes no such problem");
@@ -47,6 +50,27 @@ class FakeChoice final : public Choice {
  private:
   FakeChoiceSpec spec_;
   int compiles_ = 0;
+};
+
+// A library choice (Kind::kExtern): nothing to compile.
+class FakeLibrary final : public Choice {
+ public:
+  explicit FakeLibrary(std::string name, std::string info = "a library call")
+      : name_(std::move(name)), info_(std::move(info)) {}
+  [[nodiscard]] Kind kind() const override { return Kind::kExtern; }
+  [[nodiscard]] const std::string& name() const override { return name_; }
+  [[nodiscard]] std::string hash_key() const override { return "lib:" + name_; }
+  [[nodiscard]] std::string info() const override { return info_; }
+  [[nodiscard]] Status supports(const Problem&) const override { return {}; }
+  [[nodiscard]] Status compile(const Backend&) override { return {}; }
+  [[nodiscard]] double compile_s() const override { return 0; }
+  [[nodiscard]] Result<KernelFn> load(const Backend&, const Problem&) override {
+    return make_error(ErrorCode::kUnavailable, "fake choices are run by the fake runner only");
+  }
+
+ private:
+  std::string name_;
+  std::string info_;
 };
 
 // A Backend for the compile stage's signature: fake choices never call it.
