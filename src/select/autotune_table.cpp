@@ -171,8 +171,7 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
       "{} candidates ({} valid, {} failed{}); {:.2f} s compiling, {:.2f} s verifying and "
       "benchmarking{}\n",
       record.candidates.size(), ok.size(), failed.size(), not_measured, record.compile_s,
-      record.bench_s,
-      record.stand_in ? "; " + no_reference_note(*record.stand_in) : std::string());
+      record.bench_s, record.stand_in ? "; " + no_reference_note(*record.stand_in) : std::string());
   if (const auto& c = record.confidence) out += confidence_line(*c);
   return out;
 }

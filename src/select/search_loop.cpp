@@ -8,12 +8,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <thread>
 
 #include "core/thread_pool.h"
 #include "select/candidate_space.h"
+#include "select/progress_line.h"
 
 namespace ktune {
 namespace {
@@ -104,28 +106,39 @@ Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference
   const SelectContext& ctx = s.ctx;
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::size_t> ready;            // compiled, in completion order
+  std::deque<std::size_t> ready;  // compiled, in completion order
   std::vector<char> compiled(s.records.size(), 0);
   std::optional<Status> ref_status;
   std::atomic<bool> stop{false};
-  std::vector<std::size_t> libraries, templates;
+  // Library choices (cuBLAS, cuBLASLt) first: they compile in no time (or one small pass), so
+  // they are measured while the templates compile. Without a reference the first candidate to
+  // pass stands in for it, and is taken in the order proposed, so that it is the same one as
+  // without overlap.
+  const bool in_order = s.stand_in != nullptr;
+  std::vector<std::size_t> order, templates;
   for (std::size_t i : batch) {
     if (s.records[i].outcome != Outcome::kOk) {
       s.strategy.observe(i, std::nullopt);  // unsupported: nothing evaluated, nothing counted
     } else {
-      (ctx.candidates[i]->kind() == Choice::Kind::kExtern ? libraries : templates).push_back(i);
+      const bool library = !in_order && ctx.candidates[i]->kind() == Choice::Kind::kExtern;
+      (library ? order : templates).push_back(i);
     }
   }
+  order.insert(order.end(), templates.begin(), templates.end());
   Status result;
   {
     ThreadPool pool(ctx.options.jobs);
-    ProgressLine progress(ctx.options.progress,
-                          {.title = ctx.title,
-                           .header = fmt::format("{}: compiling {} candidates on {} threads",
-                                                 ctx.title, templates.size(), pool.size()),
-                           .doing = fmt::format("compiling on {} threads", pool.size()),
-                           .done_word = "compiled",
-                           .total = templates.size()});
+    // A terminal has one live line, and the measuring line below would end this one at once
+    // ("compiled 0/N"): there, measuring's line is the one shown. Plain lines interleave.
+    std::FILE* progress_to = ctx.options.progress;
+    if (progress_to && ProgressDisplay::detect(progress_to).tty) progress_to = nullptr;
+    ProgressLine progress(
+        progress_to, {.title = ctx.title,
+                      .header = fmt::format("{}: compiling {} candidates on {} threads", ctx.title,
+                                            order.size(), pool.size()),
+                      .doing = fmt::format("compiling on {} threads", pool.size()),
+                      .done_word = "compiled",
+                      .total = order.size()});
     const bool with_reference = reference && !s.prepared;
     if (with_reference) {
       pool.submit([&] {
@@ -135,7 +148,7 @@ Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference
         cv.notify_all();
       });
     }
-    for (std::size_t i : templates) {
+    for (std::size_t i : order) {
       pool.submit([&, i] {
         // Past the time limit, what is still queued is left uncompiled (not evaluated).
         if (!stop) progress.step(!compile_candidate(ctx, backend, i, s.records[i]));
@@ -153,22 +166,13 @@ Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference
     const auto t1 = Clock::now();
     if (result) result = s.prepare(reference);
     if (result) {
-      RunOne one(ctx, s.runner, /*measure=*/true, s.records, s.stand_in,
-                 libraries.size() + templates.size());
-      for (std::size_t i : libraries) {
-        if (s.out_of_time()) break;
-        compile_candidate(ctx, backend, i, s.records[i]);  // a library: nothing to wait for
-        s.finish(one, i);
-      }
-      // Without a reference the first candidate to pass stands in for it: take them in the
-      // order proposed, so that it is the same one as without overlap.
-      const bool in_order = s.stand_in != nullptr;
-      for (std::size_t k = 0; k < templates.size() && !s.out_of_time(); ++k) {
+      RunOne one(ctx, s.runner, /*measure=*/true, s.records, s.stand_in, order.size());
+      for (std::size_t k = 0; k < order.size() && !s.out_of_time(); ++k) {
         std::size_t i = 0;
         {
           std::unique_lock lock(mu);
           if (in_order) {
-            i = templates[k];
+            i = order[k];
             cv.wait(lock, [&] { return compiled[i] != 0; });
           } else {
             cv.wait(lock, [&] { return !ready.empty(); });
@@ -196,18 +200,16 @@ std::string not_evaluated_message(const SearchRun& run) {
 }
 
 bool record_answers(const TuningRecord& record, const SearchOptions& search) {
-  const bool sampled = std::any_of(record.candidates.begin(), record.candidates.end(),
-                                   [](const CandidateRecord& c) {
-                                     return c.outcome == Outcome::kNotEvaluated;
-                                   });
+  const bool sampled =
+      std::any_of(record.candidates.begin(), record.candidates.end(),
+                  [](const CandidateRecord& c) { return c.outcome == Outcome::kNotEvaluated; });
   if (!sampled) return true;
   const ResolvedStrategy r = resolve_strategy(search, record.candidates.size());
   return !(r.name == "exhaustive" && !r.max_evals && !search.time_limit_s);
 }
 
-Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
-                               Choice* reference, StageRunner& runner,
-                               std::vector<CandidateRecord>& records,
+Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend, Choice* reference,
+                               StageRunner& runner, std::vector<CandidateRecord>& records,
                                std::optional<std::string>* stand_in, bool overlap) {
   const SearchOptions& options = ctx.options.search;
   const std::size_t n = ctx.candidates.size();
@@ -229,8 +231,8 @@ Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
   s.run.max_evals = resolved.max_evals;
   s.run.candidates = n;
   // Exhaustive and unbudgeted: one batch of everything, the selection as it always ran.
-  const bool everything = resolved.name == "exhaustive" && !resolved.max_evals &&
-                          !options.time_limit_s;
+  const bool everything =
+      resolved.name == "exhaustive" && !resolved.max_evals && !options.time_limit_s;
   const std::size_t threads =
       ctx.options.jobs > 0 ? ctx.options.jobs : std::max(1u, std::thread::hardware_concurrency());
   for (;;) {

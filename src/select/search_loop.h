@@ -12,9 +12,9 @@
 // Overlap: with `overlap`, measuring starts as soon as the first candidate of a batch is
 // compiled (compile tasks hand finished candidates to the measuring thread, which takes them in
 // completion order; in candidate order when there is no reference, so that the stand-in is the
-// same candidate as without overlap), and library choices, which need no compiler, are measured
-// first. The Selector asks for it on devices only: on the CPU backend the compilers would share
-// the cores that the measured kernels run on.
+// same candidate as without overlap), and library choices, which compile in no time, are
+// compiled and measured first. The Selector asks for it on devices only: on the CPU backend the
+// compilers would share the cores that the measured kernels run on.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +29,7 @@
 namespace ktune {
 
 struct SearchRun {
-  std::string strategy;                   // as resolved (never "auto")
+  std::string strategy;                    // as resolved (never "auto")
   std::optional<std::uint64_t> max_evals;  // as resolved
   std::size_t evaluated = 0;  // candidates compiled and, when they compiled, verified/measured
   std::size_t candidates = 0;

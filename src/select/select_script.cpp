@@ -135,9 +135,9 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   std::optional<std::string> stand_in;
   // Compile and measure what the search strategy proposes (every candidate unless budgeted),
   // overlapped on devices (search_loop.h).
-  auto searched = search_stage(ctx, backend, reference, runner, records,
-                               reference ? nullptr : &stand_in,
-                               /*overlap=*/backend.kind() != DeviceKind::kCpu);
+  auto searched =
+      search_stage(ctx, backend, reference, runner, records, reference ? nullptr : &stand_in,
+                   /*overlap=*/backend.kind() != DeviceKind::kCpu);
   if (!searched) return std::unexpected(searched.error());
   sel.record.compile_s = searched->compile_s;
   const auto t_bench = Clock::now();

@@ -107,7 +107,8 @@ Status compile_subset(const SelectContext& ctx, const Backend& backend, Choice* 
       progress.step(/*failed=*/true);  // unsupported: counted, so that the count reaches total
       continue;
     }
-    pool.submit([&, i] { progress.step(/*failed=*/!compile_candidate(ctx, backend, i, records[i])); });
+    pool.submit(
+        [&, i] { progress.step(/*failed=*/!compile_candidate(ctx, backend, i, records[i])); });
   }
   Status ref_status;
   if (reference) pool.submit([&] { ref_status = reference->compile(backend); });
@@ -117,8 +118,8 @@ Status compile_subset(const SelectContext& ctx, const Backend& backend, Choice* 
 }
 
 RunOne::RunOne(const SelectContext& ctx, StageRunner& runner, bool measure,
-                                 std::vector<CandidateRecord>& records,
-                                 std::optional<std::string>* stand_in, std::size_t total)
+               std::vector<CandidateRecord>& records, std::optional<std::string>* stand_in,
+               std::size_t total)
     : ctx_(ctx),
       runner_(runner),
       measure_(measure),
@@ -126,10 +127,9 @@ RunOne::RunOne(const SelectContext& ctx, StageRunner& runner, bool measure,
       stand_in_(stand_in),
       progress_(ctx.options.progress,
                 {.title = ctx.title,
-                 .header = fmt::format("{}: verifying and measuring {} candidates{}", ctx.title,
-                                       total,
-                                       ctx.options.isolate ? " (generated code in a worker process)"
-                                                           : ""),
+                 .header = fmt::format(
+                     "{}: verifying and measuring {} candidates{}", ctx.title, total,
+                     ctx.options.isolate ? " (generated code in a worker process)" : ""),
                  .doing = measure ? "verifying and measuring" : "verifying",
                  .done_word = "measured",
                  .total = total}) {}

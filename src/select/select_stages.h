@@ -76,8 +76,8 @@ bool compile_candidate(const SelectContext& ctx, const Backend& backend, std::si
 class RunOne {
  public:
   RunOne(const SelectContext& ctx, StageRunner& runner, bool measure,
-                  std::vector<CandidateRecord>& records, std::optional<std::string>* stand_in,
-                  std::size_t total);
+         std::vector<CandidateRecord>& records, std::optional<std::string>* stand_in,
+         std::size_t total);
   // Verifies (and measures) alive candidate i; false when it failed (its record says how).
   bool run(std::size_t i);
 

@@ -107,8 +107,8 @@ Status parse_op_spec(const Reader& r, const YAML::Node& root, Spec& spec) {
   auto op_name = r.string(op_node, "op");
   if (!op_name) return std::unexpected(op_name.error());
   if (auto ok = reject_kernel_keys(r, root, *op_name); !ok) return ok;
-  if (auto ok = r.check_keys(root, "",
-                             {"name", "op", "dtype", "epilogue", "problems", "seed", "search"});
+  if (auto ok =
+          r.check_keys(root, "", {"name", "op", "dtype", "epilogue", "problems", "seed", "search"});
       !ok) {
     return ok;
   }

@@ -45,19 +45,21 @@ TEST(SearchInput, BadSearchFlagsExitTwoNamingTheFlagAndTheRange) {
 TEST(SearchInput, BadSearchSectionNamesTheFieldWithItsPosition) {
   ScratchDir dir("search-spec");
   const std::string spec_head = std::string(
-      "name: mm\n"
-      "kernel: {source: ") + data_path("cli/mm.cpp") + ", entry: mm}\n"
-      "args:\n"
-      "  - {name: C, role: out, dtype: f32, shape: [M, N]}\n"
-      "  - {name: A, role: in, dtype: f32, shape: [M, K]}\n"
-      "  - {name: B, role: in, dtype: f32, shape: [K, N]}\n"
-      "  - {name: M, dtype: i32, value: M}\n"
-      "  - {name: N, dtype: i32, value: N}\n"
-      "  - {name: K, dtype: i32, value: K}\n"
-      "problems:\n"
-      "  - {name: small, M: 4, N: 4, K: 4}\n"
-      "params:\n"
-      "  BLOCK: [4, 8]\n";
+                                    "name: mm\n"
+                                    "kernel: {source: ") +
+                                data_path("cli/mm.cpp") +
+                                ", entry: mm}\n"
+                                "args:\n"
+                                "  - {name: C, role: out, dtype: f32, shape: [M, N]}\n"
+                                "  - {name: A, role: in, dtype: f32, shape: [M, K]}\n"
+                                "  - {name: B, role: in, dtype: f32, shape: [K, N]}\n"
+                                "  - {name: M, dtype: i32, value: M}\n"
+                                "  - {name: N, dtype: i32, value: N}\n"
+                                "  - {name: K, dtype: i32, value: K}\n"
+                                "problems:\n"
+                                "  - {name: small, M: 4, N: 4, K: 4}\n"
+                                "params:\n"
+                                "  BLOCK: [4, 8]\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"search: {strategy: bogus}\n", ":14:20: search.strategy: unknown strategy 'bogus'"},
       {"search: {max_evals: 0}\n", ":14:21: search.max_evals: expected an integer >= 1; got 0"},

@@ -41,8 +41,8 @@ std::string twelve_config_spec(const std::filesystem::path& dir, const std::stri
 TEST(SearchCli, MaxEvalsMeasuresThatManyAndTheRecordAnswersOnlyABudgetedRequest) {
   ScratchDir dir("search-cli");
   const std::string spec = twelve_config_spec(dir.path(), "");
-  const std::vector<std::string> budgeted = {"tune",  spec,          "--budget-ms", "1",
-                                             "--max-evals", "5", "--strategy", "exhaustive"};
+  const std::vector<std::string> budgeted = {"tune",        spec, "--budget-ms", "1",
+                                             "--max-evals", "5",  "--strategy",  "exhaustive"};
   CliResult first = run_cli(dir.path() / "cache", budgeted);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_THAT(first.output,
@@ -74,9 +74,8 @@ TEST(SearchCli, TheSpecsSearchSectionAppliesAndTheFlagsOverrideIt) {
       run_cli(dir.path() / "cache", {"tune", spec, "--budget-ms", "1", "--no-cache"});
   ASSERT_EQ(from_spec.exit_code, 0) << from_spec.output;
   EXPECT_THAT(from_spec.output, HasSubstr("(strategy exhaustive, 3 of 12 evaluated)"));
-  CliResult flag =
-      run_cli(dir.path() / "cache",
-              {"tune", spec, "--budget-ms", "1", "--no-cache", "--max-evals", "4"});
+  CliResult flag = run_cli(dir.path() / "cache",
+                           {"tune", spec, "--budget-ms", "1", "--no-cache", "--max-evals", "4"});
   ASSERT_EQ(flag.exit_code, 0) << flag.output;
   EXPECT_THAT(flag.output, HasSubstr("(strategy exhaustive, 4 of 12 evaluated)"));
 }

@@ -40,8 +40,7 @@ TEST(CandidateSpace, ParamsComeFromATemplatesConfigOnly) {
   FakeLibrary lib("blas", "M=1");
   EXPECT_TRUE(candidate_params(lib).empty());
   FakeChoice configured({.name = "t", .info = "BM=32 BN=x"});
-  EXPECT_EQ(candidate_params(configured),
-            (CandidateParams{{"BM", "32"}, {"BN", "x"}}));
+  EXPECT_EQ(candidate_params(configured), (CandidateParams{{"BM", "32"}, {"BN", "x"}}));
 }
 
 }  // namespace

@@ -2,13 +2,14 @@
 // runner: a budget of k measures exactly k, the rest are not_evaluated and never picked; a time
 // limit stops; exhaustive without a budget is the selection as it was; overlap measures what
 // compiled, libraries first; a sampled record never answers a request for every candidate.
+#include "select/search_loop.h"
+
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 
 #include <algorithm>
 #include <string>
 
-#include "select/search_loop.h"
 #include "unit/select/select_fixture.h"
 
 namespace ktune::test {
@@ -129,6 +130,7 @@ TEST_F(SearchLoopTest, ASampledRecordNeverAnswersARequestForEveryCandidate) {
 TEST_F(SearchLoopTest, OverlapMeasuresLibrariesFirstAndEveryCompiledCandidate) {
   auto candidates = fake_candidates(named(4));
   candidates.push_back(std::make_unique<FakeLibrary>("lib"));
+  options_.jobs = 1;  // compiles in the order submitted: the reference, the library, c0, ...
   std::vector<CandidateRecord> records;
   const SelectContext ctx{problem_, candidates, options_, selection_title(problem_)};
   records = initial_records(ctx);
