@@ -144,6 +144,18 @@ TEST_F(SearchLoopTest, OverlapMeasuresLibrariesFirstAndEveryCompiledCandidate) {
   for (const CandidateRecord& r : records) EXPECT_TRUE(r.stats) << r.name;
 }
 
+TEST_F(SearchLoopTest, OverlapMeasuresInCompletionOrderWhileOthersCompile) {
+  // Two threads: one compiles the reference and then c1 while the other is still on c0.
+  auto candidates = fake_candidates({{.name = "c0", .compile_ms = 300}, {.name = "c1"}});
+  options_.jobs = 2;
+  const SelectContext ctx{problem_, candidates, options_, selection_title(problem_)};
+  std::vector<CandidateRecord> records = initial_records(ctx);
+  FakeChoice reference({.name = "ref"});
+  auto run = search_stage(ctx, backend_, &reference, runner_, records, nullptr, /*overlap=*/true);
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_EQ(runner_.ran, (std::vector<std::string>{"c1", "c0"}));
+}
+
 TEST_F(SearchLoopTest, OverlapWithoutAReferenceKeepsTheStandInOfCandidateOrder) {
   auto candidates = fake_candidates(named(6));
   runner_.fixed["c0"] = {.outcome = Outcome::kWrongResult};

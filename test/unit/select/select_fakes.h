@@ -2,11 +2,13 @@
 // asked to compile, and a StageRunner with fixed outcomes and times that records what it was asked.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ktune/backend/backend.h"
@@ -20,6 +22,7 @@ struct FakeChoiceSpec {
   bool supported = true;
   bool compiles = true;
   std::string info{};  // empty: "info of <name>"
+  int compile_ms = 0;  // how long compile() takes (overlap tests)
 };
 
 class FakeChoice final : public Choice {
@@ -37,6 +40,9 @@ class FakeChoice final : public Choice {
   }
   [[nodiscard]] Status compile(const Backend&) override {
     ++compiles_;
+    if (spec_.compile_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(spec_.compile_ms));
+    }
     if (spec_.compiles) return {};
     return make_error(ErrorCode::kCompile, spec_.name + ": syntax error");
   }
