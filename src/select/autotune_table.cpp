@@ -87,7 +87,16 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
                                   bool from_cache) {
   std::vector<const CandidateRecord*> ok;
   std::vector<const CandidateRecord*> failed;
+  // Candidates a budgeted search left out are a count in the summary, not rows: there may be
+  // thousands of them. They all carry the one message that says which search it was.
+  std::size_t not_evaluated = 0;
+  const CandidateRecord* left_out = nullptr;
   for (const CandidateRecord& c : record.candidates) {
+    if (c.outcome == Outcome::kNotEvaluated) {
+      ++not_evaluated;
+      if (!left_out) left_out = &c;
+      continue;
+    }
     (c.outcome == Outcome::kOk ? ok : failed).push_back(&c);
   }
   // The pick first, then by median. The pick is usually the lowest median too; where it is not,
@@ -151,11 +160,18 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
     out += fmt::format("  {:<{}}  {:<17} {}{}\n", c->name, width, outcome_name(c->outcome),
                        one_line(c->message, 160), basis(*c));
   }
+  const std::string not_measured =
+      left_out ? fmt::format(", {} {}", not_evaluated,
+                             one_line(left_out->message.starts_with("not measured: ")
+                                          ? "not measured, " + left_out->message.substr(14)
+                                          : "not evaluated: " + left_out->message,
+                                      200))
+               : std::string();
   out += fmt::format(
-      "{} candidates ({} valid, {} failed); {:.2f} s compiling, {:.2f} s verifying and "
+      "{} candidates ({} valid, {} failed{}); {:.2f} s compiling, {:.2f} s verifying and "
       "benchmarking{}\n",
-      record.candidates.size(), ok.size(), failed.size(), record.compile_s, record.bench_s,
-      record.stand_in ? "; " + no_reference_note(*record.stand_in) : std::string());
+      record.candidates.size(), ok.size(), failed.size(), not_measured, record.compile_s,
+      record.bench_s, record.stand_in ? "; " + no_reference_note(*record.stand_in) : std::string());
   if (const auto& c = record.confidence) out += confidence_line(*c);
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include "select/json_log.h"
 #include "select/progress_line.h"
+#include "select/search_loop.h"
 #include "select/select_stages.h"
 
 namespace ktune {
@@ -101,6 +102,13 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   if (ctx.options.read_cache) {
     auto hit = lookup_stage(cache, key, ctx.candidates);
     if (!hit) return std::unexpected(hit.error());
+    if (*hit && !record_answers((*hit)->record, ctx.options.search)) {
+      select_progress(ctx.options.progress,
+                      fmt::format("{}: the tuning cache's pick was made by a budgeted search; "
+                                  "measuring every candidate as asked",
+                                  ctx.title));
+      hit->reset();
+    }
     if (*hit) {
       Selection& sel = **hit;
       // The spec's metrics as they are now, over the stored times: a metric edited since the
@@ -118,16 +126,6 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   std::vector<CandidateRecord>& records = sel.record.candidates;
   records = initial_records(ctx);
 
-  const auto t_compile = Clock::now();
-  if (Status s = compile_stage(ctx, backend, reference, records); !s) {
-    return std::unexpected(s.error());
-  }
-  sel.record.compile_s = seconds_since(t_compile);
-
-  const auto t_bench = Clock::now();
-  if (Status s = runner.prepare(reference); !s) {
-    return make_error(s.error().code, fmt::format("{}: {}", ctx.title, s.error().message));
-  }
   // A single candidate is measured too, though nothing competes with it (Inductor skips it):
   // whoever tunes asks for its time, in the table, the JSON log and the record, and a cache hit
   // later serves that time. Only the decide stage, which compares, is left out.
@@ -135,7 +133,14 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   const LoadWatch load{runner.cpu_clock(), runner.cores()};
   // Without a reference, the first valid candidate stands in for one (run_stage), loudly.
   std::optional<std::string> stand_in;
-  run_stage(ctx, runner, /*measure=*/true, records, reference ? nullptr : &stand_in);
+  // Compile and measure what the search strategy proposes (every candidate unless budgeted),
+  // overlapped on devices (search_loop.h).
+  auto searched =
+      search_stage(ctx, backend, reference, runner, records, reference ? nullptr : &stand_in,
+                   /*overlap=*/backend.kind() != DeviceKind::kCpu);
+  if (!searched) return std::unexpected(searched.error());
+  sel.record.compile_s = searched->compile_s;
+  const auto t_bench = Clock::now();
   sel.record.stand_in = stand_in;
   Decision decision;
   if (!single) decision = decide_stage(ctx, runner, records, load);
@@ -143,7 +148,7 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   auto winner = reverify_stage(ctx, runner, records, decision);
   apply_metrics(ctx, records);
   for (const CandidateRecord& r : records) log.candidate(ctx.title, r);  // final statistics
-  sel.record.bench_s = seconds_since(t_bench);
+  sel.record.bench_s = searched->measure_s + seconds_since(t_bench);
   if (!winner) {
     return make_error(winner.error().code,
                       fmt::format("{}: {}", ctx.title, winner.error().message));

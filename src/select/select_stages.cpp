@@ -64,87 +64,115 @@ std::vector<CandidateRecord> initial_records(const SelectContext& ctx) {
   return records;
 }
 
+bool compile_candidate(const SelectContext& ctx, const Backend& backend, std::size_t i,
+                       CandidateRecord& record) {
+  Choice& c = *ctx.candidates[i];
+  Status s = c.compile(backend);
+  if (!s) fail(record, Outcome::kCompileError, s.error().message);
+  record.compile_s = c.compile_s();
+  return static_cast<bool>(s);
+}
+
+Status reference_compile_status(const SelectContext& ctx, const Choice& reference,
+                                const Status& compiled) {
+  if (compiled) return {};
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("{}: reference {} does not compile: {}", ctx.title,
+                                reference.name(), compiled.error().message));
+}
+
 Status compile_stage(const SelectContext& ctx, const Backend& backend, Choice* reference,
                      std::vector<CandidateRecord>& records) {
+  std::vector<std::size_t> all(ctx.candidates.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return compile_subset(ctx, backend, reference, records, all);
+}
+
+Status compile_subset(const SelectContext& ctx, const Backend& backend, Choice* reference,
+                      std::vector<CandidateRecord>& records,
+                      const std::vector<std::size_t>& subset) {
   ThreadPool pool(ctx.options.jobs);
   ProgressLine progress(ctx.options.progress,
                         {.title = ctx.title,
                          .header = fmt::format("{}: compiling {} candidates on {} threads",
-                                               ctx.title, ctx.candidates.size(), pool.size()),
+                                               ctx.title, subset.size(), pool.size()),
                          .doing = fmt::format("compiling on {} threads", pool.size()),
                          .done_word = "compiled",
-                         .total = ctx.candidates.size()});
+                         .total = subset.size()});
   // Task i writes records[i] only, and this thread reads no record until the pool is idle: the
   // records are separate objects, so no two threads touch one memory location (the bits of a
   // std::vector<bool> would share words).
-  for (std::size_t i = 0; i < ctx.candidates.size(); ++i) {
+  for (std::size_t i : subset) {
     if (!alive(records[i])) {
       progress.step(/*failed=*/true);  // unsupported: counted, so that the count reaches total
       continue;
     }
-    pool.submit([&, i] {
-      Choice& c = *ctx.candidates[i];
-      Status s = c.compile(backend);
-      if (!s) fail(records[i], Outcome::kCompileError, s.error().message);
-      records[i].compile_s = c.compile_s();
-      progress.step(/*failed=*/!s);
-    });
+    pool.submit(
+        [&, i] { progress.step(/*failed=*/!compile_candidate(ctx, backend, i, records[i])); });
   }
   Status ref_status;
   if (reference) pool.submit([&] { ref_status = reference->compile(backend); });
   pool.wait_idle();
-  if (!ref_status) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{}: reference {} does not compile: {}", ctx.title,
-                                  reference->name(), ref_status.error().message));
-  }
+  if (reference) return reference_compile_status(ctx, *reference, ref_status);
   return {};
+}
+
+RunOne::RunOne(const SelectContext& ctx, StageRunner& runner, bool measure,
+               std::vector<CandidateRecord>& records, std::optional<std::string>* stand_in,
+               std::size_t total)
+    : ctx_(ctx),
+      runner_(runner),
+      measure_(measure),
+      records_(records),
+      stand_in_(stand_in),
+      progress_(ctx.options.progress,
+                {.title = ctx.title,
+                 .header = fmt::format(
+                     "{}: verifying and measuring {} candidates{}", ctx.title, total,
+                     ctx.options.isolate ? " (generated code in a worker process)" : ""),
+                 .doing = measure ? "verifying and measuring" : "verifying",
+                 .done_word = "measured",
+                 .total = total}) {}
+
+bool RunOne::run(std::size_t i) {
+  Choice& c = *ctx_.candidates[i];
+  CandidateRun r = runner_.run(c, measure_);
+  records_[i].info = c.info();  // may say more once loaded (a library's variant)
+  bool ok = r.outcome == Outcome::kOk;
+  // Candidates run in candidate order, so every one before the stand-in has failed already
+  // and every one after it is compared with it: none goes unchecked.
+  if (ok && stand_in_ && !*stand_in_) {
+    if (Status s = runner_.adopt_stand_in(c); s) {
+      *stand_in_ = c.name();
+      select_progress(ctx_.options.progress,
+                      fmt::format("{}: {}", ctx_.title, no_reference_note(c.name())));
+    } else {
+      ok = false;
+      r = {Outcome::kUnsupported,
+           fmt::format("cannot stand in for the missing reference: {}", s.error().message),
+           std::nullopt};
+    }
+  }
+  if (!ok) {
+    fail(records_[i], r.outcome, std::move(r.message));
+  } else {
+    records_[i].stats = r.stats;
+    const double ns = median(records_[i]);
+    if (ns > 0 && (best_ns_ == 0 || ns < best_ns_)) {
+      best_ns_ = ns;
+      progress_.best(c.name(), ns);
+    }
+  }
+  progress_.step(/*failed=*/!ok);
+  return ok;
 }
 
 void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
                std::vector<CandidateRecord>& records, std::optional<std::string>* stand_in) {
   const std::vector<std::size_t> todo = alive_indices(records);
   if (todo.empty()) return;
-  ProgressLine progress(
-      ctx.options.progress,
-      {.title = ctx.title,
-       .header = fmt::format("{}: verifying and measuring {} candidates{}", ctx.title, todo.size(),
-                             ctx.options.isolate ? " (generated code in a worker process)" : ""),
-       .doing = measure ? "verifying and measuring" : "verifying",
-       .done_word = "measured",
-       .total = todo.size()});
-  double best_ns = 0;
-  for (std::size_t i : todo) {
-    Choice& c = *ctx.candidates[i];
-    CandidateRun r = runner.run(c, measure);
-    records[i].info = c.info();  // may say more once loaded (a library's variant)
-    bool ok = r.outcome == Outcome::kOk;
-    // Candidates run in candidate order, so every one before the stand-in has failed already
-    // and every one after it is compared with it: none goes unchecked.
-    if (ok && stand_in && !*stand_in) {
-      if (Status s = runner.adopt_stand_in(c); s) {
-        *stand_in = c.name();
-        select_progress(ctx.options.progress,
-                        fmt::format("{}: {}", ctx.title, no_reference_note(c.name())));
-      } else {
-        ok = false;
-        r = {Outcome::kUnsupported,
-             fmt::format("cannot stand in for the missing reference: {}", s.error().message),
-             std::nullopt};
-      }
-    }
-    if (!ok) {
-      fail(records[i], r.outcome, std::move(r.message));
-    } else {
-      records[i].stats = r.stats;
-      const double ns = median(records[i]);
-      if (ns > 0 && (best_ns == 0 || ns < best_ns)) {
-        best_ns = ns;
-        progress.best(c.name(), ns);
-      }
-    }
-    progress.step(/*failed=*/!ok);
-  }
+  RunOne one(ctx, runner, measure, records, stand_in, todo.size());
+  for (std::size_t i : todo) one.run(i);
 }
 
 Result<std::size_t> pick_stage(const std::vector<CandidateRecord>& records,

@@ -20,6 +20,7 @@
 #include "ktune/core/problem.h"
 #include "ktune/core/status.h"
 #include "ktune/select/selector.h"
+#include "select/progress_line.h"
 #include "select/stage_runner.h"
 
 namespace ktune {
@@ -53,6 +54,42 @@ void select_progress(std::FILE* f, const std::string& line);
 // (kInvalidArgument). Each task writes only its own record, read after the pool is idle.
 [[nodiscard]] Status compile_stage(const SelectContext& ctx, const Backend& backend,
                                    Choice* reference, std::vector<CandidateRecord>& records);
+
+// compile_stage over the candidates `subset` only (the batch a search strategy proposed): its
+// progress counts those.
+[[nodiscard]] Status compile_subset(const SelectContext& ctx, const Backend& backend,
+                                    Choice* reference, std::vector<CandidateRecord>& records,
+                                    const std::vector<std::size_t>& subset);
+
+// One compile task: candidate i compiled, kCompileError and the message into `record` when it
+// fails; false then. Writes only `record`.
+bool compile_candidate(const SelectContext& ctx, const Backend& backend, std::size_t i,
+                       CandidateRecord& record);
+
+// ok, or the kInvalidArgument that ends a selection whose reference does not compile.
+[[nodiscard]] Status reference_compile_status(const SelectContext& ctx, const Choice& reference,
+                                              const Status& compiled);
+
+// The run stage one candidate at a time, with one progress line over `total` candidates: what
+// run_stage does for each, for callers that pick the order themselves (the search loop). One
+// thread at a time.
+class RunOne {
+ public:
+  RunOne(const SelectContext& ctx, StageRunner& runner, bool measure,
+         std::vector<CandidateRecord>& records, std::optional<std::string>* stand_in,
+         std::size_t total);
+  // Verifies (and measures) alive candidate i; false when it failed (its record says how).
+  bool run(std::size_t i);
+
+ private:
+  const SelectContext& ctx_;
+  StageRunner& runner_;
+  bool measure_;
+  std::vector<CandidateRecord>& records_;
+  std::optional<std::string>* stand_in_;
+  ProgressLine progress_;
+  double best_ns_ = 0;
+};
 
 // run: verifies each alive candidate, one at a time (they share the machine), and with
 // `measure` measures it. `stand_in` non-null: there is no reference, and the first candidate

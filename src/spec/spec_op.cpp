@@ -74,7 +74,7 @@ Status reject_kernel_keys(const Reader& r, const YAML::Node& root, std::string_v
     return r.fail(key, name,
                   fmt::format("not allowed with op: {} (the op brings its own kernels, "
                               "arguments, search space and reference); expected only name, op, "
-                              "dtype, epilogue, problems, seed",
+                              "dtype, epilogue, problems, seed, search",
                               op));
   }
   return {};
@@ -107,7 +107,8 @@ Status parse_op_spec(const Reader& r, const YAML::Node& root, Spec& spec) {
   auto op_name = r.string(op_node, "op");
   if (!op_name) return std::unexpected(op_name.error());
   if (auto ok = reject_kernel_keys(r, root, *op_name); !ok) return ok;
-  if (auto ok = r.check_keys(root, "", {"name", "op", "dtype", "epilogue", "problems", "seed"});
+  if (auto ok =
+          r.check_keys(root, "", {"name", "op", "dtype", "epilogue", "problems", "seed", "search"});
       !ok) {
     return ok;
   }
@@ -147,6 +148,9 @@ Status parse_op_spec(const Reader& r, const YAML::Node& root, Spec& spec) {
   if (auto ok = parse_problems(r, *problems, spec.problems, sizes); !ok) return ok;
   if (auto ok = check_problem_sizes(r, *problems, *op, spec.problems); !ok) return ok;
 
+  if (YAML::Node search = root["search"]; search.IsDefined()) {
+    if (auto ok = parse_search(r, search, spec.search); !ok) return ok;
+  }
   if (YAML::Node seed = root["seed"]; seed.IsDefined()) return parse_seed(r, seed, spec);
   return {};
 }

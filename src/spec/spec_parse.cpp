@@ -239,7 +239,7 @@ Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem:
   if (auto ok =
           r.check_keys(root, "",
                        {"name", "kernel", "args", "problems", "params", "restrictions", "reference",
-                        "tolerance", "externs", "seed", "epilogue", "op", "metrics"});
+                        "tolerance", "externs", "seed", "epilogue", "op", "metrics", "search"});
       !ok) {
     return ok;
   }
@@ -301,6 +301,9 @@ Status parse_top(const Reader& r, const YAML::Node& root, const std::filesystem:
   }
   if (YAML::Node seed = root["seed"]; seed.IsDefined()) {
     if (auto ok = parse_seed(r, seed, spec); !ok) return ok;
+  }
+  if (YAML::Node search = root["search"]; search.IsDefined()) {
+    if (auto ok = parse_search(r, search, spec.search); !ok) return ok;
   }
   if (YAML::Node metrics = root["metrics"]; metrics.IsDefined()) {
     if (auto ok = parse_metrics(r, metrics, sizes, spec.metrics); !ok) return ok;

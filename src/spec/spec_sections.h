@@ -11,6 +11,7 @@
 
 #include "ktune/backend/backend.h"
 #include "ktune/core/launch_spec.h"
+#include "ktune/search/strategy.h"
 #include "ktune/spec/spec.h"
 #include "spec/spec_reader.h"
 
@@ -45,6 +46,8 @@ namespace ktune::spec_detail {
 // params: and restrictions: (either node may be undefined), checked with SearchSpace::create.
 [[nodiscard]] Status parse_space(const Reader& r, const YAML::Node& params,
                                  const YAML::Node& restrictions, Spec& spec);
+// search: (spec_search.cpp): strategy, max_evals, time_limit_s and seed, each range-checked.
+[[nodiscard]] Status parse_search(const Reader& r, const YAML::Node& node, SearchOptions& out);
 // externs: each built once with make_extern_choice; bound names must be arguments, and the kind
 // one that goes with the kernel's language (extern_kind_language).
 [[nodiscard]] Status parse_externs(const Reader& r, const YAML::Node& node,

@@ -158,6 +158,13 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   GemmOptions o = f.gemm;
   o.selector = f.selector;
   o.selector.seed = f.selector.seed.value_or(spec.seed);
+  // The spec's search: where no flag overrides it.
+  if (!o.selector.strategy && spec.search.strategy != SearchOptions{}.strategy) {
+    o.selector.strategy = spec.search.strategy;
+  }
+  if (!o.selector.max_evals) o.selector.max_evals = spec.search.max_evals;
+  if (!o.selector.time_limit_s) o.selector.time_limit_s = spec.search.time_limit_s;
+  if (!o.selector.search_seed && spec.search.seed != 0) o.selector.search_seed = spec.search.seed;
   auto backend = open_gemm_backend(o, ctx);
   if (!backend) return kExitError;
 
@@ -424,6 +431,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
                          : language == "opencl"        ? opencl_defaults()
                                                        : tune_defaults();
   base.seed = spec->seed;
+  base.search = spec->search;  // the flags override it field by field
   base.tolerance = spec->tolerance;
   base.metrics = metrics_hook(*spec);
   const SelectorOptions sopts = to_selector_options(f.selector, base);

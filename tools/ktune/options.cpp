@@ -26,6 +26,8 @@ constexpr double kMaxBudgetMs = 3'600'000;  // an hour per candidate
 constexpr int kMaxRuns = 1'000'000;
 constexpr long kMaxTimeoutMs = 86'400'000;                  // a day
 constexpr std::size_t kMaxMemoryMb = std::size_t{1} << 30;  // a pebibyte
+constexpr double kMinTimeLimitS = 0.001;
+constexpr double kMaxTimeLimitS = 31'536'000;  // a year
 
 // CLI11 reads "-1" into an unsigned 64-bit flag as 2^64 - 1, which CLI::Range then accepts.
 const CLI::Validator kUnsignedRange(
@@ -35,6 +37,17 @@ const CLI::Validator kUnsignedRange(
                          std::numeric_limits<std::uint64_t>::max());
     },
     "UINT64");
+
+// --strategy: one of the search module's names, listed in the message otherwise.
+const CLI::Validator kStrategyName(
+    [](const std::string& text) {
+      const std::vector<std::string_view> names = strategy_names();
+      for (std::string_view n : names) {
+        if (n == text) return std::string();
+      }
+      return fmt::format("unknown strategy '{}'; expected one of {}", text, fmt::join(names, ", "));
+    },
+    "STRATEGY");
 
 // " (default: 100)", or with op defaults " (default: 100; op and cuda specs: 20, as ktune gemm;
 // opencl specs: 50)".
@@ -109,6 +122,24 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
         ->check(CLI::Range(std::size_t{0}, kMaxMemoryMb));
   }
   cmd.add_option("--json-log", f.json_log, "Append JSON lines (one per candidate) to FILE");
+  cmd.add_option("--strategy", f.strategy,
+                 fmt::format("Search strategy: which candidates are compiled and measured ({}; "
+                             "default: the spec's search.strategy, else auto: every candidate of "
+                             "a small space)",
+                             fmt::join(strategy_names(), ", ")))
+      ->check(kStrategyName);
+  cmd.add_option("--max-evals", f.max_evals,
+                 "Candidates compiled and measured at most (a compile failure counts); the rest "
+                 "are not_evaluated (default: the spec's search.max_evals, else none)")
+      ->check(kUnsignedRange)
+      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
+  cmd.add_option("--time-limit-s", f.time_limit_s,
+                 "Seconds of compiling and measuring at most, checked between candidates "
+                 "(default: the spec's search.time_limit_s, else none)")
+      ->check(CLI::Range(kMinTimeLimitS, kMaxTimeLimitS));
+  cmd.add_option("--search-seed", f.search_seed,
+                 "Seed of the search strategy (default: the spec's search.seed, else 0)")
+      ->check(kUnsignedRange);
 }
 
 SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions base) {
@@ -135,6 +166,10 @@ SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions 
   if (f.run_timeout_ms) o.run_timeout = std::chrono::milliseconds(*f.run_timeout_ms);
   if (f.memory_limit_mb) o.worker.memory_limit_bytes = *f.memory_limit_mb << 20;
   if (!f.json_log.empty()) o.json_log = f.json_log;
+  if (f.strategy) o.search.strategy = *f.strategy;
+  if (f.max_evals) o.search.max_evals = *f.max_evals;
+  if (f.time_limit_s) o.search.time_limit_s = *f.time_limit_s;
+  if (f.search_seed) o.search.seed = *f.search_seed;
   return o;
 }
 

@@ -34,6 +34,12 @@ struct SelectorFlags {
   std::optional<long> run_timeout_ms;
   std::optional<std::size_t> memory_limit_mb;  // 0: no limit
   std::string json_log;
+  // The search (override the spec's `search:`): strategy, candidates measured at most, wall
+  // time of compiling and measuring, the strategy's seed.
+  std::optional<std::string> strategy;
+  std::optional<std::uint64_t> max_evals;
+  std::optional<double> time_limit_s;
+  std::optional<std::uint64_t> search_seed;
 };
 
 struct SelectorFlagDefaults {
@@ -56,7 +62,8 @@ inline const CLI::Range kSizeRange(std::int64_t{1}, std::int64_t{1} << 31);
 
 // Registers --jobs/-j, --budget-ms, --min-runs, --max-runs, --warmup-runs, --close-call-band,
 // --no-flush, --no-cache, --retune, --seed, --top, --quiet/-q, --in-process, --run-timeout-ms,
-// --memory-limit-mb and --json-log on `cmd`, bound to `flags`.
+// --memory-limit-mb, --json-log, --strategy, --max-evals, --time-limit-s and --search-seed on
+// `cmd`, bound to `flags`.
 void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagDefaults& d);
 
 // `base` (the command's defaults) with every flag given applied over it. --quiet silences the

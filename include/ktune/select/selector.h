@@ -18,6 +18,7 @@
 #include "ktune/cache/tuning_cache.h"
 #include "ktune/choice/choice.h"
 #include "ktune/core/problem.h"
+#include "ktune/search/strategy.h"
 #include "ktune/tensor/compare.h"
 #include "ktune/worker/worker_options.h"
 
@@ -35,6 +36,11 @@ struct Metric {
 
 struct SelectorOptions {
   BenchOptions bench;
+  // Which candidates are compiled and measured (spec `search:`, --strategy, --max-evals, ...);
+  // the default, auto, measures every candidate of a small space. Candidates left out end as
+  // not_evaluated, are never the pick, and a record with any never answers a request for every
+  // candidate (exhaustive, no budget).
+  SearchOptions search;
   unsigned jobs = 0;        // compile threads; 0: all cores
   bool read_cache = true;   // a hit skips compiling and measuring
   bool write_cache = true;  // store the outcome of a tuning run

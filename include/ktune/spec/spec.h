@@ -19,6 +19,7 @@
 #include "ktune/choice/kernel_template.h"
 #include "ktune/core/epilogue.h"
 #include "ktune/core/problem.h"
+#include "ktune/search/strategy.h"
 #include "ktune/space/search_space.h"
 #include "ktune/tensor/compare.h"
 
@@ -130,6 +131,9 @@ struct Spec {
   Epilogue epilogue;
   std::size_t output = 0;
   std::vector<MetricDecl> metrics;  // in the file's order; empty: none
+  // search: which candidates are compiled and measured (the CLI's --strategy, --max-evals,
+  // --time-limit-s and --search-seed override each field). Unset: auto, no budget.
+  SearchOptions search{};
 };
 
 // Reads and validates a spec (.yaml, .yml or .json; the content decides, JSON being YAML). Every

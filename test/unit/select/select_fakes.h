@@ -2,11 +2,13 @@
 // asked to compile, and a StageRunner with fixed outcomes and times that records what it was asked.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ktune/backend/backend.h"
@@ -19,6 +21,8 @@ struct FakeChoiceSpec {
   std::string name;
   bool supported = true;
   bool compiles = true;
+  std::string info{};  // empty: "info of <name>"
+  int compile_ms = 0;  // how long compile() takes (overlap tests)
 };
 
 class FakeChoice final : public Choice {
@@ -27,13 +31,18 @@ class FakeChoice final : public Choice {
   [[nodiscard]] Kind kind() const override { return Kind::kTemplate; }
   [[nodiscard]] const std::string& name() const override { return spec_.name; }
   [[nodiscard]] std::string hash_key() const override { return "fake:" + spec_.name; }
-  [[nodiscard]] std::string info() const override { return "info of " + spec_.name; }
+  [[nodiscard]] std::string info() const override {
+    return spec_.info.empty() ? "info of " + spec_.name : spec_.info;
+  }
   [[nodiscard]] Status supports(const Problem&) const override {
     if (spec_.supported) return {};
     return make_error(ErrorCode::kInvalidArgument, spec_.name + " takes no such problem");
   }
   [[nodiscard]] Status compile(const Backend&) override {
     ++compiles_;
+    if (spec_.compile_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(spec_.compile_ms));
+    }
     if (spec_.compiles) return {};
     return make_error(ErrorCode::kCompile, spec_.name + ": syntax error");
   }
@@ -47,6 +56,27 @@ class FakeChoice final : public Choice {
  private:
   FakeChoiceSpec spec_;
   int compiles_ = 0;
+};
+
+// A library choice (Kind::kExtern): nothing to compile.
+class FakeLibrary final : public Choice {
+ public:
+  explicit FakeLibrary(std::string name, std::string info = "a library call")
+      : name_(std::move(name)), info_(std::move(info)) {}
+  [[nodiscard]] Kind kind() const override { return Kind::kExtern; }
+  [[nodiscard]] const std::string& name() const override { return name_; }
+  [[nodiscard]] std::string hash_key() const override { return "lib:" + name_; }
+  [[nodiscard]] std::string info() const override { return info_; }
+  [[nodiscard]] Status supports(const Problem&) const override { return {}; }
+  [[nodiscard]] Status compile(const Backend&) override { return {}; }
+  [[nodiscard]] double compile_s() const override { return 0; }
+  [[nodiscard]] Result<KernelFn> load(const Backend&, const Problem&) override {
+    return make_error(ErrorCode::kUnavailable, "fake choices are run by the fake runner only");
+  }
+
+ private:
+  std::string name_;
+  std::string info_;
 };
 
 // A Backend for the compile stage's signature: fake choices never call it.

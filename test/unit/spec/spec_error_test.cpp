@@ -60,7 +60,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_top_key", with_problems("tolerence: {rtol: 1}\n"),
                 ErrorCode::kInvalidArgument,
                 "9:1: tolerence: unknown key; expected one of name, kernel, args, problems, "
-                "params, restrictions, reference, tolerance, externs, seed, epilogue, op, metrics"},
+                "params, restrictions, reference, tolerance, externs, seed, epilogue, op, metrics, search"},
         BadCase{"duplicate_key", "name: add\nname: sub\n", ErrorCode::kInvalidArgument,
                 "2:1: name: duplicate key"},
         BadCase{"missing_name", "kernel: {source: add.cpp, entry: add}\n",
@@ -335,7 +335,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "i8, i32, i64"},
         BadFile{"typo_key.yaml", ErrorCode::kInvalidArgument,
                 "8:1: tolerence: unknown key; expected one of name, kernel, args, problems, "
-                "params, restrictions, reference, tolerance, externs, seed, epilogue, op, metrics"},
+                "params, restrictions, reference, tolerance, externs, seed, epilogue, op, metrics, search"},
         BadFile{"missing_source.yaml", ErrorCode::kNotFound,
                 "3:11: kernel.source: file not found; expected a file at '" +
                     (specs_dir() / "bad" / "nowhere.cpp").string() + "'"},

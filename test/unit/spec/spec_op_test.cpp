@@ -112,7 +112,7 @@ BadOp kernel_key(const char* key, const char* value) {
   return BadOp{key, with(std::string(key) + ": " + value + "\n"),
                fmt::format("7:1: {}: not allowed with op: cuda.gemm (the op brings its own "
                            "kernels, arguments, search space and reference); expected only name, "
-                           "op, dtype, epilogue, problems, seed",
+                           "op, dtype, epilogue, problems, seed, search",
                            key)};
 }
 
@@ -138,7 +138,7 @@ INSTANTIATE_TEST_SUITE_P(
               "bf16"},
         BadOp{"unknown_key", with("tolerance: {rtol: 1}\n"),
               "7:1: tolerance: unknown key; expected one of name, op, dtype, epilogue, problems, "
-              "seed"},
+              "seed, search"},
         BadOp{"missing_name", "op: cuda.gemm\nproblems: [{M: 1, N: 1, K: 1}]\n",
               "1:1: name: missing required field"},
         BadOp{"missing_problems", "name: g\nop: cuda.gemm\n",

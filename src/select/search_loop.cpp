@@ -1,0 +1,268 @@
+// search_stage (search_loop.h): the strategy's batches compiled, verified and measured, with or
+// without overlap.
+#include "select/search_loop.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "core/thread_pool.h"
+#include "select/candidate_space.h"
+#include "select/progress_line.h"
+
+namespace ktune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The state of one search: what the strategy was told, what counts against the budget.
+struct Search {
+  const SelectContext& ctx;
+  StageRunner& runner;
+  std::vector<CandidateRecord>& records;
+  std::optional<std::string>* stand_in;
+  Strategy& strategy;
+  std::optional<double> time_limit_s;
+  Clock::time_point start = Clock::now();
+  bool prepared = false;
+  std::vector<char> evaluated;  // per candidate
+  SearchRun run;
+
+  [[nodiscard]] bool out_of_time() {
+    if (time_limit_s && seconds_since(start) >= *time_limit_s) run.out_of_time = true;
+    return run.out_of_time;
+  }
+  // The runner prepared with the reference, once, before the first candidate runs.
+  [[nodiscard]] Status prepare(Choice* reference) {
+    if (prepared) return {};
+    prepared = true;
+    if (Status s = runner.prepare(reference); !s) {
+      return make_error(s.error().code, fmt::format("{}: {}", ctx.title, s.error().message));
+    }
+    return {};
+  }
+  // Candidate i, compiled (or failed to): run unless it failed, and tell the strategy.
+  void finish(RunOne& one, std::size_t i) {
+    const bool ok = records[i].outcome == Outcome::kOk && one.run(i);
+    evaluated[i] = 1;
+    ++run.evaluated;
+    const CandidateRecord& r = records[i];
+    strategy.observe(i, ok && r.stats ? std::optional<double>(r.stats->median_ns) : std::nullopt);
+  }
+};
+
+std::size_t alive_count(const std::vector<CandidateRecord>& records,
+                        const std::vector<std::size_t>& batch) {
+  return static_cast<std::size_t>(std::count_if(batch.begin(), batch.end(), [&](std::size_t i) {
+    return records[i].outcome == Outcome::kOk;
+  }));
+}
+
+// Without overlap: the batch compiled, then run in the order proposed.
+Status run_batch(Search& s, const Backend& backend, Choice* reference,
+                 const std::vector<std::size_t>& batch) {
+  std::vector<std::size_t> todo;  // supported: the unsupported cost nothing and do not count
+  for (std::size_t i : batch) {
+    if (s.records[i].outcome == Outcome::kOk) {
+      todo.push_back(i);
+    } else {
+      s.strategy.observe(i, std::nullopt);
+    }
+  }
+  const auto t0 = Clock::now();
+  if (Status c = compile_subset(s.ctx, backend, s.prepared ? nullptr : reference, s.records, batch);
+      !c) {
+    return c;
+  }
+  s.run.compile_s += seconds_since(t0);
+  const auto t1 = Clock::now();
+  if (Status p = s.prepare(reference); !p) return p;
+  RunOne one(s.ctx, s.runner, /*measure=*/true, s.records, s.stand_in,
+             alive_count(s.records, batch));
+  for (std::size_t i : todo) {
+    if (s.out_of_time()) break;
+    s.finish(one, i);
+  }
+  s.run.measure_s += seconds_since(t1);
+  return {};
+}
+
+// With overlap: compile tasks hand finished candidates to this thread, which measures them as
+// they come; library choices (nothing to compile) first.
+Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference,
+                            const std::vector<std::size_t>& batch) {
+  const auto t0 = Clock::now();
+  const SelectContext& ctx = s.ctx;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::size_t> ready;  // compiled, in completion order
+  std::vector<char> compiled(s.records.size(), 0);
+  std::optional<Status> ref_status;
+  std::atomic<bool> stop{false};
+  // Library choices (cuBLAS, cuBLASLt) first: they compile in no time (or one small pass), so
+  // they are measured while the templates compile. Without a reference the first candidate to
+  // pass stands in for it, and is taken in the order proposed, so that it is the same one as
+  // without overlap.
+  const bool in_order = s.stand_in != nullptr;
+  std::vector<std::size_t> order, templates;
+  for (std::size_t i : batch) {
+    if (s.records[i].outcome != Outcome::kOk) {
+      s.strategy.observe(i, std::nullopt);  // unsupported: nothing evaluated, nothing counted
+    } else {
+      const bool library = !in_order && ctx.candidates[i]->kind() == Choice::Kind::kExtern;
+      (library ? order : templates).push_back(i);
+    }
+  }
+  order.insert(order.end(), templates.begin(), templates.end());
+  Status result;
+  {
+    ThreadPool pool(ctx.options.jobs);
+    // A terminal has one live line, and the measuring line below would end this one at once
+    // ("compiled 0/N"): there, measuring's line is the one shown. Plain lines interleave.
+    std::FILE* progress_to = ctx.options.progress;
+    if (progress_to && ProgressDisplay::detect(progress_to).tty) progress_to = nullptr;
+    ProgressLine progress(
+        progress_to, {.title = ctx.title,
+                      .header = fmt::format("{}: compiling {} candidates on {} threads", ctx.title,
+                                            order.size(), pool.size()),
+                      .doing = fmt::format("compiling on {} threads", pool.size()),
+                      .done_word = "compiled",
+                      .total = order.size()});
+    const bool with_reference = reference && !s.prepared;
+    if (with_reference) {
+      pool.submit([&] {
+        Status st = reference->compile(backend);
+        const std::lock_guard lock(mu);
+        ref_status = std::move(st);
+        cv.notify_all();
+      });
+    }
+    for (std::size_t i : order) {
+      pool.submit([&, i] {
+        // Past the time limit, what is still queued is left uncompiled (not evaluated).
+        if (!stop) progress.step(!compile_candidate(ctx, backend, i, s.records[i]));
+        const std::lock_guard lock(mu);
+        ready.push_back(i);
+        compiled[i] = 1;
+        cv.notify_all();
+      });
+    }
+    if (with_reference) {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return ref_status.has_value(); });
+      result = reference_compile_status(ctx, *reference, *ref_status);
+    }
+    const auto t1 = Clock::now();
+    if (result) result = s.prepare(reference);
+    if (result) {
+      RunOne one(ctx, s.runner, /*measure=*/true, s.records, s.stand_in, order.size());
+      for (std::size_t k = 0; k < order.size() && !s.out_of_time(); ++k) {
+        std::size_t i = 0;
+        {
+          std::unique_lock lock(mu);
+          if (in_order) {
+            i = order[k];
+            cv.wait(lock, [&] { return compiled[i] != 0; });
+          } else {
+            cv.wait(lock, [&] { return !ready.empty(); });
+            i = ready.front();
+            ready.pop_front();
+          }
+        }
+        s.finish(one, i);
+      }
+    }
+    s.run.measure_s += seconds_since(t1);
+    stop = true;
+    pool.wait_idle();
+  }
+  s.run.compile_s += seconds_since(t0);  // the batch's wall time: its compiles end within it
+  return result;
+}
+
+}  // namespace
+
+std::string not_evaluated_message(const SearchRun& run) {
+  return fmt::format("not measured: outside the search budget (strategy {}, {} of {} evaluated{})",
+                     run.strategy, run.evaluated, run.candidates,
+                     run.out_of_time ? ", time limit reached" : "");
+}
+
+bool record_answers(const TuningRecord& record, const SearchOptions& search) {
+  const bool sampled =
+      std::any_of(record.candidates.begin(), record.candidates.end(),
+                  [](const CandidateRecord& c) { return c.outcome == Outcome::kNotEvaluated; });
+  if (!sampled) return true;
+  const ResolvedStrategy r = resolve_strategy(search, record.candidates.size());
+  return !(r.name == "exhaustive" && !r.max_evals && !search.time_limit_s);
+}
+
+Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend, Choice* reference,
+                               StageRunner& runner, std::vector<CandidateRecord>& records,
+                               std::optional<std::string>* stand_in, bool overlap) {
+  const SearchOptions& options = ctx.options.search;
+  const std::size_t n = ctx.candidates.size();
+  const ResolvedStrategy resolved = resolve_strategy(options, n);
+  const CandidateSpace space = candidate_space_of(ctx.candidates);
+  auto strategy = make_strategy(resolved.name, space, options.seed);
+  if (!strategy) return std::unexpected(strategy.error());
+  Search s{.ctx = ctx,
+           .runner = runner,
+           .records = records,
+           .stand_in = stand_in,
+           .strategy = **strategy,
+           .time_limit_s = options.time_limit_s,
+           .start = Clock::now(),
+           .prepared = false,
+           .evaluated = std::vector<char>(n, 0),
+           .run = {}};
+  s.run.strategy = resolved.name;
+  s.run.max_evals = resolved.max_evals;
+  s.run.candidates = n;
+  // Exhaustive and unbudgeted: one batch of everything, the selection as it always ran.
+  const bool everything =
+      resolved.name == "exhaustive" && !resolved.max_evals && !options.time_limit_s;
+  const std::size_t threads =
+      ctx.options.jobs > 0 ? ctx.options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  for (;;) {
+    std::size_t want = everything ? std::max<std::size_t>(n, 1) : threads;
+    if (resolved.max_evals) {
+      if (s.run.evaluated >= *resolved.max_evals) break;
+      want = std::min<std::size_t>(want, *resolved.max_evals - s.run.evaluated);
+    }
+    if (s.prepared && s.out_of_time()) break;
+    const std::vector<std::size_t> batch = s.strategy.propose(want);
+    if (batch.empty()) break;
+    Status st = overlap ? run_batch_overlapped(s, backend, reference, batch)
+                        : run_batch(s, backend, reference, batch);
+    if (!st) return std::unexpected(st.error());
+  }
+  // A selection with nothing to propose still needs its reference checked, as before.
+  if (!s.prepared) {
+    if (Status c = compile_subset(ctx, backend, reference, records, {}); !c) {
+      return std::unexpected(c.error());
+    }
+    if (Status p = s.prepare(reference); !p) return std::unexpected(p.error());
+  }
+  const std::string why = not_evaluated_message(s.run);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!s.evaluated[i] && records[i].outcome == Outcome::kOk) {
+      records[i].outcome = Outcome::kNotEvaluated;
+      records[i].message = why;
+    }
+  }
+  return s.run;
+}
+
+}  // namespace ktune
