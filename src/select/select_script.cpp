@@ -8,6 +8,7 @@
 
 #include "select/json_log.h"
 #include "select/progress_line.h"
+#include "select/resume.h"
 #include "select/select_stages.h"
 
 namespace ktune {
@@ -94,7 +95,7 @@ void report_stage(const SelectContext& ctx, const Selection& sel, JsonLog& log) 
 }
 
 Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, TuningCache& cache,
-                              const TuningKey& key, Choice* reference, StageRunner& runner) {
+                              const TuningKey& key, Choice* reference, StageRunner& inner) {
   const auto t_start = Clock::now();
   JsonLog log(ctx.options.json_log);
 
@@ -117,9 +118,15 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   sel.record.settings = measure_settings(ctx.options);
   std::vector<CandidateRecord>& records = sel.record.candidates;
   records = initial_records(ctx);
+  // Candidates measured before a kill or crash are taken from their partial rows (resume.h);
+  // the compile and run stages see only the others, and each outcome is kept as it finishes.
+  ResumeSession resume(ctx, cache, key, *sel.record.settings, reference != nullptr);
+  PendingCandidates todo = resume.pending(records);
+  const SelectContext todo_ctx{ctx.problem, todo.candidates, ctx.options, ctx.title};
+  KeepingRunner runner(inner, resume);
 
   const auto t_compile = Clock::now();
-  if (Status s = compile_stage(ctx, backend, reference, records); !s) {
+  if (Status s = compile_stage(todo_ctx, backend, reference, todo.records); !s) {
     return std::unexpected(s.error());
   }
   sel.record.compile_s = seconds_since(t_compile);
@@ -135,7 +142,9 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   const LoadWatch load{runner.cpu_clock(), runner.cores()};
   // Without a reference, the first valid candidate stands in for one (run_stage), loudly.
   std::optional<std::string> stand_in;
-  run_stage(ctx, runner, /*measure=*/true, records, reference ? nullptr : &stand_in);
+  run_stage(todo_ctx, runner, /*measure=*/true, todo.records, reference ? nullptr : &stand_in);
+  resume.merge(backend, todo, records);
+  if (interrupted()) return std::unexpected(interrupted_error(ctx.title, resume.kept()));
   sel.record.stand_in = stand_in;
   Decision decision;
   if (!single) decision = decide_stage(ctx, runner, records, load);
@@ -152,6 +161,7 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   sel.record.confidence =
       pick_confidence(ctx, records, decision, *winner, load.others(runner), load.cores);
   if (Status s = record_stage(ctx.options, cache, sel); !s) return std::unexpected(s.error());
+  resume.finish();
   sel.select_s = seconds_since(t_start);
   report_stage(ctx, sel, log);
   return sel;

@@ -10,6 +10,7 @@
 
 #include "core/thread_pool.h"
 #include "select/progress_line.h"
+#include "select/resume.h"
 
 namespace ktune {
 namespace {
@@ -83,6 +84,11 @@ Status compile_stage(const SelectContext& ctx, const Backend& backend, Choice* r
       continue;
     }
     pool.submit([&, i] {
+      if (interrupted()) {  // Ctrl-C: the compiles not started yet are not started
+        fail(records[i], Outcome::kNotEvaluated, "interrupted");
+        progress.step(/*failed=*/true);
+        return;
+      }
       Choice& c = *ctx.candidates[i];
       Status s = c.compile(backend);
       if (!s) fail(records[i], Outcome::kCompileError, s.error().message);
