@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "select/device_lock.h"
 #include "select/json_log.h"
 #include "select/progress_line.h"
 #include "select/resume.h"
@@ -99,18 +100,29 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   const auto t_start = Clock::now();
   JsonLog log(ctx.options.json_log);
 
-  if (ctx.options.read_cache) {
+  const auto cached = [&]() -> Result<std::optional<Selection>> {
     auto hit = lookup_stage(cache, key, ctx.candidates);
-    if (!hit) return std::unexpected(hit.error());
-    if (*hit) {
-      Selection& sel = **hit;
-      // The spec's metrics as they are now, over the stored times: a metric edited since the
-      // tuning shows its new value without tuning again (metrics are not part of the key).
-      apply_metrics(ctx, sel.record.candidates);
-      sel.select_s = seconds_since(t_start);
-      report_stage(ctx, sel, log);
-      return std::move(sel);
-    }
+    if (!hit || !*hit) return hit;
+    Selection& sel = **hit;
+    // The spec's metrics as they are now, over the stored times: a metric edited since the
+    // tuning shows its new value without tuning again (metrics are not part of the key).
+    apply_metrics(ctx, sel.record.candidates);
+    sel.select_s = seconds_since(t_start);
+    report_stage(ctx, sel, log);
+    return hit;
+  };
+  if (ctx.options.read_cache) {
+    auto hit = cached();
+    if (!hit || *hit) return hit ? Result<Selection>(std::move(**hit)) : std::unexpected(hit.error());
+  }
+  // One tuner per device (device_lock.h); one that waited is answered by the cache when the
+  // holder tuned this same problem.
+  auto device = DeviceLock::acquire(ctx.options.lock_dir, device_lock_name(backend),
+                                    ctx.options.progress);
+  if (!device) return std::unexpected(device.error());
+  if (device->waited() && ctx.options.read_cache) {
+    auto hit = cached();
+    if (!hit || *hit) return hit ? Result<Selection>(std::move(**hit)) : std::unexpected(hit.error());
   }
 
   Selection sel;

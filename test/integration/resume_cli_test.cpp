@@ -1,6 +1,8 @@
 // Resume end to end through the real CLI: `ktune tune` on a 20-config CPU space is killed half-way
 // (SIGKILL, then Ctrl-C's SIGINT) once some candidates' partial rows are in the tuning cache; the
 // same command then measures only the candidates that are missing and stores a record of all 20.
+// And one tuner per device: a second `ktune tune` of the same problem waits for the first and is
+// answered from the cache.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -21,6 +23,7 @@ namespace ktune::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Slow enough per candidate (100 timed runs of a 2M-element kernel) to stop it half-way.
 std::vector<std::string> tune_args() {
@@ -153,6 +156,33 @@ TEST(ResumeCli, CtrlCKeepsWhatWasMeasuredCleansUpAndExits130) {
     EXPECT_FALSE(e.path().filename().string().starts_with(".ktune-tmp.")) << e.path();
   }
   expect_resumes(cache, s.rows);
+}
+
+TEST(DeviceLockCli, ASecondTunerWaitsThenIsServedFromTheCache) {
+  ScratchDir dir("device-lock");
+  const auto cache = dir.path() / "cache";
+  const auto log = dir.path() / "first.log";
+  const pid_t first = spawn_cli(cache, tune_args(), log);
+  ASSERT_GT(first, 0);
+  // Measuring (a row kept) means the first holds the lock.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  while (partial_rows(cache) < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(partial_rows(cache), 1) << read_all(log);
+  CliResult second = run_cli(cache, tune_args());
+  int status = 0;
+  ::waitpid(first, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_all(log);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_THAT(second.output,
+              HasSubstr(fmt::format("waiting for another ktune measuring on cpu (pid {})", first)));
+  EXPECT_THAT(second.output, HasSubstr("compiled nothing, measured nothing"));
+  EXPECT_THAT(second.output, Not(HasSubstr("verifying and measuring")));
+  const auto lock = cache / "locks" / "cpu.lock";
+  ASSERT_TRUE(std::filesystem::exists(lock));
+  EXPECT_EQ(std::filesystem::status(lock).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
 }  // namespace

@@ -270,7 +270,7 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                   std::span<const std::string> flags, std::chrono::steady_clock::time_point t0) {
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
-  Selector selector(backend, *cache, sopts);
+  Selector selector(backend, *cache, with_device_lock(sopts, ctx));
   Counts n;
   for (std::size_t i = 0; i < spec.problems.size() && !interrupted(); ++i) {
     if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
@@ -433,7 +433,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     return kExitError;
   }
 
-  Selector selector(*backend, *cache, sopts);
+  Selector selector(*backend, *cache, with_device_lock(sopts, ctx));
   Counts n;
   for (std::size_t i = 0; i < spec->problems.size() && !interrupted(); ++i) {
     tune_one(f, *spec, i, selector, *choices, n);
