@@ -49,10 +49,10 @@ Result<std::vector<CandidateRecord>> read_partial_rows(SqliteDb& db, const Tunin
     // The file is anyone's with this user's rights to edit: a row is used only when it is
     // whole and says the same as its columns.
     if (!parsed || !same_key(parsed->key, key) || parsed->candidate.choice_key != choice_key) {
-      warn_to.warn(fmt::format("tuning cache {}: partial row of {} ({}) ignored: {}", db.path(),
-                               key.digest().substr(0, 12), choice_key,
-                               parsed ? "its key is not the one asked for"
-                                      : parsed.error().message));
+      warn_to.warn(
+          fmt::format("tuning cache {}: partial row of {} ({}) ignored: {}", db.path(),
+                      key.digest().substr(0, 12), choice_key,
+                      parsed ? "its key is not the one asked for" : parsed.error().message));
       continue;
     }
     if (parsed->settings != settings) continue;  // measured otherwise: measured again

@@ -67,8 +67,8 @@ Result<DeviceLock> DeviceLock::acquire(const std::filesystem::path& dir, const s
   lock.fd_ = UniqueFd(fd);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) {
-      say(progress, fmt::format("warning: device lock {}: {}; measuring without it",
-                                file.string(), std::strerror(errno)));
+      say(progress, fmt::format("warning: device lock {}: {}; measuring without it", file.string(),
+                                std::strerror(errno)));
       lock.fd_ = UniqueFd();
       return lock;
     }
@@ -85,9 +85,9 @@ Result<DeviceLock> DeviceLock::acquire(const std::filesystem::path& dir, const s
         return lock;
       }
       if (interrupted()) {
-        return make_error(ErrorCode::kUnavailable,
-                          fmt::format("interrupted while waiting for the device lock {}",
-                                      file.string()));
+        return make_error(
+            ErrorCode::kUnavailable,
+            fmt::format("interrupted while waiting for the device lock {}", file.string()));
       }
     }
   }

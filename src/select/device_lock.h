@@ -21,11 +21,11 @@ namespace ktune {
 class DeviceLock {
  public:
   DeviceLock() = default;  // holds nothing
-  // Empty `dir`: holds nothing. Else takes <dir>/<name>.lock, waiting (with one line on `progress`) while another process holds
-  // it. The folder is created 0700 and must be this user's alone (as the code cache's); the file
-  // is opened with O_NOFOLLOW and mode 0600. A lock that cannot be taken for those reasons is a
-  // warning on `progress` and nothing held: tuning goes on, only unserialized. Fails only when
-  // Ctrl-C ends the wait (kUnavailable).
+  // Empty `dir`: holds nothing. Else takes <dir>/<name>.lock, waiting (with one line on `progress`)
+  // while another process holds it. The folder is created 0700 and must be this user's alone (as
+  // the code cache's); the file is opened with O_NOFOLLOW and mode 0600. A lock that cannot be
+  // taken for those reasons is a warning on `progress` and nothing held: tuning goes on, only
+  // unserialized. Fails only when Ctrl-C ends the wait (kUnavailable).
   [[nodiscard]] static Result<DeviceLock> acquire(const std::filesystem::path& dir,
                                                   const std::string& name, std::FILE* progress);
   [[nodiscard]] bool held() const { return fd_.get() >= 0; }

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
-#include <utility>
 #include <set>
+#include <utility>
 
 namespace ktune {
 namespace {
@@ -172,7 +172,7 @@ CandidateRun KeepingRunner::run(Choice& choice, bool measure) {
   CandidateRun r = inner_.run(choice, measure);
   // Only the run stage measures; re-verification (measure false) is part of the pick.
   if (!measure) return r;
-  CandidateRecord kept{choice.hash_key(), choice.name(), choice.info(), r.outcome,
+  CandidateRecord kept{choice.hash_key(), choice.name(), choice.info(),     r.outcome,
                        r.message,         r.stats,       choice.compile_s()};
   session_.keep(kept);
   last_ = std::move(kept);

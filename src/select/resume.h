@@ -72,7 +72,7 @@ class ResumeSession {
   MeasureSettings settings_;
   bool enabled_ = false;
   std::vector<std::optional<CandidateRecord>> resumed_;  // by candidate index
-  std::set<std::string> kept_keys_;  // choice keys
+  std::set<std::string> kept_keys_;                      // choice keys
 };
 
 // The StageRunner the selection runs through: keeps each candidate's outcome as soon as run()

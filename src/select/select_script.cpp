@@ -37,6 +37,13 @@ void apply_metrics(const SelectContext& ctx, std::vector<CandidateRecord>& recor
   }
 }
 
+// What a cache lookup answers: a selection or an error to return, or nothing (tune).
+std::optional<Result<Selection>> answered(Result<std::optional<Selection>> hit) {
+  if (!hit) return Result<Selection>(std::unexpected(hit.error()));
+  if (*hit) return Result<Selection>(std::move(**hit));
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string selection_title(const Problem& problem) {
@@ -112,8 +119,7 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
     return hit;
   };
   if (ctx.options.read_cache) {
-    auto hit = cached();
-    if (!hit || *hit) return hit ? Result<Selection>(std::move(**hit)) : std::unexpected(hit.error());
+    if (auto done = answered(cached())) return std::move(*done);
   }
   // One tuner per device (device_lock.h); one that waited is answered by the cache when the
   // holder tuned this same problem.
@@ -121,8 +127,7 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
                                     ctx.options.progress);
   if (!device) return std::unexpected(device.error());
   if (device->waited() && ctx.options.read_cache) {
-    auto hit = cached();
-    if (!hit || *hit) return hit ? Result<Selection>(std::move(**hit)) : std::unexpected(hit.error());
+    if (auto done = answered(cached())) return std::move(*done);
   }
 
   Selection sel;
@@ -162,6 +167,7 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   if (!single) decision = decide_stage(ctx, runner, records, load);
 
   auto winner = reverify_stage(ctx, runner, records, decision);
+  if (interrupted()) return std::unexpected(interrupted_error(ctx.title, resume.kept()));
   apply_metrics(ctx, records);
   for (const CandidateRecord& r : records) log.candidate(ctx.title, r);  // final statistics
   sel.record.bench_s = seconds_since(t_bench);

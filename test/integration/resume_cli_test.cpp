@@ -27,9 +27,17 @@ using ::testing::Not;
 
 // Slow enough per candidate (100 timed runs of a 2M-element kernel) to stop it half-way.
 std::vector<std::string> tune_args() {
-  return {"tune",         data_path("resume/scale.yaml"), "--budget-ms", "10000", "--min-runs",
-          "100",          "--max-runs",                   "100",         "--decide-rounds",
-          "0",            "--no-flush"};
+  return {"tune",
+          data_path("resume/scale.yaml"),
+          "--budget-ms",
+          "10000",
+          "--min-runs",
+          "100",
+          "--max-runs",
+          "100",
+          "--decide-rounds",
+          "0",
+          "--no-flush"};
 }
 
 // `ktune --cache-dir <cache> args...` started in the background, its output into `log`.

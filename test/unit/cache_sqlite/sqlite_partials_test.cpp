@@ -77,10 +77,12 @@ TEST(SqlitePartials, EditedRowsAreIgnoredWithAWarning) {
   ASSERT_TRUE((*cache)->store_partial(r.key, kSettings, r.candidates[1]));
   const auto file = tmp.path() / "tuning.sqlite3";
   // One row cut short, the other moved to another candidate's choice_key.
-  raw_sql(file, "UPDATE partial_candidates SET record_json = substr(record_json, 1, 20) "
-                "WHERE name = 'gemm_t64x64_1'");
-  raw_sql(file, "UPDATE partial_candidates SET choice_key = 'ck-other' "
-                "WHERE name = 'gemm_t256x256'");
+  raw_sql(file,
+          "UPDATE partial_candidates SET record_json = substr(record_json, 1, 20) "
+          "WHERE name = 'gemm_t64x64_1'");
+  raw_sql(file,
+          "UPDATE partial_candidates SET choice_key = 'ck-other' "
+          "WHERE name = 'gemm_t256x256'");
   auto rows = (*cache)->partials(r.key, kSettings);
   ASSERT_TRUE(rows.has_value()) << rows.error().message;
   EXPECT_TRUE(rows->empty());

@@ -1,12 +1,13 @@
 // Resume (select/resume.h): each candidate's outcome is kept in the tuning cache as it is
 // measured, and a selection under the same key and settings takes those rows back: such a
 // candidate is neither compiled nor run again, unless the decide stage or the pick needs it.
+#include "select/resume.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "select/resume.h"
 #include "unit/select/select_fixture.h"
 
 namespace ktune::test {
@@ -22,8 +23,11 @@ class ResumeTest : public SelectFixture {
   // The row an earlier, killed selection kept for `name`.
   void kept_earlier(const std::string& name, Outcome outcome, double median_ns) {
     CandidateRecord r{"fake:" + name, name, "info of " + name, outcome, "", std::nullopt, 0.25};
-    if (outcome == Outcome::kOk) r.stats = FakeRunner::stats(median_ns);
-    else r.message = name + " went wrong";
+    if (outcome == Outcome::kOk) {
+      r.stats = FakeRunner::stats(median_ns);
+    } else {
+      r.message = name + " went wrong";
+    }
     ASSERT_TRUE(cache_->store_partial(key_, measure_settings(options_), r));
   }
   std::vector<CandidateRecord> partials() {
@@ -38,9 +42,8 @@ class ResumeTest : public SelectFixture {
 
 TEST_F(ResumeTest, EveryOutcomeIsKeptAsItIsMeasuredUntilTheRecordIsStored) {
   auto candidates = fake_candidates({{"a"}, {"b"}, {"c"}});
-  runner_.fixed = {{"a", {Outcome::kCrashed, 0}},
-                   {"b", {Outcome::kCrashed, 0}},
-                   {"c", {Outcome::kTimedOut, 0}}};
+  runner_.fixed = {
+      {"a", {Outcome::kCrashed, 0}}, {"b", {Outcome::kCrashed, 0}}, {"c", {Outcome::kTimedOut, 0}}};
   auto failed = select(candidates, nullptr);
   ASSERT_FALSE(failed);  // no valid choice: no record, the rows stay
   std::vector<std::string> names;
