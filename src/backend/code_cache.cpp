@@ -96,4 +96,14 @@ std::size_t CodeCache::sweep_temporaries(std::chrono::seconds min_age) const {
   return removed;
 }
 
+std::size_t CodeCache::remove_own_temporaries() const {
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (const auto& shard : std::filesystem::directory_iterator(dir_ / "code", ec)) {
+    std::error_code sec;
+    if (shard.is_directory(sec) && !shard.is_symlink(sec)) removed += remove_own_temps(shard.path());
+  }
+  return removed;
+}
+
 }  // namespace ktune

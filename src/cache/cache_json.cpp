@@ -71,36 +71,53 @@ MeasureSettings read_settings(JsonReader& in, const Json& s, const std::string& 
   return out;
 }
 
+OrderedJson candidate_to_json(const CandidateRecord& c) {
+  OrderedJson out{{"choice_key", c.choice_key},
+                  {"name", c.name},
+                  {"info", c.info},
+                  {"outcome", encode_json(c.outcome)},
+                  {"message", c.message},
+                  {"stats", c.stats ? encode_json(*c.stats) : OrderedJson(nullptr)},
+                  {"compile_s", json_number(c.compile_s)}};
+  // Only where there are some: exports of tunings without metrics stay as they were.
+  if (!c.metrics.empty()) {
+    OrderedJson metrics = OrderedJson::array();
+    for (const MetricValue& m : c.metrics) {
+      metrics.push_back({{"name", m.name}, {"value", json_number(m.value)}});
+    }
+    out["metrics"] = std::move(metrics);
+  }
+  return out;
+}
+
+OrderedJson key_to_json(const TuningKey& k) {
+  return OrderedJson{{"op", k.op},
+                     {"problem", k.problem},
+                     {"candidate_set", k.candidate_set},
+                     {"device", k.device},
+                     {"toolchain", k.toolchain},
+                     {"version", k.version}};
+}
+
+TuningKey read_key(JsonReader& in, const Json& k, const std::string& at) {
+  TuningKey out;
+  out.op = in.str(k, at, "op");
+  out.problem = in.str(k, at, "problem");
+  out.candidate_set = in.str(k, at, "candidate_set");
+  out.device = in.str(k, at, "device");
+  out.toolchain = in.str(k, at, "toolchain");
+  out.version = in.str(k, at, "version");
+  return out;
+}
+
 OrderedJson record_to_json(const TuningRecord& r) {
   OrderedJson candidates = OrderedJson::array();
-  for (const CandidateRecord& c : r.candidates) {
-    candidates.push_back({{"choice_key", c.choice_key},
-                          {"name", c.name},
-                          {"info", c.info},
-                          {"outcome", encode_json(c.outcome)},
-                          {"message", c.message},
-                          {"stats", c.stats ? encode_json(*c.stats) : OrderedJson(nullptr)},
-                          {"compile_s", json_number(c.compile_s)}});
-    // Only where there are some: exports of tunings without metrics stay as they were.
-    if (!c.metrics.empty()) {
-      OrderedJson metrics = OrderedJson::array();
-      for (const MetricValue& m : c.metrics) {
-        metrics.push_back({{"name", m.name}, {"value", json_number(m.value)}});
-      }
-      candidates.back()["metrics"] = std::move(metrics);
-    }
-  }
+  for (const CandidateRecord& c : r.candidates) candidates.push_back(candidate_to_json(c));
   const TuningKey& k = r.key;
   // "digest" is for readers and `ktune cache show`; import recomputes it from the key.
   OrderedJson out{
       {"digest", k.digest()},
-      {"key",
-       {{"op", k.op},
-        {"problem", k.problem},
-        {"candidate_set", k.candidate_set},
-        {"device", k.device},
-        {"toolchain", k.toolchain},
-        {"version", k.version}}},
+      {"key", key_to_json(k)},
       {"winner", r.winner},
       {"created_unix", r.created_unix},
       {"compile_s", json_number(r.compile_s)},
@@ -146,13 +163,7 @@ TuningRecord read_record(JsonReader& in, const Json& r, const std::string& path,
                          std::optional<std::size_t>& count) {
   TuningRecord out;
   if (const Json* k = in.object(r, path, "key")) {
-    const std::string at = JsonReader::sub(path, "key");
-    out.key.op = in.str(*k, at, "op");
-    out.key.problem = in.str(*k, at, "problem");
-    out.key.candidate_set = in.str(*k, at, "candidate_set");
-    out.key.device = in.str(*k, at, "device");
-    out.key.toolchain = in.str(*k, at, "toolchain");
-    out.key.version = in.str(*k, at, "version");
+    out.key = read_key(in, *k, JsonReader::sub(path, "key"));
   }
   out.winner = in.str(r, path, "winner");
   out.created_unix = in.i64(r, path, "created_unix");
@@ -229,6 +240,35 @@ std::string export_json(const std::vector<TuningRecord>& records) {
       {"format", kFormat}, {"version", kFormatVersion}, {"records", std::move(list)}};
   // Compiler messages may hold bytes that are not UTF-8: json_dump replaces them.
   return json_dump(doc, 2) + "\n";
+}
+
+std::string partial_to_json(const PartialRow& row) {
+  const OrderedJson doc{{"key", key_to_json(row.key)},
+                        {"settings", settings_to_json(row.settings)},
+                        {"candidate", candidate_to_json(row.candidate)}};
+  return json_dump(doc, -1);
+}
+
+Result<PartialRow> partial_from_json(std::string_view text) {
+  try {
+    const Json doc = Json::parse(text);
+    JsonReader in(JsonWording::kDocument);
+    PartialRow row;
+    if (!in.is_object(doc, "")) return make_error(ErrorCode::kParse, "partial row: not an object");
+    if (const Json* k = in.object(doc, "", "key")) row.key = read_key(in, *k, "key");
+    if (const Json* s = in.object(doc, "", "settings")) {
+      row.settings = read_settings(in, *s, "settings");
+    }
+    if (const Json* c = in.object(doc, "", "candidate")) {
+      row.candidate = read_candidate(in, *c, "candidate");
+    }
+    if (const auto& f = in.failure()) {
+      return make_error(ErrorCode::kParse, fmt::format("partial row: {}: {}", f->path, f->what));
+    }
+    return row;
+  } catch (const Json::exception& e) {
+    return make_error(ErrorCode::kParse, fmt::format("partial row: {}", e.what()));
+  }
 }
 
 Result<std::vector<TuningRecord>> import_json(std::string_view text) {

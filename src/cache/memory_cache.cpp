@@ -59,7 +59,43 @@ class MemoryCache final : public TuningCache {
     std::lock_guard lock(mutex_);
     const std::size_t n = entries_.size();
     entries_.clear();
+    partials_.clear();
     return n;
+  }
+
+  Status store_partial(const TuningKey& key, const MeasureSettings& settings,
+                       const CandidateRecord& record) override {
+    std::lock_guard lock(mutex_);
+    std::vector<PartialRow>& rows = partials_[key.digest()];
+    // Replaced in place, so that the order stays the order of first measurement.
+    const auto same = std::find_if(rows.begin(), rows.end(), [&](const PartialRow& r) {
+      return r.candidate.choice_key == record.choice_key;
+    });
+    PartialRow row{key, settings, record};
+    if (same == rows.end()) {
+      rows.push_back(std::move(row));
+    } else {
+      *same = std::move(row);
+    }
+    return {};
+  }
+
+  Result<std::vector<CandidateRecord>> partials(const TuningKey& key,
+                                                const MeasureSettings& settings) override {
+    std::lock_guard lock(mutex_);
+    std::vector<CandidateRecord> out;
+    auto it = partials_.find(key.digest());
+    if (it == partials_.end()) return out;
+    for (const PartialRow& r : it->second) {
+      if (cache::same_key(r.key, key) && r.settings == settings) out.push_back(r.candidate);
+    }
+    return out;
+  }
+
+  Status clear_partials(const TuningKey& key) override {
+    std::lock_guard lock(mutex_);
+    partials_.erase(key.digest());
+    return {};
   }
 
  private:
@@ -89,6 +125,7 @@ class MemoryCache final : public TuningCache {
 
   std::mutex mutex_;  // the interface may be shared by the threads of one selector
   std::map<std::string, Entry> entries_;
+  std::map<std::string, std::vector<PartialRow>> partials_;  // by key digest
   std::uint64_t next_seq_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "cache/key_util.h"
 #include "cache_sqlite/sqlite_db.h"
 #include "cache_sqlite/sqlite_notes.h"
+#include "cache_sqlite/sqlite_partials.h"
 #include "cache_sqlite/sqlite_settings.h"
 
 namespace ktune {
@@ -120,12 +121,30 @@ class SqliteCache final : public TuningCache {
     auto count = db_.query_int("SELECT count(*) FROM tunings");
     if (!count) return std::unexpected(count.error());
     if (auto s = db_.exec("DELETE FROM candidates; DELETE FROM confidences; DELETE FROM settings; "
-                          "DELETE FROM stand_ins; DELETE FROM metrics; DELETE FROM tunings;");
+                          "DELETE FROM stand_ins; DELETE FROM metrics; DELETE FROM tunings; "
+                          "DELETE FROM partial_candidates;");
         !s) {
       return std::unexpected(s.error());
     }
     if (auto s = txn->commit(); !s) return std::unexpected(s.error());
     return static_cast<std::size_t>(*count);
+  }
+
+  Status store_partial(const TuningKey& key, const MeasureSettings& settings,
+                       const CandidateRecord& record) override {
+    std::lock_guard lock(mutex_);
+    return cache::store_partial_row(db_, key, settings, record);
+  }
+
+  Result<std::vector<CandidateRecord>> partials(const TuningKey& key,
+                                                const MeasureSettings& settings) override {
+    std::lock_guard lock(mutex_);
+    return cache::read_partial_rows(db_, key, settings, *this);
+  }
+
+  Status clear_partials(const TuningKey& key) override {
+    std::lock_guard lock(mutex_);
+    return cache::clear_partial_rows(db_, key);
   }
 
  private:

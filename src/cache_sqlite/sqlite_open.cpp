@@ -8,6 +8,7 @@
 
 #include "cache_sqlite/sqlite_db.h"
 #include "cache_sqlite/sqlite_notes.h"
+#include "cache_sqlite/sqlite_partials.h"
 #include "cache_sqlite/sqlite_settings.h"
 #include "core/file_util.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
@@ -144,6 +145,8 @@ Result<std::unique_ptr<TuningCache>> open_sqlite_cache(const std::filesystem::pa
     return std::unexpected(s.error());
   }
   if (auto s = migrate(*db); !s) return std::unexpected(s.error());
+  // Outside the versioned schema: an older ktune opens the file as before (sqlite_partials.h).
+  if (auto s = db->exec(cache::kPartialsTable); !s) return std::unexpected(s.error());
   return cache::make_sqlite_cache(std::move(*db));
 }
 

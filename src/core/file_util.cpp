@@ -129,6 +129,19 @@ std::size_t sweep_stale_temps(const std::filesystem::path& folder, std::chrono::
   return removed;
 }
 
+std::size_t remove_own_temps(const std::filesystem::path& folder) {
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(folder, ec)) {
+    if (temp_owner(e.path().filename().string()) != ::getpid()) continue;
+    struct stat st {};
+    if (::lstat(e.path().c_str(), &st) != 0 || st.st_uid != ::geteuid()) continue;
+    std::error_code rec;
+    if (std::filesystem::remove(e.path(), rec)) ++removed;
+  }
+  return removed;
+}
+
 Status create_private_dirs(const std::filesystem::path& dir) {
   std::filesystem::path built;
   for (const auto& part : dir) {

@@ -34,6 +34,9 @@ namespace ktune {
 // owned by this user, their pid no longer alive, and not modified for `min_age` (a pid seen dead
 // from another pid namespace may be alive there). Returns how many were removed.
 std::size_t sweep_stale_temps(const std::filesystem::path& folder, std::chrono::seconds min_age);
+// Removes, in `folder` only, the temporaries this process named (temp_file_name) and left: after
+// Ctrl-C, when every writer of this process has stopped. Returns how many were removed.
+std::size_t remove_own_temps(const std::filesystem::path& folder);
 
 // Creates the missing folders of `dir` with mode 0700; folders already there are left as they are
 // (check_not_shared says whether they can be trusted).

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <ctime>
 
+#include "select/device_lock.h"
 #include "select/json_log.h"
 #include "select/progress_line.h"
+#include "select/resume.h"
 #include "select/search_loop.h"
 #include "select/select_stages.h"
 
@@ -34,6 +36,13 @@ void apply_metrics(const SelectContext& ctx, std::vector<CandidateRecord>& recor
       if (std::isfinite(v)) r.metrics.push_back({m.name, v});
     }
   }
+}
+
+// What a cache lookup answers: a selection or an error to return, or nothing (tune).
+std::optional<Result<Selection>> answered(Result<std::optional<Selection>> hit) {
+  if (!hit) return Result<Selection>(std::unexpected(hit.error()));
+  if (*hit) return Result<Selection>(std::move(**hit));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -95,29 +104,38 @@ void report_stage(const SelectContext& ctx, const Selection& sel, JsonLog& log) 
 }
 
 Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, TuningCache& cache,
-                              const TuningKey& key, Choice* reference, StageRunner& runner) {
+                              const TuningKey& key, Choice* reference, StageRunner& inner) {
   const auto t_start = Clock::now();
   JsonLog log(ctx.options.json_log);
 
-  if (ctx.options.read_cache) {
+  const auto cached = [&]() -> Result<std::optional<Selection>> {
     auto hit = lookup_stage(cache, key, ctx.candidates);
-    if (!hit) return std::unexpected(hit.error());
-    if (*hit && !record_answers((*hit)->record, ctx.options.search)) {
+    if (!hit || !*hit) return hit;
+    if (!record_answers((*hit)->record, ctx.options.search)) {
       select_progress(ctx.options.progress,
                       fmt::format("{}: the tuning cache's pick was made by a budgeted search; "
                                   "measuring every candidate as asked",
                                   ctx.title));
-      hit->reset();
+      return std::optional<Selection>();
     }
-    if (*hit) {
-      Selection& sel = **hit;
-      // The spec's metrics as they are now, over the stored times: a metric edited since the
-      // tuning shows its new value without tuning again (metrics are not part of the key).
-      apply_metrics(ctx, sel.record.candidates);
-      sel.select_s = seconds_since(t_start);
-      report_stage(ctx, sel, log);
-      return std::move(sel);
-    }
+    Selection& sel = **hit;
+    // The spec's metrics as they are now, over the stored times: a metric edited since the
+    // tuning shows its new value without tuning again (metrics are not part of the key).
+    apply_metrics(ctx, sel.record.candidates);
+    sel.select_s = seconds_since(t_start);
+    report_stage(ctx, sel, log);
+    return hit;
+  };
+  if (ctx.options.read_cache) {
+    if (auto done = answered(cached())) return std::move(*done);
+  }
+  // One tuner per device (device_lock.h); one that waited is answered by the cache when the
+  // holder tuned this same problem.
+  auto device = DeviceLock::acquire(ctx.options.lock_dir, device_lock_name(backend),
+                                    ctx.options.progress);
+  if (!device) return std::unexpected(device.error());
+  if (device->waited() && ctx.options.read_cache) {
+    if (auto done = answered(cached())) return std::move(*done);
   }
 
   Selection sel;
@@ -125,6 +143,12 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   sel.record.settings = measure_settings(ctx.options);
   std::vector<CandidateRecord>& records = sel.record.candidates;
   records = initial_records(ctx);
+  // Candidates measured before a kill or crash are taken from their partial rows (resume.h);
+  // the search sees only the others, and each outcome is kept as it finishes.
+  ResumeSession resume(ctx, cache, key, *sel.record.settings, reference != nullptr);
+  PendingCandidates todo = resume.pending(records);
+  const SelectContext todo_ctx{ctx.problem, todo.candidates, ctx.options, ctx.title};
+  KeepingRunner runner(inner, resume);
 
   // A single candidate is measured too, though nothing competes with it (Inductor skips it):
   // whoever tunes asks for its time, in the table, the JSON log and the record, and a cache hit
@@ -134,18 +158,22 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   // Without a reference, the first valid candidate stands in for one (run_stage), loudly.
   std::optional<std::string> stand_in;
   // Compile and measure what the search strategy proposes (every candidate unless budgeted),
-  // overlapped on devices (search_loop.h).
-  auto searched =
-      search_stage(ctx, backend, reference, runner, records, reference ? nullptr : &stand_in,
-                   /*overlap=*/backend.kind() != DeviceKind::kCpu);
+  // overlapped on devices (search_loop.h). A resumed run's strategy starts over on the
+  // candidates not yet measured.
+  auto searched = search_stage(todo_ctx, backend, reference, runner, todo.records,
+                               reference ? nullptr : &stand_in,
+                               /*overlap=*/backend.kind() != DeviceKind::kCpu);
   if (!searched) return std::unexpected(searched.error());
   sel.record.compile_s = searched->compile_s;
   const auto t_bench = Clock::now();
+  resume.merge(backend, todo, records);
+  if (interrupted()) return std::unexpected(interrupted_error(ctx.title, resume.kept()));
   sel.record.stand_in = stand_in;
   Decision decision;
   if (!single) decision = decide_stage(ctx, runner, records, load);
 
   auto winner = reverify_stage(ctx, runner, records, decision);
+  if (interrupted()) return std::unexpected(interrupted_error(ctx.title, resume.kept()));
   apply_metrics(ctx, records);
   for (const CandidateRecord& r : records) log.candidate(ctx.title, r);  // final statistics
   sel.record.bench_s = searched->measure_s + seconds_since(t_bench);
@@ -157,6 +185,7 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   sel.record.confidence =
       pick_confidence(ctx, records, decision, *winner, load.others(runner), load.cores);
   if (Status s = record_stage(ctx.options, cache, sel); !s) return std::unexpected(s.error());
+  resume.finish();
   sel.select_s = seconds_since(t_start);
   report_stage(ctx, sel, log);
   return sel;

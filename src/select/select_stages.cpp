@@ -10,6 +10,7 @@
 
 #include "core/thread_pool.h"
 #include "select/progress_line.h"
+#include "select/resume.h"
 
 namespace ktune {
 namespace {
@@ -66,6 +67,10 @@ std::vector<CandidateRecord> initial_records(const SelectContext& ctx) {
 
 bool compile_candidate(const SelectContext& ctx, const Backend& backend, std::size_t i,
                        CandidateRecord& record) {
+  if (interrupted()) {  // Ctrl-C: the compiles not started yet are not started
+    fail(record, Outcome::kNotEvaluated, "interrupted");
+    return false;
+  }
   Choice& c = *ctx.candidates[i];
   Status s = c.compile(backend);
   if (!s) fail(record, Outcome::kCompileError, s.error().message);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "ktune/cache_sqlite/sqlite_cache.h"
+#include "ktune/select/selector.h"
 
 namespace ktune::cli {
 
@@ -29,6 +30,13 @@ struct CliContext {
 // The tuning cache of the tuning commands: in memory with --no-cache, else open_sqlite_in(ctx).
 // Null, with the error printed, when that cannot be opened.
 [[nodiscard]] std::unique_ptr<TuningCache> open_tuning_cache(bool no_cache, const CliContext& ctx);
+
+// The folder of the per-device locks that tuning commands hold while measuring
+// (SelectorOptions::lock_dir): <cache dir>/locks, with --no-cache too.
+[[nodiscard]] inline SelectorOptions with_device_lock(SelectorOptions o, const CliContext& ctx) {
+  o.lock_dir = ctx.cache_dir / "locks";
+  return o;
+}
 
 // Each registers a subcommand on `app`; its callback runs after parsing and sets ctx.exit_code.
 void add_tune_command(CLI::App& app, CliContext& ctx);

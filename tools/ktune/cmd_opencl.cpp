@@ -55,7 +55,7 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
   sopts.tolerance = reduction_tolerance(DType::kF32, f.k);
   // One worker per device: it opens exactly the device the backend compiled for.
   sopts.worker.env.emplace_back("KTUNE_OPENCL_DEVICE", backend->device_selector());
-  Selector selector(*backend, *cache, sopts);
+  Selector selector(*backend, *cache, with_device_lock(sopts, ctx));
 
   const Problem problem = opencl_gemm_problem(f.m, f.n, f.k, 0, *epilogue);
   Result<std::vector<ChoicePtr> > choices =

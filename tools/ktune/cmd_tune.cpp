@@ -23,6 +23,7 @@
 #include "ktune/spec/spec.h"
 #include "ktune/tuning/spec_dispatcher.h"
 #include "options.h"
+#include "select/resume.h"
 
 namespace ktune::cli {
 namespace {
@@ -169,7 +170,7 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   if (!backend) return kExitError;
 
   int failures = 0, tuned = 0, hits = 0;
-  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
+  for (std::size_t i = 0; i < spec.problems.size() && !interrupted(); ++i) {
     const ProblemDecl& decl = spec.problems[i];
     // parse_op_spec made sure that every problem binds M, N and K.
     const GemmShape shape{*problem_size(decl, "M"), *problem_size(decl, "N"),
@@ -257,7 +258,8 @@ void tune_one(const TuneFlags& f, const Spec& spec, std::size_t i, Selector& sel
   print_over_limits(spec.problems[i], choices);
   auto sel = selector.select(*problem, choices.candidates, choices.reference.get());
   if (!sel) {
-    fmt::print(stderr, "error: {}\n", sel.error().message);
+    // Ctrl-C is not a failure of the problem: the selection says what it kept.
+    fmt::print(stderr, "{}: {}\n", interrupted() ? "ktune" : "error", sel.error().message);
     ++n.failures;
     return;
   }
@@ -303,9 +305,9 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   }
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
-  Selector selector(backend, *cache, sopts);
+  Selector selector(backend, *cache, with_device_lock(sopts, ctx));
   Counts n;
-  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
+  for (std::size_t i = 0; i < spec.problems.size() && !interrupted(); ++i) {
     if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
     auto choices = make_spec_choices(
         spec, flags, SpecTarget{backend.device_limits(), &spec.problems[i], *host});
@@ -466,12 +468,12 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     return kExitError;
   }
 
-  Selector selector(*backend, *cache, sopts);
+  Selector selector(*backend, *cache, with_device_lock(sopts, ctx));
   Counts n;
-  for (std::size_t i = 0; i < spec->problems.size(); ++i) {
+  for (std::size_t i = 0; i < spec->problems.size() && !interrupted(); ++i) {
     tune_one(f, *spec, i, selector, *choices, n);
   }
-  if (!f.dispatch_table.empty() && !write_table(f, *spec, *choices, *backend, *cache, sopts)) {
+  if (!f.dispatch_table.empty() && !interrupted() && !write_table(f, *spec, *choices, *backend, *cache, sopts)) {
     ++n.failures;
   }
   return report(f, ctx, t0, n.tuned, n.hits, n.failures);

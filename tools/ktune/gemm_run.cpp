@@ -99,7 +99,7 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
   sopts.tolerance = reduction_tolerance(s.dtype, s.k);
   // One worker per GPU: it sees only this one, as its device 0.
   sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(f.device));
-  Selector selector(backend, *cache, sopts);
+  Selector selector(backend, *cache, with_device_lock(sopts, ctx));
 
   auto sel = selector.select(problem, set.candidates, set.reference.get());
   if (!sel) {

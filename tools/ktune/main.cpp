@@ -4,8 +4,10 @@
 #include <exception>
 
 #include "cli.h"
+#include "interrupt.h"
 #include "core/file_util.h"
 #include "ktune/bench/bench_env.h"
+#include "select/resume.h"
 
 namespace {
 
@@ -36,6 +38,7 @@ int run(int argc, char** argv) {
   add_gemm_command(app, ctx);
   add_opencl_command(app, ctx);
 
+  install_interrupt_handler();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -48,6 +51,7 @@ int run(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
+  if (ktune::interrupted()) return finish_interrupted(ctx);
   return ctx.exit_code;
 }
 

@@ -38,6 +38,9 @@ class CodeCache {
   // Removes the temporaries that writers killed before their rename left behind: ktune's by
   // name, this user's, their process gone and older than `min_age`. Returns how many.
   std::size_t sweep_temporaries(std::chrono::seconds min_age) const;
+  // Removes this process's own temporaries, whatever their age: after Ctrl-C (the CLI), once no
+  // compile of this process is running. Returns how many.
+  std::size_t remove_own_temporaries() const;
 
  private:
   std::filesystem::path dir_;

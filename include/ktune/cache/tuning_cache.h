@@ -163,8 +163,21 @@ class TuningCache {
   [[nodiscard]] virtual Result<std::vector<TuningRecord>> list() = 0;
   // Records whose digest starts with `prefix` (at least 4 hex digits).
   [[nodiscard]] virtual Result<std::vector<TuningRecord>> find_prefix(std::string_view prefix) = 0;
-  // Returns how many records were removed.
+  // Returns how many records were removed (partial rows go too, uncounted).
   [[nodiscard]] virtual Result<std::size_t> clear() = 0;
+
+  // Partial records: each candidate's outcome stored as soon as it is measured, so that a tuning
+  // killed half-way resumes with what it measured. They are never served by lookup(); only a
+  // tuning under the same key reads them back (select/resume.h), and only those measured with
+  // the same settings. Each store is one transaction and replaces the candidate's earlier row.
+  [[nodiscard]] virtual Status store_partial(const TuningKey& key, const MeasureSettings& settings,
+                                             const CandidateRecord& record) = 0;
+  // The rows stored under exactly `key` (the version is part of it) with `settings`, in the
+  // order they were stored; rows from other settings or unreadable rows are left out.
+  [[nodiscard]] virtual Result<std::vector<CandidateRecord>> partials(
+      const TuningKey& key, const MeasureSettings& settings) = 0;
+  // Called once the finished record is stored.
+  [[nodiscard]] virtual Status clear_partials(const TuningKey& key) = 0;
 
   // Where warnings about records not served go; by default one "ktune: warning: " line on
   // stderr. Set before the cache is shared between threads.
@@ -182,6 +195,16 @@ class TuningCache {
 
 // For tests and --no-cache: lives as long as the object.
 [[nodiscard]] std::unique_ptr<TuningCache> make_memory_cache();
+
+// One partial row as the stores keep it (JSON: the key, the settings and the candidate, in the
+// record codec's layout), and back; kParse for a row that is not one.
+struct PartialRow {
+  TuningKey key;
+  MeasureSettings settings;
+  CandidateRecord candidate;
+};
+[[nodiscard]] std::string partial_to_json(const PartialRow& row);
+[[nodiscard]] Result<PartialRow> partial_from_json(std::string_view text);
 
 // JSON: {"format": "ktune-tuning-cache", "version": 1, "records": [...]}. Each record carries its
 // candidate_count; a record whose rows disagree with it is a parse error. Records that parse but

@@ -98,6 +98,11 @@ struct SelectorOptions {
   std::chrono::milliseconds run_timeout{0};
   std::chrono::milliseconds run_timeout_floor{10'000};
   double slow_factor = 50;
+  // One tuner per device: the folder of the per-device lock files (<dir>/cpu.lock, ...) that a
+  // selection holds from compiling to storing its pick; another ktune waits for it, then is
+  // served the pick from the cache if it tuned the same problem. Empty: no lock (the CLI sets
+  // <cache dir>/locks).
+  std::filesystem::path lock_dir;
 };
 
 struct Selection {
