@@ -33,4 +33,25 @@ class SampleSource {
 // warm_up(options.warmup_runs), one sample, then runs_for_budget - 1 more; the first error.
 [[nodiscard]] Result<BenchStats> measure_samples(const BenchOptions& options, SampleSource& source);
 
+// Early abandonment (issue 19): the timed runs after which a candidate may be abandoned. Three is
+// the fewest whose fastest run says something about the candidate rather than about one
+// interrupt: the chance that all three of an as-fast candidate land above the bound is the cube
+// of one run's (select/abandon_rule.h).
+inline constexpr int kAbandonAfterRuns = 3;
+
+// A measurement that may have stopped early.
+struct Measurement {
+  BenchStats stats;        // of the runs made (kAbandonAfterRuns of them when abandoned)
+  bool abandoned = false;  // the fastest of the first runs was above the bound
+};
+
+// True when the fastest of `ns` (kAbandonAfterRuns samples or more) is above `above_ns`; never
+// for `above_ns` <= 0 (no bound) or fewer samples.
+[[nodiscard]] bool should_abandon(const std::vector<double>& ns, double above_ns);
+
+// measure_samples, stopping after kAbandonAfterRuns timed runs when should_abandon(above_ns).
+// The runs are sampled in the same batches as measure_samples' when there is no bound.
+[[nodiscard]] Result<Measurement> measure_or_abandon(const BenchOptions& options,
+                                                     SampleSource& source, double above_ns);
+
 }  // namespace ktune

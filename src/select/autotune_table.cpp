@@ -147,14 +147,26 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
         "for {})\n",
         record.winner);
   }
+  std::size_t abandoned = 0;
   for (const CandidateRecord* c : failed) {
+    if (c->outcome == Outcome::kAbandoned && c->stats && c->stats->median_ns > 0) {
+      // Its partial median, of the few runs it made: slower than the best, by how much is rough.
+      ++abandoned;
+      out += fmt::format("  {:<{}}  {:<17} {} median of {} runs; {}{}\n", c->name, width,
+                         outcome_name(c->outcome), format_time(c->stats->median_ns), c->stats->runs,
+                         one_line(c->message, 120), basis(*c));
+      continue;
+    }
     out += fmt::format("  {:<{}}  {:<17} {}{}\n", c->name, width, outcome_name(c->outcome),
                        one_line(c->message, 160), basis(*c));
   }
+  const std::string abandoned_count =
+      abandoned > 0 ? fmt::format("{} abandoned, ", abandoned) : std::string();
   out += fmt::format(
-      "{} candidates ({} valid, {} failed); {:.2f} s compiling, {:.2f} s verifying and "
+      "{} candidates ({} valid, {}{} failed); {:.2f} s compiling, {:.2f} s verifying and "
       "benchmarking{}\n",
-      record.candidates.size(), ok.size(), failed.size(), record.compile_s, record.bench_s,
+      record.candidates.size(), ok.size(), abandoned_count, failed.size() - abandoned,
+      record.compile_s, record.bench_s,
       record.stand_in ? "; " + no_reference_note(*record.stand_in) : std::string());
   if (const auto& c = record.confidence) out += confidence_line(*c);
   return out;

@@ -135,6 +135,9 @@ void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
     }
     if (!ok) {
       fail(records[i], r.outcome, std::move(r.message));
+      // Abandoned: its partial statistics stay in the record (the table shows its median); it
+      // is not alive, so no later stage picks, re-measures or re-verifies it.
+      if (r.outcome == Outcome::kAbandoned) records[i].stats = r.stats;
     } else {
       records[i].stats = r.stats;
       const double ns = median(records[i]);
