@@ -15,6 +15,12 @@ int runs_for_budget(const BenchOptions& options, double first_ns) {
       static_cast<double>(std::max(options.max_runs, options.min_runs))));
 }
 
+int runs_before_abandoning(const BenchOptions& options, double first_ns) {
+  const double share_ns = kAbandonBudgetShare * options.budget_ms * 1e6;
+  return std::max(kAbandonAfterRuns,
+                  static_cast<int>(std::ceil(share_ns / std::max(first_ns, 1.0))));
+}
+
 bool should_abandon(const std::vector<double>& ns, double above_ns) {
   if (above_ns <= 0 || std::ssize(ns) < kAbandonAfterRuns) return false;
   return *std::min_element(ns.begin(), ns.end()) > above_ns;
@@ -36,11 +42,10 @@ Result<Measurement> measure_or_abandon(const BenchOptions& options, SampleSource
   // With a bound, the first kAbandonAfterRuns runs form a batch of their own, checked before the
   // rest are asked for: the point is not to spend the budget on a candidate that cannot win.
   int have = 1;
-  if (above_ns > 0 && wanted > kAbandonAfterRuns) {
-    if (Status s = source.sample(kAbandonAfterRuns - 1, &ns); !s) {
-      return std::unexpected(s.error());
-    }
-    have = kAbandonAfterRuns;
+  const int first_runs = runs_before_abandoning(options, ns.front());
+  if (above_ns > 0 && wanted > first_runs) {
+    if (Status s = source.sample(first_runs - 1, &ns); !s) return std::unexpected(s.error());
+    have = first_runs;
     if (should_abandon(ns, above_ns)) return Measurement{compute_stats(std::move(ns)), true};
   }
   if (wanted > have) {

@@ -38,10 +38,20 @@ class SampleSource {
 // interrupt: the chance that all three of an as-fast candidate land above the bound is the cube
 // of one run's (select/abandon_rule.h).
 inline constexpr int kAbandonAfterRuns = 3;
+// ...or as many as fill this share of the budget, when that is more: runs of a short kernel
+// follow each other within microseconds, so one preemption or clock dip hits all three alike
+// and they are not the independent draws the rule counts on (on a loaded 2-core machine, three
+// runs of a 3 us kernel were all 25% slow). Spread over a tenth of the budget they are; the
+// other nine tenths are still saved.
+inline constexpr double kAbandonBudgetShare = 0.1;
+
+// The timed runs before the abandonment check for a kernel whose first run took `first_ns`:
+// kAbandonAfterRuns, or the runs that fill kAbandonBudgetShare of the budget when more.
+[[nodiscard]] int runs_before_abandoning(const BenchOptions& options, double first_ns);
 
 // A measurement that may have stopped early.
 struct Measurement {
-  BenchStats stats;        // of the runs made (kAbandonAfterRuns of them when abandoned)
+  BenchStats stats;        // of the runs made (runs_before_abandoning of them when abandoned)
   bool abandoned = false;  // the fastest of the first runs was above the bound
 };
 
@@ -49,7 +59,7 @@ struct Measurement {
 // for `above_ns` <= 0 (no bound) or fewer samples.
 [[nodiscard]] bool should_abandon(const std::vector<double>& ns, double above_ns);
 
-// measure_samples, stopping after kAbandonAfterRuns timed runs when should_abandon(above_ns).
+// measure_samples, stopping after runs_before_abandoning timed runs when should_abandon(above_ns).
 // The runs are sampled in the same batches as measure_samples' when there is no bound.
 [[nodiscard]] Result<Measurement> measure_or_abandon(const BenchOptions& options,
                                                      SampleSource& source, double above_ns);

@@ -37,8 +37,8 @@ struct BenchmarkRequest {
   // false: measure without verifying first, for a candidate that already passed on this
   // problem (re-measuring close calls); a failing run is still a launch_error.
   bool verify = true;
-  // Early abandonment (issue 19): above 0, measuring stops after the first kAbandonAfterRuns
-  // timed runs when the fastest of them is above this many ns (bench/measure_loop.h), and the
+  // Early abandonment (issue 19): above 0, measuring stops after the first few timed runs
+  // (runs_before_abandoning) when the fastest of them is above this many ns (measure_loop.h); the
   // answer is kAbandoned with those runs' statistics. The parent derives it from the best
   // candidate so far (select/abandon_rule.h); 0: measured to the full budget.
   double abandon_above_ns = 0;

@@ -1,5 +1,6 @@
-// measure_or_abandon: the measurement loop stops after its first kAbandonAfterRuns timed runs
-// when the fastest of them is above the bound, and otherwise samples as measure_samples does.
+// measure_or_abandon: the measurement loop stops after its first timed runs
+// (runs_before_abandoning) when the fastest of them is above the bound, and otherwise samples as
+// measure_samples does.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,6 +71,18 @@ TEST(MeasureOrAbandon, OneFastRunAmongTheFirstKeepsMeasuringToTheBudget) {
   EXPECT_FALSE(m->abandoned);
   EXPECT_EQ(m->stats.runs, 10);  // the budget's count from the first sample
   EXPECT_EQ(source.batches, (std::vector<int>{1, kAbandonAfterRuns - 1, 10 - kAbandonAfterRuns}));
+}
+
+TEST(MeasureOrAbandon, AShortKernelIsJudgedOnATenthOfTheBudgetNotThreeRuns) {
+  // 1e4 ns a run: 100 fit the 1 ms budget (20 at most), a tenth of it holds 10.
+  EXPECT_EQ(runs_before_abandoning(options(), 1e4), 10);
+  EXPECT_EQ(runs_before_abandoning(options(), 1e6), kAbandonAfterRuns);  // a slow kernel
+  ScriptedSource source({1e4});
+  auto m = measure_or_abandon(options(), source, 0.5e4);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_TRUE(m->abandoned);
+  EXPECT_EQ(m->stats.runs, 10);
+  EXPECT_EQ(source.batches, (std::vector<int>{1, 9}));
 }
 
 TEST(MeasureOrAbandon, WithoutABoundSamplesInMeasureSamplesBatches) {
