@@ -34,12 +34,15 @@ print("| space | product | valid (ktune / KT) | ktune count (`stats`) | ktune bu
       "| Kernel Tuner build | KT / ktune build |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 bad = False
+ms = lambda wall, cpu: f"{wall*1e3:.0f} ms ({cpu*1e3:.0f} ms CPU)"
 for s in spaces:
     o, t = ours[s["name"]], theirs[s["name"]]
     same = o["valid"] == o["enumerated"] == t["valid"]
     bad |= not same
     print(f"| {s['name']} | {o['product']:.3g} | {o['valid']} / {t['valid']}{'' if same else ' DIFFER'} "
-          f"| {o['count_seconds']*1e3:.1f} ms | {o['enumerate_seconds']*1e3:.1f} ms "
-          f"| {t['seconds']*1e3:.0f} ms | {t['seconds']/o['enumerate_seconds']:.0f}x |")
+          f"| {ms(o['count_seconds'], o['count_cpu_seconds'])} "
+          f"| {ms(o['enumerate_seconds'], o['enumerate_cpu_seconds'])} "
+          f"| {ms(t['seconds'], t['cpu_seconds'])} "
+          f"| {t['seconds']/o['enumerate_seconds']:.0f}x ({t['cpu_seconds']/o['enumerate_cpu_seconds']:.0f}x CPU) |")
 sys.exit(1 if bad else 0)
 PY

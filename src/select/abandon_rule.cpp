@@ -26,9 +26,9 @@ double BestSoFar::abandon_bound_ns() const {
   return fastest_.front().median_ns * (1 + std::max(kAbandonSigmas * spread, kAbandonMinMargin));
 }
 
-std::optional<std::chrono::milliseconds> BestSoFar::deadline(double reference_ms) const {
+std::optional<std::chrono::milliseconds> BestSoFar::deadline(double prepare_ms) const {
   if (fastest_.empty()) return std::nullopt;
-  const double ms = 2 * reference_ms + kDeadlineFactor * fastest_.front().request_ms;
+  const double ms = prepare_ms + kDeadlineFactor * fastest_.front().request_ms;
   return kDeadlineStartup + std::chrono::milliseconds(static_cast<long>(std::ceil(ms)));
 }
 

@@ -33,7 +33,7 @@ inline constexpr int kSpreadOver = 3;
 // abandoned after its first runs anyway, so only one that hangs or is far slower reaches it.
 inline constexpr double kDeadlineFactor = 4;
 // Plus what a fresh worker needs before the candidate's first call when the last one was killed:
-// start, load the shared object, allocate the problem (the reference's own runs come on top).
+// start its device, load the shared object (preparing the problem comes on top: deadline()).
 inline constexpr std::chrono::milliseconds kDeadlineStartup{2000};
 
 class BestSoFar {
@@ -46,10 +46,11 @@ class BestSoFar {
   // spread, kAbandonMinMargin)); 0 (none) before a candidate with kAbandonAfterRuns runs or more
   // has been seen, as its spread is unknown.
   [[nodiscard]] double abandon_bound_ns() const;
-  // The deadline of the next request: kDeadlineStartup + two reference runs (a fresh worker runs
-  // the reference on both data sets) + kDeadlineFactor times the best candidate's request;
-  // nullopt before any candidate has been seen.
-  [[nodiscard]] std::optional<std::chrono::milliseconds> deadline(double reference_ms) const;
+  // The deadline of the next request: kDeadlineStartup + `prepare_ms` (what a fresh worker
+  // spends preparing the problem before the candidate's first call: the reference on both data
+  // sets) + kDeadlineFactor times the best candidate's request; nullopt before any candidate has
+  // been seen.
+  [[nodiscard]] std::optional<std::chrono::milliseconds> deadline(double prepare_ms) const;
 
  private:
   struct Seen {

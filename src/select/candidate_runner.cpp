@@ -124,7 +124,10 @@ Status CandidateRunner::prepare_in_worker(const Choice& reference, const LaunchS
   probe.verify = false;
   const std::chrono::milliseconds limit =
       options_.run_timeout.count() > 0 ? options_.run_timeout : options_.run_timeout_floor * 6;
+  const auto start = std::chrono::steady_clock::now();
   Result<BenchmarkResponse> response = pool_->run(probe, limit);
+  prepare_ms_ =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!response) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("reference {}: {}", reference.name(), response.error().message));
@@ -173,7 +176,11 @@ std::chrono::milliseconds CandidateRunner::deadline(const BenchOptions& bench) c
   // Once a candidate has been measured, a hang costs a few of its requests rather than the
   // floor: the reference alone cannot tell a slow kernel from a stuck one, the best candidate's
   // time can. Never longer than before.
-  if (auto from_best = best_.deadline(reference_ms)) return std::min(from_reference, *from_best);
+  // What a fresh worker spends before the candidate's first call: the reference on both data
+  // sets, or what the reference's preparing request took when it ran in a worker (allocating
+  // and filling the buffers too).
+  const double prepare_ms = std::max(2 * reference_ms, prepare_ms_);
+  if (auto from_best = best_.deadline(prepare_ms)) return std::min(from_reference, *from_best);
   return from_reference;
 }
 

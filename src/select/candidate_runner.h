@@ -98,6 +98,7 @@ class CandidateRunner {
   std::optional<LaunchSpec> reference_launch_;  // a reference the workers run
   std::filesystem::path reference_file_;        // a reference only this process can run
   double reference_ns_ = 0;                     // one run of the reference, for deadlines
+  double prepare_ms_ = 0;  // the reference's preparing request in a worker, whole, for deadlines
   // The fastest candidates run() measured in full: the abandonment bound and the deadline of
   // every later request. Tracked here, where every request passes, so that whatever order the
   // selection runs candidates in, each is held against the best before it.

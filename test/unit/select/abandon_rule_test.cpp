@@ -56,14 +56,14 @@ TEST(BestSoFar, TooFewRunsToKnowTheSpreadGiveNoBound) {
   EXPECT_TRUE(best.deadline(0).has_value());  // its time still bounds a hang
 }
 
-TEST(BestSoFar, DeadlineIsAFewBestRequestsPlusStartupAndTheReference) {
+TEST(BestSoFar, DeadlineIsAFewBestRequestsPlusStartupAndPreparing) {
   BestSoFar best;
   best.observe(measured(2000, 0.02), 250);  // slower, longer request
   best.observe(measured(1000, 0.02), 120);  // the best: its request counts
-  const auto d = best.deadline(/*reference_ms=*/10);
+  const auto d = best.deadline(/*prepare_ms=*/20);
   ASSERT_TRUE(d.has_value());
-  EXPECT_EQ(*d, kDeadlineStartup + std::chrono::milliseconds(
-                                       static_cast<long>(2 * 10 + kDeadlineFactor * 120)));
+  EXPECT_EQ(*d, kDeadlineStartup +
+                    std::chrono::milliseconds(static_cast<long>(20 + kDeadlineFactor * 120)));
   // Seconds, not the old 10 s floor.
   EXPECT_LT(*d, 10s);
 }
