@@ -4,7 +4,7 @@
 # bench/abandon_regret.cpp tunes each problem with and without abandonment, REPEATS times
 # (alternating which goes first), and re-measures the two picks side by side in alternating
 # rounds when they differ. Prints a markdown section for docs/benchmarks.md.
-# Usage: bench/abandon_regret.sh [BUILD] [REPEATS]
+# Usage: [SPECS="a.yaml b.yaml"] bench/abandon_regret.sh [BUILD] [REPEATS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -19,7 +19,7 @@ echo "(the load varies during the run: the spread over repeats shows how much);"
 echo "ktune $(git rev-parse --short HEAD 2>/dev/null || echo '?'). Command: \`bench/abandon_regret.sh $build $repeats\`."
 echo "Regret: the abandoning run's pick over the full run's, re-measured side by side (1 when both"
 echo "picked the same). Tuning time: the selection only (the code cache is warm after the first)."
-for spec in examples/matmul_cpu/matmul.yaml examples/matmul_cpu/matmul_bias_relu.yaml; do
+for spec in ${SPECS:-examples/matmul_cpu/matmul.yaml examples/matmul_cpu/matmul_bias_relu.yaml}; do
   echo
   echo "\`$spec\`:"
   echo

@@ -16,9 +16,8 @@ int runs_for_budget(const BenchOptions& options, double first_ns) {
 }
 
 int runs_before_abandoning(const BenchOptions& options, double first_ns) {
-  const double share_ns = kAbandonBudgetShare * options.budget_ms * 1e6;
-  return std::max(kAbandonAfterRuns,
-                  static_cast<int>(std::ceil(share_ns / std::max(first_ns, 1.0))));
+  const double share = kAbandonBudgetShare * runs_for_budget(options, first_ns);
+  return std::max(kAbandonAfterRuns, static_cast<int>(std::ceil(share)));
 }
 
 bool should_abandon(const std::vector<double>& ns, double above_ns) {

@@ -38,15 +38,15 @@ class SampleSource {
 // interrupt: the chance that all three of an as-fast candidate land above the bound is the cube
 // of one run's (select/abandon_rule.h).
 inline constexpr int kAbandonAfterRuns = 3;
-// ...or as many as fill this share of the budget, when that is more: runs of a short kernel
+// ...or this share of the runs the budget asks for, when that is more: runs of a short kernel
 // follow each other within microseconds, so one preemption or clock dip hits all three alike
 // and they are not the independent draws the rule counts on (on a loaded 2-core machine, three
-// runs of a 3 us kernel were all 25% slow). Spread over a tenth of the budget they are; the
-// other nine tenths are still saved.
+// runs of a 3 us kernel were all 25% slow). Spread over a tenth of the measurement they are;
+// the other nine tenths are still saved.
 inline constexpr double kAbandonBudgetShare = 0.1;
 
 // The timed runs before the abandonment check for a kernel whose first run took `first_ns`:
-// kAbandonAfterRuns, or the runs that fill kAbandonBudgetShare of the budget when more.
+// kAbandonAfterRuns, or kAbandonBudgetShare of runs_for_budget when more.
 [[nodiscard]] int runs_before_abandoning(const BenchOptions& options, double first_ns);
 
 // A measurement that may have stopped early.

@@ -73,12 +73,17 @@ TEST(MeasureOrAbandon, OneFastRunAmongTheFirstKeepsMeasuringToTheBudget) {
   EXPECT_EQ(source.batches, (std::vector<int>{1, kAbandonAfterRuns - 1, 10 - kAbandonAfterRuns}));
 }
 
-TEST(MeasureOrAbandon, AShortKernelIsJudgedOnATenthOfTheBudgetNotThreeRuns) {
-  // 1e4 ns a run: 100 fit the 1 ms budget (20 at most), a tenth of it holds 10.
-  EXPECT_EQ(runs_before_abandoning(options(), 1e4), 10);
-  EXPECT_EQ(runs_before_abandoning(options(), 1e6), kAbandonAfterRuns);  // a slow kernel
+TEST(MeasureOrAbandon, AShortKernelIsJudgedOnATenthOfItsRunsNotThreeRuns) {
+  BenchOptions o = options();
+  o.max_runs = 200;
+  // 1e4 ns a run: 100 fill the 1 ms budget, a tenth of them is 10.
+  EXPECT_EQ(runs_before_abandoning(o, 1e4), 10);
+  // Capped by max_runs: 200 of 1e3 ns, not the 100 that would fill a tenth of the budget (and
+  // leave nothing to save past the cap).
+  EXPECT_EQ(runs_before_abandoning(o, 1e3), 20);
+  EXPECT_EQ(runs_before_abandoning(o, 1e6), kAbandonAfterRuns);  // a slow kernel
   ScriptedSource source({1e4});
-  auto m = measure_or_abandon(options(), source, 0.5e4);
+  auto m = measure_or_abandon(o, source, 0.5e4);
   ASSERT_TRUE(m.has_value());
   EXPECT_TRUE(m->abandoned);
   EXPECT_EQ(m->stats.runs, 10);
