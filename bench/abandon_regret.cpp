@@ -41,7 +41,8 @@ Result<Tuned> tune(const Backend& backend, const Spec& spec, const Problem& prob
   auto sel = selector.select(problem, candidates, reference);
   if (!sel) return std::unexpected(sel.error());
   Tuned t{*sel, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0};
-  for (const CandidateRecord& c : sel->record.candidates) t.abandoned += c.outcome == Outcome::kAbandoned;
+  for (const CandidateRecord& c : sel->record.candidates)
+    t.abandoned += c.outcome == Outcome::kAbandoned;
   return t;
 }
 
@@ -67,8 +68,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "error: {}\n", choices.error().message);
     return 1;
   }
-  fmt::print("| problem | repeat | candidates | abandoned | tune s, abandoning | tune s, full | "
-             "pick, abandoning | pick, full | regret |\n");
+  fmt::print(
+      "| problem | repeat | candidates | abandoned | tune s, abandoning | tune s, full | "
+      "pick, abandoning | pick, full | regret |\n");
   fmt::print("|---|---:|---:|---:|---:|---:|---|---|---:|\n");
   for (const ProblemDecl& decl : spec->problems) {
     auto problem = make_problem(*spec, decl);
@@ -77,11 +79,10 @@ int main(int argc, char** argv) {
       // Alternate which goes first, so that neither always finds the code cache warmer.
       auto first = tune(*backend, *spec, *problem, choices->candidates, choices->reference.get(),
                         r % 2 == 0);
-      auto second = tune(*backend, *spec, *problem, choices->candidates,
-                         choices->reference.get(), r % 2 != 0);
+      auto second = tune(*backend, *spec, *problem, choices->candidates, choices->reference.get(),
+                         r % 2 != 0);
       if (!first || !second) {
-        fmt::print(stderr, "error: {}\n",
-                   (!first ? first.error() : second.error()).message);
+        fmt::print(stderr, "error: {}\n", (!first ? first.error() : second.error()).message);
         return 1;
       }
       const Tuned& ab = r % 2 == 0 ? *first : *second;
@@ -101,8 +102,8 @@ int main(int argc, char** argv) {
         BenchOptions round;
         round.warmup_runs = 1;
         round.min_runs = round.max_runs = 5;
-        auto again = selector.measure_again(*problem, {pa, pf}, choices->reference.get(), round,
-                                            rounds);
+        auto again =
+            selector.measure_again(*problem, {pa, pf}, choices->reference.get(), round, rounds);
         if (!again) {
           fmt::print(stderr, "error: {}\n", again.error().message);
           return 1;

@@ -5,7 +5,6 @@
 // short). One JSON line per space, best of --repeats; the valid counts let the script check that
 // both tools built the same set.
 #include <fmt/format.h>
-
 #include <time.h>
 
 #include <algorithm>

@@ -11,8 +11,9 @@ namespace ktune {
 void BestSoFar::observe(const BenchStats& stats, double request_ms) {
   if (stats.runs <= 0 || stats.median_ns <= 0) return;
   Seen s{stats.median_ns, relative_spread(stats), stats.runs >= kAbandonAfterRuns, request_ms};
-  const auto at = std::upper_bound(fastest_.begin(), fastest_.end(), s,
-                                   [](const Seen& a, const Seen& b) { return a.median_ns < b.median_ns; });
+  const auto at =
+      std::upper_bound(fastest_.begin(), fastest_.end(), s,
+                       [](const Seen& a, const Seen& b) { return a.median_ns < b.median_ns; });
   fastest_.insert(at, s);
   if (std::ssize(fastest_) > kSpreadOver) fastest_.pop_back();
 }

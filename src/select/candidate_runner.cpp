@@ -175,10 +175,9 @@ std::chrono::milliseconds CandidateRunner::deadline(const BenchOptions& bench) c
       options_.run_timeout_floor + std::chrono::milliseconds(static_cast<long>(ms));
   // Once a candidate has been measured, a hang costs a few of its requests rather than the
   // floor: the reference alone cannot tell a slow kernel from a stuck one, the best candidate's
-  // time can. Never longer than before.
-  // What a fresh worker spends before the candidate's first call: the reference on both data
-  // sets, or what the reference's preparing request took when it ran in a worker (allocating
-  // and filling the buffers too).
+  // time can. Never longer than before. On top, what a fresh worker spends before the
+  // candidate's first call: the reference on both data sets, or what the reference's preparing
+  // request took when it ran in a worker (allocating and filling the buffers too).
   const double prepare_ms = std::max(2 * reference_ms, prepare_ms_);
   if (auto from_best = best_.deadline(prepare_ms)) return std::min(from_reference, *from_best);
   return from_reference;

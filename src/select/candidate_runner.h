@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "device/serve.h"
-#include "select/abandon_rule.h"
 #include "ktune/choice/choice.h"
 #include "ktune/select/selector.h"
+#include "select/abandon_rule.h"
 #include "worker/worker.h"
 
 namespace ktune {

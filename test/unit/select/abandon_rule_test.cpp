@@ -1,11 +1,12 @@
 // BestSoFar: the abandonment bound from the fastest candidates' median and spread, the deadline
 // from the best candidate's whole request; and the stages' handling of an abandoned candidate.
+#include "select/abandon_rule.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "bench/measure_loop.h"
-#include "select/abandon_rule.h"
 #include "unit/select/select_fixture.h"
 
 namespace ktune {
@@ -45,8 +46,8 @@ TEST(BestSoFar, SpreadOfOnlySlowerCandidatesBeyondTheFewIsForgotten) {
   BestSoFar best;
   best.observe(measured(5000, 0.5), 100);  // noisy and slow: pushed out by faster ones
   for (int i = 0; i < kSpreadOver; ++i) best.observe(measured(1000 + i, 0.01), 100);
-  EXPECT_NEAR(best.abandon_bound_ns(), 1000 * (1 + std::max(kAbandonSigmas * 0.01, kAbandonMinMargin)),
-              1e-6);
+  EXPECT_NEAR(best.abandon_bound_ns(),
+              1000 * (1 + std::max(kAbandonSigmas * 0.01, kAbandonMinMargin)), 1e-6);
 }
 
 TEST(BestSoFar, TooFewRunsToKnowTheSpreadGiveNoBound) {
