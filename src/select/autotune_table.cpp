@@ -160,12 +160,13 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
     out += fmt::format("  {:<{}}  {:<17} {}{}\n", c->name, width, outcome_name(c->outcome),
                        one_line(c->message, 160), basis(*c));
   }
+  // Abandoned candidates passed verification: valid, though not measured in full.
   const std::string abandoned_count =
-      abandoned > 0 ? fmt::format("{} abandoned, ", abandoned) : std::string();
+      abandoned > 0 ? fmt::format(", {} of them abandoned as slower", abandoned) : std::string();
   out += fmt::format(
-      "{} candidates ({} valid, {}{} failed); {:.2f} s compiling, {:.2f} s verifying and "
+      "{} candidates ({} valid, {} failed){}; {:.2f} s compiling, {:.2f} s verifying and "
       "benchmarking{}\n",
-      record.candidates.size(), ok.size(), abandoned_count, failed.size() - abandoned,
+      record.candidates.size(), ok.size() + abandoned, failed.size() - abandoned, abandoned_count,
       record.compile_s, record.bench_s,
       record.stand_in ? "; " + no_reference_note(*record.stand_in) : std::string());
   if (const auto& c = record.confidence) out += confidence_line(*c);

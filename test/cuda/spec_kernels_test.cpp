@@ -67,7 +67,7 @@ TEST(CudaSpecGpu, PlantedFaultsCostOneCandidateEach) {
   if (!cuda_device_info(0)) GTEST_SKIP() << "[SKIP] no CUDA GPU";
   ScratchDir cache("cuda-spec-faults");
   CliResult r = run_cli(cache.path(), {"tune", data_path("cuda_spec/faults.yaml"),
-                                       "--run-timeout-ms", "5000", "--no-cache", "--no-abandon"});
+                                       "--run-timeout-ms", "5000", "--no-cache"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // 2 x 2 healthy configs (B = 2048 is over the device's limits), 3 planted.
   EXPECT_THAT(r.output, HasSubstr("7 candidates (4 valid, 3 failed)"));

@@ -45,12 +45,9 @@ inline std::string write_fault_spec(const ScratchDir& dir, const std::vector<int
 
 // Tuning flags that keep the suite quick: a 3 s deadline per candidate, a 256 MiB memory limit
 // (small enough that the unbounded allocator reaches it well within the deadline on a loaded
-// 2-core machine; with 1 GiB it sometimes timed out first). --no-abandon: a correct but slow
-// planted kernel (FAULT 2, 22) is measured in full and counted valid, as the tests expect.
+// 2-core machine; with 1 GiB it sometimes timed out first).
 inline std::vector<std::string> fault_tune_args(const std::string& spec) {
-  return {
-      "tune", spec,          "--budget-ms", "5", "--run-timeout-ms", "3000", "--memory-limit-mb",
-      "256",  "--no-abandon"};
+  return {"tune", spec, "--budget-ms", "5", "--run-timeout-ms", "3000", "--memory-limit-mb", "256"};
 }
 
 }  // namespace ktune::test

@@ -13,7 +13,6 @@
 namespace ktune::test {
 namespace {
 
-using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
 // The spec of test/data/faults/hang_grid.cpp: V over 0..configs-1, a hang every `every`.
@@ -56,9 +55,8 @@ TEST(HangDeadline, ThreeHangsAmongTwentyCostSecondsNotTheFloor) {
   const std::string spec = write_hang_spec(dir, 20, 6);  // V = 5, 11 and 17 hang
   CliResult r = run_cli(dir.path() / "cache", {"tune", spec, "--budget-ms", "20"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  // Identical kernels otherwise: on a loaded machine one may be abandoned, none may fail.
-  EXPECT_THAT(r.output,
-              ContainsRegex("20 candidates \\([0-9]+ valid, ([0-9]+ abandoned, )?3 failed\\)"));
+  // Abandoned ones (identical kernels, but a loaded machine) passed verification: valid.
+  EXPECT_THAT(r.output, HasSubstr("20 candidates (17 valid, 3 failed)"));
   for (int v : {5, 11, 17}) {
     const std::string name = fmt::format("add_V{}_", v);
     const auto at = r.output.find(name);

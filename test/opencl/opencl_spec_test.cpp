@@ -31,11 +31,9 @@ std::vector<std::string> with_quick(std::vector<std::string> args) {
 TEST(OpenCLSpec, TheStencilExampleTunesEndToEnd) {
   KTUNE_REQUIRE_OPENCL();
   ScratchDir cache("ocl-stencil");
-  CliResult r =
-      run_cli(cache.path(),
-              // --no-abandon: every one of the 132 is measured, so that all count as valid.
-              with_quick({"tune", source_path("examples/opencl_stencil/spec.yaml"), "--problem",
-                          "ci", "--no-abandon"}));
+  CliResult r = run_cli(
+      cache.path(),
+      with_quick({"tune", source_path("examples/opencl_stencil/spec.yaml"), "--problem", "ci"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("AUTOTUNE heat_step(ci)"));
   EXPECT_THAT(r.output, HasSubstr("132 candidates (132 valid, 0 failed)"));
@@ -52,9 +50,8 @@ TEST(OpenCLSpec, TheStencilExampleTunesEndToEnd) {
 TEST(OpenCLSpec, AnOutOfBoundsWriteAndAHangCostOneCandidateEach) {
   KTUNE_REQUIRE_OPENCL();
   ScratchDir cache("ocl-faults");
-  CliResult r =
-      run_cli(cache.path(), with_quick({"tune", data_path("opencl_spec/faults.yaml"),
-                                        "--run-timeout-ms", "4000", "--no-cache", "--no-abandon"}));
+  CliResult r = run_cli(cache.path(), with_quick({"tune", data_path("opencl_spec/faults.yaml"),
+                                                  "--run-timeout-ms", "4000", "--no-cache"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("8 candidates (6 valid, 2 failed)"));
   EXPECT_THAT(r.output, HasSubstr("redzone_violation"));
