@@ -37,13 +37,18 @@ struct BenchmarkRequest {
   // false: measure without verifying first, for a candidate that already passed on this
   // problem (re-measuring close calls); a failing run is still a launch_error.
   bool verify = true;
+  // Early abandonment (issue 19): above 0, measuring stops after the first few timed runs
+  // (runs_before_abandoning) when the fastest of them is above this many ns (measure_loop.h); the
+  // answer is kAbandoned with those runs' statistics. The parent derives it from the best
+  // candidate so far (select/abandon_rule.h); 0: measured to the full budget.
+  double abandon_above_ns = 0;
 };
 
 struct BenchmarkResponse {
   std::uint64_t id = 0;
   Outcome outcome = Outcome::kOk;
   std::string message;
-  std::optional<BenchStats> stats;  // when measured and ok
+  std::optional<BenchStats> stats;  // when measured and ok, or abandoned (the runs it made)
   std::string output_tail;          // the worker's stdout/stderr tail (filled in by the parent)
   // The worker cannot serve another request (a sticky device error such as a CUDA illegal
   // address poisons its context): it exits after this response and the pool starts a fresh one.

@@ -66,7 +66,8 @@ BenchmarkResponse RequestFlow::answer(const BenchmarkRequest& request,
   response.restart = v.restart;
   if (!v.ok()) {
     response.message = std::move(v.message);
-    response.stats.reset();
+    // An abandoned candidate keeps the statistics of the runs it made (its partial median).
+    if (v.outcome != Outcome::kAbandoned) response.stats.reset();
   }
   return response;
 }
@@ -288,16 +289,22 @@ RequestFlow::Verdict RequestFlow::measure(const BenchmarkRequest& request,
   // in many short rounds): its first and last runs are checked.
   TimedChecks checked(**source, b, p.reference ? &*p.reference : nullptr,
                       request.verify ? TimedChecks::kAlwaysChecked : 1);
-  Result<BenchStats> stats = measure_samples(request.bench, checked);
+  Result<Measurement> m = measure_or_abandon(request.bench, checked, request.abandon_above_ns);
   if (checked.failed().outcome != Outcome::kOk) {
     return {checked.failed().outcome, checked.failed().message};
   }
-  if (!stats) return failure(stats.error());
+  if (!m) return failure(m.error());
   // A fault of the last sample shows here at the latest, and no response is ok while one is
   // pending.
   if (Status s = b.finish(); !s) return failure(s.error());
-  response->stats = *stats;
+  response->stats = m->stats;
   response->message = (*source)->note();
+  if (m->abandoned) {
+    return {Outcome::kAbandoned,
+            fmt::format("fastest of the first {} runs {:.4g} ms is above the bound {:.4g} ms "
+                        "from the best so far",
+                        m->stats.runs, m->stats.min_ns / 1e6, request.abandon_above_ns / 1e6)};
+  }
   return {};
 }
 

@@ -156,7 +156,16 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
         "for {})\n",
         record.winner);
   }
+  std::size_t abandoned = 0;
   for (const CandidateRecord* c : failed) {
+    if (c->outcome == Outcome::kAbandoned && c->stats && c->stats->median_ns > 0) {
+      // Its partial median, of the few runs it made: slower than the best, by how much is rough.
+      ++abandoned;
+      out += fmt::format("  {:<{}}  {:<17} {} median of {} runs; {}{}\n", c->name, width,
+                         outcome_name(c->outcome), format_time(c->stats->median_ns), c->stats->runs,
+                         one_line(c->message, 120), basis(*c));
+      continue;
+    }
     out += fmt::format("  {:<{}}  {:<17} {}{}\n", c->name, width, outcome_name(c->outcome),
                        one_line(c->message, 160), basis(*c));
   }
@@ -167,11 +176,15 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
                                           : "not evaluated: " + left_out->message,
                                       200))
                : std::string();
+  // Abandoned candidates passed verification: valid, though not measured in full.
+  const std::string abandoned_count =
+      abandoned > 0 ? fmt::format(", {} of them abandoned as slower", abandoned) : std::string();
   out += fmt::format(
-      "{} candidates ({} valid, {} failed{}); {:.2f} s compiling, {:.2f} s verifying and "
+      "{} candidates ({} valid, {} failed{}){}; {:.2f} s compiling, {:.2f} s verifying and "
       "benchmarking{}\n",
-      record.candidates.size(), ok.size(), failed.size(), not_measured, record.compile_s,
-      record.bench_s, record.stand_in ? "; " + no_reference_note(*record.stand_in) : std::string());
+      record.candidates.size(), ok.size() + abandoned, failed.size() - abandoned, not_measured,
+      abandoned_count, record.compile_s, record.bench_s,
+      record.stand_in ? "; " + no_reference_note(*record.stand_in) : std::string());
   if (const auto& c = record.confidence) out += confidence_line(*c);
   return out;
 }

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -123,7 +125,10 @@ Status CandidateRunner::prepare_in_worker(const Choice& reference, const LaunchS
   probe.verify = false;
   const std::chrono::milliseconds limit =
       options_.run_timeout.count() > 0 ? options_.run_timeout : options_.run_timeout_floor * 6;
+  const auto start = std::chrono::steady_clock::now();
   Result<BenchmarkResponse> response = pool_->run(probe, limit);
+  prepare_ms_ =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!response) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("reference {}: {}", reference.name(), response.error().message));
@@ -200,7 +205,16 @@ std::chrono::milliseconds CandidateRunner::deadline(const BenchOptions& bench) c
   const double runs = bench.warmup_runs + 2 + bench.min_runs;
   const double reference_ms = reference_ns_ / 1e6;
   const double ms = reference_ms * (options_.slow_factor * runs + 2) + bench.budget_ms;
-  return options_.run_timeout_floor + std::chrono::milliseconds(static_cast<long>(ms));
+  const auto from_reference =
+      options_.run_timeout_floor + std::chrono::milliseconds(static_cast<long>(ms));
+  // Once a candidate has been measured, a hang costs a few of its requests rather than the
+  // floor: the reference alone cannot tell a slow kernel from a stuck one, the best candidate's
+  // time can. Never longer than before. On top, what a fresh worker spends before the
+  // candidate's first call: the reference on both data sets, or what the reference's preparing
+  // request took when it ran in a worker (allocating and filling the buffers too).
+  const double prepare_ms = std::max(2 * reference_ms, prepare_ms_);
+  if (auto from_best = best_.deadline(prepare_ms)) return std::min(from_reference, *from_best);
+  return from_reference;
 }
 
 BenchmarkRequest CandidateRunner::request_for(const Choice& choice, bool measure,
@@ -281,7 +295,13 @@ RunResult CandidateRunner::run_request(Choice& choice, const BenchmarkRequest& r
 }
 
 RunResult CandidateRunner::run(Choice& choice, bool measure) {
-  return run_request(choice, request_for(choice, measure, options_.bench), options_.bench);
+  BenchmarkRequest request = request_for(choice, measure, options_.bench);
+  if (measure && options_.abandon) request.abandon_above_ns = best_.abandon_bound_ns();
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r = run_request(choice, request, options_.bench);
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+  if (measure && r.outcome == Outcome::kOk && r.stats) best_.observe(*r.stats, took.count());
+  return r;
 }
 
 Result<std::vector<BenchStats>> CandidateRunner::remeasure(

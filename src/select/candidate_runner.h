@@ -28,6 +28,7 @@
 #include "device/serve.h"
 #include "ktune/choice/choice.h"
 #include "ktune/select/selector.h"
+#include "select/abandon_rule.h"
 #include "worker/worker.h"
 
 namespace ktune {
@@ -56,7 +57,9 @@ class CandidateRunner {
   // on (StageRunner::adopt_stand_in); on a device it is run as one at once. A failure leaves
   // no reference.
   [[nodiscard]] Status adopt_stand_in(Choice& candidate);
-  // Verifies the candidate and, with `measure`, measures it.
+  // Verifies the candidate and, with `measure`, measures it: kAbandoned, with the statistics of
+  // its first runs, when they are all clearly slower than the best candidate run() measured
+  // before (SelectorOptions::abandon, select/abandon_rule.h).
   [[nodiscard]] RunResult run(Choice& choice, bool measure);
   // Measures the given candidates again, `rounds` times each, alternating between them every
   // round; the stats of each in the same order. Candidates must have passed run().
@@ -98,6 +101,11 @@ class CandidateRunner {
   std::optional<LaunchSpec> reference_launch_;  // a reference the workers run
   std::filesystem::path reference_file_;        // a reference only this process can run
   double reference_ns_ = 0;                     // one run of the reference, for deadlines
+  double prepare_ms_ = 0;  // the reference's preparing request in a worker, whole, for deadlines
+  // The fastest candidates run() measured in full: the abandonment bound and the deadline of
+  // every later request. Tracked here, where every request passes, so that whatever order the
+  // selection runs candidates in, each is held against the best before it.
+  BestSoFar best_;
   // CPU choices run in this process, loaded once.
   std::map<const Choice*, std::shared_ptr<const DeviceLaunch>> loaded_;
   std::uint64_t next_id_ = 1;

@@ -160,6 +160,9 @@ bool RunOne::run(std::size_t i) {
   }
   if (!ok) {
     fail(records_[i], r.outcome, std::move(r.message));
+    // Abandoned: its partial statistics stay in the record (the table shows its median); it is
+    // not alive, so no later stage picks, re-measures or re-verifies it.
+    if (r.outcome == Outcome::kAbandoned) records_[i].stats = r.stats;
   } else {
     records_[i].stats = r.stats;
     const double ns = median(records_[i]);

@@ -65,6 +65,7 @@ BenchmarkRequest decode_request(JsonReader& r, const Json& j) {
   decode_member(r, j, "bench", q.bench);
   q.measure = r.boolean(j, "", "measure");
   q.verify = r.boolean(j, "", "verify");
+  q.abandon_above_ns = r.f64(j, "", "abandon_above_ns");
   return q;
 }
 
@@ -118,7 +119,8 @@ std::string encode_request(const BenchmarkRequest& request, std::string_view non
             {"expected", request.expected.string()},
             {"bench", Json(encode_json(request.bench))},
             {"measure", request.measure},
-            {"verify", request.verify}};
+            {"verify", request.verify},
+            {"abandon_above_ns", request.abandon_above_ns}};
   if (request.tolerance) j["tolerance"] = Json(encode_json(*request.tolerance));
   if (request.reference) j["reference"] = Json(encode_json(*request.reference));
   if (!nonce.empty()) j["nonce"] = std::string(nonce);

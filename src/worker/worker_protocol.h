@@ -33,8 +33,9 @@ inline constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
 // misreading a request. A pong without it is from before versioning: protocol 0.
 // 2: the request's nonce; 3: the response's reference_ns (the worker runs the references of CPU
 // problems too); 4: a problem's args may carry role scratch, an npy init (path and digest), an
-// output's own tolerance and nan_ok.
-inline constexpr int kWorkerProtocolVersion = 4;
+// output's own tolerance and nan_ok; 5: the request's abandon_above_ns, and an abandoned
+// response's stats.
+inline constexpr int kWorkerProtocolVersion = 5;
 
 [[nodiscard]] std::string encode_ping();
 [[nodiscard]] std::string encode_pong(int pid);

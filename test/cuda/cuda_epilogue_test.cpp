@@ -178,7 +178,9 @@ TEST_F(CudaEpilogueGpu, EveryFusedCandidateMatchesTheUnfusedReference) {
       Result<Selection> sel = select(p, set.candidates, set.reference.get());
       ASSERT_TRUE(sel.has_value()) << text << ": " << sel.error().message;
       for (const CandidateRecord& c : sel->record.candidates) {
-        EXPECT_EQ(c.outcome, Outcome::kOk) << text << " " << c.name << ": " << c.message;
+        // Abandoned (issue 19): verified, then measured no further as clearly slower.
+        EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned)
+            << text << " " << c.name << ": " << c.message;
       }
     }
   }

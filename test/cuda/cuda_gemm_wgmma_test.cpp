@@ -244,7 +244,9 @@ class CudaGemmWgmmaGpu : public ::testing::Test {
     Result<Selection> sel = selector.select(p, candidates, set.reference.get());
     ASSERT_TRUE(sel.has_value()) << p.name << ": " << sel.error().message;
     for (const CandidateRecord& c : sel->record.candidates) {
-      EXPECT_EQ(c.outcome, Outcome::kOk) << p.name << " " << c.name << ": " << c.message;
+      // Abandoned (issue 19): verified, then measured no further as clearly slower.
+      EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned)
+          << p.name << " " << c.name << ": " << c.message;
     }
   }
 

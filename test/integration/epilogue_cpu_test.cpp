@@ -116,7 +116,9 @@ TEST_F(CpuEpilogue, EveryStepFusedVerifiesAgainstTheUnfusedReference) {
       SCOPED_TRACE(r.key.problem);
       ASSERT_EQ(r.candidates.size(), 4u);
       for (const CandidateRecord& c : r.candidates) {
-        EXPECT_EQ(c.outcome, Outcome::kOk) << c.name << ": " << c.message;
+        // Abandoned (issue 19): verified, then measured no further as clearly slower.
+        EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned)
+            << c.name << ": " << c.message;
       }
     }
   }
@@ -130,7 +132,8 @@ void expect_templates_fail(const std::vector<TuningRecord>& records) {
     int failed = 0;
     for (const CandidateRecord& c : r.candidates) {
       if (c.name == "openblas+epilogue") {
-        EXPECT_EQ(c.outcome, Outcome::kOk) << c.message;
+        // Abandoned (issue 19): verified, then measured no further as clearly slower.
+        EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned) << c.message;
         continue;
       }
       EXPECT_EQ(c.outcome, Outcome::kWrongResult) << c.name << ": " << c.message;

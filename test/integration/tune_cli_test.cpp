@@ -9,6 +9,7 @@
 namespace ktune::test {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -121,6 +122,9 @@ TEST(TuneCli, SpaceShowsWhatEachRestrictionRemoves) {
   EXPECT_THAT(r.output, HasSubstr("1 removed by: BLOCK != 32"));
   EXPECT_THAT(r.output, HasSubstr("3 valid configs"));
   EXPECT_THAT(r.output, HasSubstr("BLOCK=16"));
+  // The time taken, of counting and of enumerating (issue 19).
+  EXPECT_THAT(r.output, ContainsRegex("counted in [0-9.]+ s"));
+  EXPECT_THAT(r.output, ContainsRegex("enumerated 3 configs in [0-9.]+ s"));
 }
 
 }  // namespace

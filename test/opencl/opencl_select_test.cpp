@@ -80,7 +80,9 @@ TEST(OpenCLSelect, TunesASmallGemmInAWorkerAgainstTheNaiveReference) {
   ASSERT_TRUE(sel) << sel.error().message;
   ASSERT_EQ(sel->record.candidates.size(), 6u);
   for (const CandidateRecord& c : sel->record.candidates) {
-    EXPECT_EQ(c.outcome, Outcome::kOk) << c.name << ": " << c.message;
+    // Abandoned (issue 19): verified, then measured no further as clearly slower.
+    EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned)
+        << c.name << ": " << c.message;
     ASSERT_TRUE(c.stats.has_value()) << c.name;
     EXPECT_GT(c.stats->median_ns, 0) << c.name;
   }
@@ -114,7 +116,9 @@ TEST(OpenCLSelect, TunesTheRowSumInProcessWithoutWorkers) {
       EXPECT_EQ(c.outcome, Outcome::kUnsupported) << c.name << ": " << c.message;
       EXPECT_THAT(c.message, HasSubstr("cols; expected a multiple of VW=4, got 1002"));
     } else {
-      EXPECT_EQ(c.outcome, Outcome::kOk) << c.name << ": " << c.message;
+      // Abandoned (issue 19): verified, then measured no further as clearly slower.
+      EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned)
+          << c.name << ": " << c.message;
       ++ok;
     }
   }

@@ -62,11 +62,15 @@ bool print_space(const SpaceFlags& f, const SearchSpace& space, const std::strin
     return false;
   }
   if (f.list) {
+    const auto e0 = std::chrono::steady_clock::now();
     Result<std::vector<Config>> configs = space.enumerate();
     if (!configs) {
       fmt::print(stderr, "error: {}: {}\n", f.spec, configs.error().message);
       return false;
     }
+    // Before the list, so that a long list does not bury it; the time excludes printing.
+    fmt::print("{}enumerated {} configs in {:.3f} s\n", indent, configs->size(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - e0).count());
     for (const Config& c : *configs) fmt::print("{}{}\n", indent, c.str());
   }
   return true;

@@ -110,9 +110,13 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
                "Run generated code in the ktune process instead of a ktune-worker (faster to "
                "start; a crashing candidate then ends the run)");
   cmd.add_option("--run-timeout-ms", f.run_timeout_ms,
-                 "Deadline of one candidate in a worker (default: from the reference's time, at "
+                 "Deadline of one candidate in a worker (default: a few times the best "
+                 "candidate's so far plus 2 s; before the first, from the reference's time, at "
                  "least 10 s)")
       ->check(CLI::Range(1L, kMaxTimeoutMs));
+  cmd.add_flag("--no-abandon", f.no_abandon,
+               "Measure every candidate to its full budget, even one whose first runs are "
+               "clearly slower than the best so far");
   if (d.host_flags) {
     cmd.add_option("--memory-limit-mb", f.memory_limit_mb,
                    "Stop a candidate whose worker's resident memory exceeds this, as "
@@ -164,6 +168,7 @@ SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions 
   o.verbose = f.verbose && !f.quiet;
   if (f.in_process) o.isolate = false;
   if (f.run_timeout_ms) o.run_timeout = std::chrono::milliseconds(*f.run_timeout_ms);
+  if (f.no_abandon) o.abandon = false;
   if (f.memory_limit_mb) o.worker.memory_limit_bytes = *f.memory_limit_mb << 20;
   if (!f.json_log.empty()) o.json_log = f.json_log;
   if (f.strategy) o.search.strategy = *f.strategy;

@@ -32,6 +32,7 @@ struct SelectorFlags {
   bool verbose = false;
   bool in_process = false;
   std::optional<long> run_timeout_ms;
+  bool no_abandon = false;
   std::optional<std::size_t> memory_limit_mb;  // 0: no limit
   std::string json_log;
   // The search (override the spec's `search:`): strategy, candidates measured at most, wall
@@ -62,8 +63,8 @@ inline const CLI::Range kSizeRange(std::int64_t{1}, std::int64_t{1} << 31);
 
 // Registers --jobs/-j, --budget-ms, --min-runs, --max-runs, --warmup-runs, --close-call-band,
 // --no-flush, --no-cache, --retune, --seed, --top, --quiet/-q, --in-process, --run-timeout-ms,
-// --memory-limit-mb, --json-log, --strategy, --max-evals, --time-limit-s and --search-seed on
-// `cmd`, bound to `flags`.
+// --no-abandon, --memory-limit-mb, --json-log, --strategy, --max-evals, --time-limit-s and
+// --search-seed on `cmd`, bound to `flags`.
 void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagDefaults& d);
 
 // `base` (the command's defaults) with every flag given applied over it. --quiet silences the

@@ -94,7 +94,8 @@ struct SelectorOptions {
   WorkerOptions worker;
   // Deadline of one worker request: run_timeout when set, else run_timeout_floor plus room for a
   // candidate slow_factor times slower than the reference through its warm-up, verification and
-  // minimum runs, plus the budget.
+  // minimum runs, plus the budget; once a candidate has been measured, at most a small multiple
+  // of the best candidate's whole request plus a startup allowance (select/abandon_rule.h).
   std::chrono::milliseconds run_timeout{0};
   std::chrono::milliseconds run_timeout_floor{10'000};
   double slow_factor = 50;
@@ -103,6 +104,9 @@ struct SelectorOptions {
   // served the pick from the cache if it tuned the same problem. Empty: no lock (the CLI sets
   // <cache dir>/locks).
   std::filesystem::path lock_dir;
+  // Early abandonment: a candidate whose first timed runs are all clearly slower than the best so
+  // far stops being measured and is recorded abandoned with its partial statistics.
+  bool abandon = true;
 };
 
 struct Selection {

@@ -270,6 +270,22 @@ TEST_F(RequestFlowTest, ARightCandidateIsVerifiedAndMeasuredWithTheBudgetsCount)
   EXPECT_FALSE(r.restart);
 }
 
+TEST_F(RequestFlowTest, AboveTheBestSoFarIsAbandonedAfterItsFirstRunsWithTheirStats) {
+  BenchmarkRequest q = request("right");
+  q.abandon_above_ns = kSampleNs / 2;  // the best so far is twice as fast
+  BenchmarkResponse r = flow_.serve(q);
+  ASSERT_EQ(r.outcome, Outcome::kAbandoned) << r.message;
+  ASSERT_TRUE(r.stats);  // the partial statistics go back with it
+  EXPECT_EQ(r.stats->runs, kAbandonAfterRuns);
+  EXPECT_DOUBLE_EQ(r.stats->median_ns, kSampleNs);
+  EXPECT_EQ(counts_.sample_counts, std::vector<int>(kAbandonAfterRuns, 1));
+  // Within the bound it is measured to the budget as before.
+  q.abandon_above_ns = kSampleNs * 1.1;
+  r = flow_.serve(q);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
+  EXPECT_EQ(r.stats->runs, 10);
+}
+
 TEST_F(RequestFlowTest, EachWayOfBeingWrongHasItsOutcome) {
   const std::pair<const char*, Outcome> cases[] = {
       {"wrong", Outcome::kWrongResult},

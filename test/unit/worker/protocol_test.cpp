@@ -76,6 +76,7 @@ BenchmarkRequest full_request() {
              .flush_bytes = std::size_t{3} << 33};
   q.measure = false;
   q.verify = false;
+  q.abandon_above_ns = 1234.5;
   return q;
 }
 
@@ -132,6 +133,7 @@ TEST(ProtocolTest, RequestRoundTripKeepsEveryField) {
   EXPECT_EQ(d.bench.flush_bytes, std::size_t{3} << 33);
   EXPECT_FALSE(d.measure);
   EXPECT_FALSE(d.verify);
+  EXPECT_EQ(d.abandon_above_ns, 1234.5);
 }
 
 TEST(ProtocolTest, RequestDefaultsRoundTripWithAbsentTolerance) {

@@ -1,0 +1,111 @@
+// ktune's side of bench/space_build.sh: for each space of a spaces.json (name, params, restrictions
+// in syntax both muparser and Python read), the time to count the valid configs
+// (SearchSpace::stats, which multiplies where no restriction is left) and to build the valid set
+// (SearchSpace::enumerate, every config materialised, limits raised so that no space is cut
+// short). One JSON line per space, best of --repeats; the valid counts let the script check that
+// both tools built the same set.
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/json_reader.h"
+#include "ktune/space/search_space.h"
+
+namespace {
+
+using ktune::Json;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// This process's CPU time: on a machine shared with other jobs the wall time is mostly waiting
+// for a core, so both tools report both.
+double cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+int run(const std::string& file, int repeats, const std::string& only) {
+  std::ifstream in(file);
+  const Json spaces = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!spaces.is_array()) {
+    fmt::print(stderr, "space_build: {} is not a JSON array of spaces\n", file);
+    return 1;
+  }
+  ktune::SpaceLimits limits;
+  limits.max_evaluations = std::numeric_limits<std::uint64_t>::max();
+  limits.max_configs = std::numeric_limits<std::uint64_t>::max();
+  for (const Json& s : spaces) {
+    const std::string name = s.value("name", "");
+    if (!only.empty() && name != only) continue;
+    std::vector<ktune::Param> params;
+    for (const auto& [pname, values] : s.at("params").items()) {
+      ktune::Param p{pname, {}};
+      for (const Json& v : values) p.values.emplace_back(v.get<std::int64_t>());
+      params.push_back(std::move(p));
+    }
+    std::vector<std::string> restrictions;
+    for (const Json& r : s.at("restrictions")) restrictions.push_back(r.get<std::string>());
+    double count_s = std::numeric_limits<double>::infinity();
+    double build_s = count_s;
+    double count_cpu = count_s;
+    double build_cpu = count_s;
+    std::uint64_t total = 0, counted = 0, built = 0;
+    for (int r = 0; r < repeats; ++r) {
+      // Creating the space (parsing the restrictions) is part of building it, as in Kernel
+      // Tuner's Searchspace constructor.
+      auto t0 = std::chrono::steady_clock::now();
+      double c0 = cpu_seconds();
+      auto space = ktune::SearchSpace::create(params, restrictions);
+      if (!space) {
+        fmt::print(stderr, "space_build: {}: {}\n", name, space.error().message);
+        return 1;
+      }
+      auto stats = space->stats(limits);
+      count_s = std::min(count_s, seconds_since(t0));
+      count_cpu = std::min(count_cpu, cpu_seconds() - c0);
+      t0 = std::chrono::steady_clock::now();
+      c0 = cpu_seconds();
+      auto again = ktune::SearchSpace::create(params, restrictions);
+      if (!again) return 1;  // created above already: cannot fail here
+      auto configs = again->enumerate(limits);
+      build_s = std::min(build_s, seconds_since(t0));
+      build_cpu = std::min(build_cpu, cpu_seconds() - c0);
+      if (!stats || !configs) {
+        fmt::print(stderr, "space_build: {}: {}\n", name,
+                   (!stats ? stats.error() : configs.error()).message);
+        return 1;
+      }
+      total = stats->total;
+      counted = stats->valid;
+      built = configs->size();
+    }
+    fmt::print(R"({{"name": "{}", "product": {}, "valid": {}, "enumerated": {}, )"
+               R"("count_seconds": {:.6f}, "enumerate_seconds": {:.6f}, )"
+               R"("count_cpu_seconds": {:.6f}, "enumerate_cpu_seconds": {:.6f}}})"
+               "\n",
+               name, total, counted, built, count_s, build_s, count_cpu, build_cpu);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fmt::print(stderr, "usage: space_build SPACES.json [REPEATS] [ONLY]\n");
+    return 2;
+  }
+  const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  return run(argv[1], repeats, argc > 3 ? argv[3] : "");
+}
