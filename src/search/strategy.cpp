@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "search/strategies.h"
+
 namespace ktune {
 namespace {
 
@@ -33,7 +35,9 @@ constexpr std::size_t kAutoExhaustiveUpTo = 500;
 
 }  // namespace
 
-std::vector<std::string_view> strategy_names() { return {"auto", "exhaustive"}; }
+std::vector<std::string_view> strategy_names() {
+  return {"auto", "exhaustive", "random", "hill_climbing", "annealing", "genetic", "model"};
+}
 
 ResolvedStrategy resolve_strategy(const SearchOptions& options, std::size_t candidates) {
   if (options.strategy != "auto") return {options.strategy, options.max_evals};
@@ -64,10 +68,15 @@ Status check_search_options(const SearchOptions& options) {
 }
 
 Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const CandidateSpace& space,
-                                                std::uint64_t /*seed*/) {
+                                                std::uint64_t seed) {
   if (name == "exhaustive" || name == "auto") {
     return std::unique_ptr<Strategy>(std::make_unique<Exhaustive>(space.size()));
   }
+  if (name == "random") return search_detail::make_random(space, seed);
+  if (name == "hill_climbing") return search_detail::make_hill_climbing(space, seed);
+  if (name == "annealing") return search_detail::make_annealing(space, seed);
+  if (name == "genetic") return search_detail::make_genetic(space, seed);
+  if (name == "model") return search_detail::make_model(space, seed);
   return make_error(ErrorCode::kInvalidArgument,
                     fmt::format("unknown search strategy '{}'; expected one of {}", name,
                                 fmt::join(strategy_names(), ", ")));
