@@ -89,6 +89,12 @@ OrderedJson record_to_json(const TuningRecord& r) {
       }
       candidates.back()["metrics"] = std::move(metrics);
     }
+    // Likewise the parameters (library calls have none), in the space's order.
+    if (!c.params.empty()) {
+      OrderedJson params = OrderedJson::array();
+      for (const auto& [name, value] : c.params) params.push_back({{"name", name}, {"value", value}});
+      candidates.back()["params"] = std::move(params);
+    }
   }
   const TuningKey& k = r.key;
   // "digest" is for readers and `ktune cache show`; import recomputes it from the key.
@@ -134,6 +140,17 @@ CandidateRecord read_candidate(JsonReader& in, const Json& c, const std::string&
         const std::string item = JsonReader::index(at, i);
         if (!in.is_object((*ms)[i], item)) break;
         out.metrics.push_back({in.str((*ms)[i], item, "name"), in.f64((*ms)[i], item, "value")});
+      }
+    }
+  }
+  // Absent for library calls and in exports older than them.
+  if (JsonReader::has(c, "params")) {
+    if (const Json* ps = in.array(c, path, "params")) {
+      const std::string at = JsonReader::sub(path, "params");
+      for (std::size_t i = 0; i < ps->size() && in.ok(); ++i) {
+        const std::string item = JsonReader::index(at, i);
+        if (!in.is_object((*ps)[i], item)) break;
+        out.params.emplace_back(in.str((*ps)[i], item, "name"), in.str((*ps)[i], item, "value"));
       }
     }
   }

@@ -4,6 +4,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ktune/backend/backend.h"
 #include "ktune/core/launch_spec.h"
@@ -41,6 +43,12 @@ class Choice {
   // How a worker runs this choice on `problem` (after compile()). kUnsupported for choices that
   // run only in ktune's own process (CPU library calls).
   [[nodiscard]] virtual Result<LaunchSpec> launch_spec(const Problem& problem) const;
+  // The parameters this choice was made from, (name, value as text) in the space's order: what
+  // the tuning cache records so that a measured space can be replayed (`ktune simulate`) and
+  // exported. Empty for choices without parameters (library calls).
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> params() const {
+    return {};
+  }
 };
 
 using ChoicePtr = std::unique_ptr<Choice>;
