@@ -92,7 +92,9 @@ OrderedJson record_to_json(const TuningRecord& r) {
     // Likewise the parameters (library calls have none), in the space's order.
     if (!c.params.empty()) {
       OrderedJson params = OrderedJson::array();
-      for (const auto& [name, value] : c.params) params.push_back({{"name", name}, {"value", value}});
+      for (const auto& [name, value] : c.params) {
+        params.push_back({{"name", name}, {"value", value}});
+      }
       candidates.back()["params"] = std::move(params);
     }
   }

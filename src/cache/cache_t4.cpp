@@ -1,12 +1,12 @@
 // export_t4 / import_t4 (ktune/cache/t4.h).
-#include "ktune/cache/t4.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
+
+#include "ktune/cache/t4.h"
 
 namespace ktune {
 namespace {
@@ -18,17 +18,23 @@ using OJson = nlohmann::ordered_json;
 std::string_view invalidity(Outcome o) {
   switch (o) {
     case Outcome::kOk:
-    case Outcome::kAbandoned: return "correct";
+    case Outcome::kAbandoned:
+      return "correct";
     case Outcome::kCompileError:
-    case Outcome::kLoadError: return "compile";
-    case Outcome::kTimedOut: return "timeout";
+    case Outcome::kLoadError:
+      return "compile";
+    case Outcome::kTimedOut:
+      return "timeout";
     case Outcome::kWrongResult:
     case Outcome::kNanOutput:
     case Outcome::kUnwrittenOutput:
     case Outcome::kRedzoneViolation:
-    case Outcome::kInputModified: return "correctness";
-    case Outcome::kUnsupported: return "constraints";
-    default: return "runtime";
+    case Outcome::kInputModified:
+      return "correctness";
+    case Outcome::kUnsupported:
+      return "constraints";
+    default:
+      return "runtime";
   }
 }
 
@@ -73,9 +79,12 @@ std::string export_t4(const TuningRecord& record) {
     measurements.push_back({{"name", "ktune_name"}, {"value", c.name}, {"unit", ""}});
     if (c.stats) {
       measurements.push_back({{"name", "runs"}, {"value", c.stats->runs}, {"unit", ""}});
-      measurements.push_back({{"name", "min_time"}, {"value", c.stats->min_ns / 1e6}, {"unit", "ms"}});
-      measurements.push_back({{"name", "max_time"}, {"value", c.stats->max_ns / 1e6}, {"unit", "ms"}});
-      measurements.push_back({{"name", "mad_time"}, {"value", c.stats->mad_ns / 1e6}, {"unit", "ms"}});
+      measurements.push_back(
+          {{"name", "min_time"}, {"value", c.stats->min_ns / 1e6}, {"unit", "ms"}});
+      measurements.push_back(
+          {{"name", "max_time"}, {"value", c.stats->max_ns / 1e6}, {"unit", "ms"}});
+      measurements.push_back(
+          {{"name", "mad_time"}, {"value", c.stats->mad_ns / 1e6}, {"unit", "ms"}});
     }
     const std::string_view inv = invalidity(c.outcome);
     results.push_back({{"configuration", std::move(config)},
@@ -86,8 +95,10 @@ std::string export_t4(const TuningRecord& record) {
                        {"objectives", OJson::array({"time"})}});
   }
   OJson out{{"schema_version", "1.0.0"},
-            {"metadata", {{"timeunit", "milliseconds"}, {"problem", record.key.problem},
-                          {"device", record.key.device}}},
+            {"metadata",
+             {{"timeunit", "milliseconds"},
+              {"problem", record.key.problem},
+              {"device", record.key.device}}},
             {"results", std::move(results)}};
   return out.dump(1) + "\n";
 }
@@ -116,8 +127,8 @@ Result<std::vector<CandidateRecord>> import_t4(std::string_view text) {
     std::string config_text;
     for (const auto& [name, value] : r["configuration"].items()) {
       c.params.emplace_back(name, param_text(value));
-      config_text += fmt::format("{}{}={}", config_text.empty() ? "" : " ", name,
-                                 c.params.back().second);
+      config_text +=
+          fmt::format("{}{}={}", config_text.empty() ? "" : " ", name, c.params.back().second);
     }
     c.name = config_text.empty() ? fmt::format("result{}", i) : config_text;
     c.info = config_text;
@@ -154,9 +165,9 @@ Result<std::vector<CandidateRecord>> import_t4(std::string_view text) {
       std::sort(ms.begin(), ms.end());
       const std::size_t n = ms.size();
       const double median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
-      c.stats = BenchStats{median * 1e6, min_ms.value_or(ms.front()) * 1e6,
-                           max_ms.value_or(ms.back()) * 1e6, mad_ms.value_or(0) * 1e6,
-                           std::max(runs, 1)};
+      c.stats =
+          BenchStats{median * 1e6, min_ms.value_or(ms.front()) * 1e6,
+                     max_ms.value_or(ms.back()) * 1e6, mad_ms.value_or(0) * 1e6, std::max(runs, 1)};
     } else if (c.outcome == Outcome::kOk) {
       c.outcome = Outcome::kLaunchError;  // "correct" without a time: nothing to replay
       c.message = "T4 result without runtimes";

@@ -17,9 +17,9 @@ std::optional<std::string> params_to_text(const ParamList& params) {
 Result<ParamList> params_from_text(const std::string& text, const std::string& where) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   auto bad = [&] {
-    return make_error(ErrorCode::kParse,
-                      fmt::format("{}: params '{}' is not a JSON array of [name, value] strings",
-                                  where, text));
+    return make_error(
+        ErrorCode::kParse,
+        fmt::format("{}: params '{}' is not a JSON array of [name, value] strings", where, text));
   };
   if (!j.is_array()) return bad();
   ParamList out;

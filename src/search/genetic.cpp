@@ -19,8 +19,7 @@ namespace {
 class Genetic final : public Strategy {
  public:
   Genetic(const CandidateSpace& space, std::uint64_t seed)
-      : index_(space, seed),
-        population_(std::max<std::size_t>(8, 4 * space.dims.size())) {}
+      : index_(space, seed), population_(std::max<std::size_t>(8, 4 * space.dims.size())) {}
 
   std::vector<std::size_t> propose(std::size_t n) override {
     std::vector<std::size_t> out;

@@ -123,8 +123,8 @@ class Annealing final : public Strategy {
 
   void observe(std::size_t i, std::optional<double> time_ns) override {
     if (index_.space().coords[i].empty()) return;
-    const double e = time_ns && *time_ns > 0 ? std::log(*time_ns)
-                                             : std::numeric_limits<double>::infinity();
+    const double e =
+        time_ns && *time_ns > 0 ? std::log(*time_ns) : std::numeric_limits<double>::infinity();
     if (std::isfinite(e)) {
       ++count_;
       const double d = e - mean_;  // Welford: the spread without keeping the times

@@ -22,17 +22,20 @@ Status check_recorded_space(const RecordedSpace& r) {
     if (c.size() != r.space.dims.size()) {
       return make_error(ErrorCode::kInvalidArgument,
                         fmt::format("recorded space: candidate {} has {} coordinates, the space "
-                                    "{} parameters", i, c.size(), r.space.dims.size()));
+                                    "{} parameters",
+                                    i, c.size(), r.space.dims.size()));
     }
     for (std::size_t p = 0; p < c.size(); ++p) {
       if (c[p] >= r.space.dims[p]) {
         return make_error(ErrorCode::kInvalidArgument,
                           fmt::format("recorded space: candidate {} parameter {} value index {} "
-                                      "outside 0..{}", i, p, c[p], r.space.dims[p] - 1));
+                                      "outside 0..{}",
+                                      i, p, c[p], r.space.dims[p] - 1));
       }
     }
   }
-  if (std::none_of(r.time_ns.begin(), r.time_ns.end(), [](const auto& t) { return t.has_value(); })) {
+  if (std::none_of(r.time_ns.begin(), r.time_ns.end(),
+                   [](const auto& t) { return t.has_value(); })) {
     return make_error(ErrorCode::kInvalidArgument,
                       "recorded space: no candidate has a time (nothing to reach)");
   }

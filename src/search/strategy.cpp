@@ -56,10 +56,10 @@ Status check_search_options(const SearchOptions& options) {
                                   options.strategy, fmt::join(strategy_names(), ", ")));
   }
   if (options.max_evals && *options.max_evals == 0) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "search.max_evals: 0; expected an integer >= 1");
+    return make_error(ErrorCode::kInvalidArgument, "search.max_evals: 0; expected an integer >= 1");
   }
-  if (options.time_limit_s && !(std::isfinite(*options.time_limit_s) && *options.time_limit_s > 0)) {
+  if (options.time_limit_s &&
+      !(std::isfinite(*options.time_limit_s) && *options.time_limit_s > 0)) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("search.time_limit_s: {}; expected a number of seconds > 0",
                                   *options.time_limit_s));

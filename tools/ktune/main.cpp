@@ -35,6 +35,7 @@ int run(int argc, char** argv) {
   add_compile_command(app, ctx);
   add_gemm_command(app, ctx);
   add_opencl_command(app, ctx);
+  add_simulate_command(app, ctx);
 
   try {
     app.parse(argc, argv);

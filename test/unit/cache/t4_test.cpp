@@ -15,10 +15,10 @@ using testing_cache::sample_record;
 
 TuningRecord t4_record() {
   TuningRecord r = sample_record(1);
-  r.candidates[0].params = {{"BLOCK_M", "64"}, {"BLOCK_N", "64"}, {"LAYOUT", "row"},
-                            {"ALPHA", "0.5"}};
-  r.candidates[1].params = {{"BLOCK_M", "256"}, {"BLOCK_N", "256"}, {"LAYOUT", "col"},
-                            {"ALPHA", "1.5"}};
+  r.candidates[0].params = {
+      {"BLOCK_M", "64"}, {"BLOCK_N", "64"}, {"LAYOUT", "row"}, {"ALPHA", "0.5"}};
+  r.candidates[1].params = {
+      {"BLOCK_M", "256"}, {"BLOCK_N", "256"}, {"LAYOUT", "col"}, {"ALPHA", "1.5"}};
   CandidateRecord lib;  // a library call: no parameters
   lib.name = "openblas_sgemm";
   lib.outcome = Outcome::kOk;

@@ -19,8 +19,9 @@ inline double hash_noise(std::uint64_t h) {
 
 // 16 x 16 x 8 points minus every one with (a + 2b + c) % 5 == 0 (a fifth of the space, holes
 // scattered everywhere, like a restriction). Time: a bowl centred off-grid-centre, +-0.5% noise;
-// the optimum is the only point within 2%. `scale` 2: an eighth of the points (fast full runs). With `failures`: a corner of the space fails (no
-// time) and two library candidates (no coordinates) come first.
+// the optimum is the only point within 2%. `scale` 2: an eighth of the points (fast full runs).
+// With `failures`: a corner of the space fails (no time) and two library candidates (no
+// coordinates) come first.
 inline RecordedSpace bowl(bool failures = false, std::uint32_t scale = 1) {
   RecordedSpace r;
   r.space.names = {"A", "B", "C"};
@@ -38,10 +39,11 @@ inline RecordedSpace bowl(bool failures = false, std::uint32_t scale = 1) {
         if ((a + 2 * b + c) % 5 == 0) continue;
         const double da = double(a) - 11, db = double(b) - 4, dc = double(c) - 5;
         const std::uint64_t key = (std::uint64_t{a} << 16) | (std::uint64_t{b} << 8) | c;
-        const double t = 1000.0 * (1.0 + 0.04 * (da * da + db * db + dc * dc)) *
-                         (1.0 + 0.005 * hash_noise(key));
+        const double t =
+            1000.0 * (1.0 + 0.04 * (da * da + db * db + dc * dc)) * (1.0 + 0.005 * hash_noise(key));
         r.space.coords.push_back({a, b, c});
-        r.time_ns.push_back(failures && a < 4 / scale && b >= 12 / scale ? std::nullopt : std::optional(t));
+        r.time_ns.push_back(failures && a < 4 / scale && b >= 12 / scale ? std::nullopt
+                                                                         : std::optional(t));
         r.cost_s.push_back(t * 1e-9 * 10 + 0.5);
       }
     }

@@ -48,7 +48,8 @@ TEST(Simulate, BatchesCountFromTheCandidateThatReached) {
   EXPECT_TRUE(res.reached);
   EXPECT_EQ(res.evals, opt + 1);
   double time = 0;  // the whole batch that held the optimum was measured
-  for (std::size_t i = 0; i < std::min(r.space.size(), (opt / 10 + 1) * 10); ++i) time += r.cost_s[i];
+  for (std::size_t i = 0; i < std::min(r.space.size(), (opt / 10 + 1) * 10); ++i)
+    time += r.cost_s[i];
   EXPECT_NEAR(res.time_s, time, 1e-9 * time);
 }
 

@@ -50,9 +50,7 @@ TEST_P(EveryStrategy, ProposesEveryCandidateOnceAndOnlyCandidates) {
 
 TEST_P(EveryStrategy, IsDeterministicForASeed) {
   const RecordedSpace r = test::bowl(true);
-  auto first = [&](std::uint64_t seed) {
-    return run_all(GetParam(), r, seed, 4, 120);
-  };
+  auto first = [&](std::uint64_t seed) { return run_all(GetParam(), r, seed, 4, 120); };
   EXPECT_EQ(first(5), first(5));
   EXPECT_NE(first(5), first(6));
 }
