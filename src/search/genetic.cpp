@@ -29,7 +29,7 @@ class Genetic final : public Strategy {
       if (pool_.empty() || pool_.size() + pending_ < population_) {
         c = index_.random_unproposed();
       } else {
-        c = index_.nearest_unproposed(child());
+        c = index_.nearest_unproposed(diverse(child()));
       }
       if (!c) break;
       index_.take(*c, out);
@@ -69,6 +69,20 @@ class Genetic final : public Strategy {
       } else {
         c[p] = static_cast<std::uint32_t>(index_.rng().below(dim));
       }
+    }
+    return c;
+  }
+
+  // A converged population breeds children that were measured already; the nearest unproposed
+  // candidate would then always be a neighbour of the same few, and the search stalls in one
+  // basin. Such a child mutates further, one random gene at a time (up to one per parameter),
+  // until it is a new point.
+  std::vector<std::uint32_t> diverse(std::vector<std::uint32_t> c) {
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      const auto j = index_.find(c);
+      if (!j || !index_.proposed(*j)) break;
+      const std::size_t p = index_.rng().below(c.size());
+      c[p] = static_cast<std::uint32_t>(index_.rng().below(index_.space().dims[p]));
     }
     return c;
   }

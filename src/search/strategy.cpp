@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "search/strategies.h"
@@ -29,9 +30,18 @@ class Exhaustive final : public Strategy {
 };
 
 // Up to this many candidates, `auto` measures every one; above, the default budgeted strategy
-// with a budget of a tenth of the candidates (at least this many). TODO(issue 19): the value
-// comes from bench/search_strategies.sh.
+// (kAutoStrategy) with a budget of a tenth of the candidates unless the user gave one. Chosen by
+// `ktune simulate` (50 seeds, batch 1): median evaluations to reach within 2% of the optimum
+// [q3 in brackets]; docs/architecture.md ("Search strategies") has the spaces and commands.
+//   space (candidates)              random  hill_climbing  annealing  genetic     model
+//   bowl, 3 params, holey (1638)    614     27 [34]        52 [75]    99 [123]    15 [16]
+//   two basins, 5 params (5568)     3012    65 [97]        126 [202]  164 [2599]  27 [45]
+// The model needs the fewest evaluations on each (batches of 8: 18 and 33), and its q3 stays
+// under 50: at 500 candidates a tenth (50) covers three quarters of its seeds with room; below
+// that the budget would be too tight to be sure, and measuring everything costs little more.
 constexpr std::size_t kAutoExhaustiveUpTo = 500;
+constexpr std::string_view kAutoStrategy = "model";
+constexpr std::uint64_t kAutoBudgetDivisor = 10;
 
 }  // namespace
 
@@ -41,10 +51,10 @@ std::vector<std::string_view> strategy_names() {
 
 ResolvedStrategy resolve_strategy(const SearchOptions& options, std::size_t candidates) {
   if (options.strategy != "auto") return {options.strategy, options.max_evals};
-  if (candidates <= kAutoExhaustiveUpTo || options.max_evals) {
-    return {"exhaustive", options.max_evals};
-  }
-  return {"exhaustive", std::nullopt};
+  if (candidates <= kAutoExhaustiveUpTo) return {"exhaustive", options.max_evals};
+  return {std::string(kAutoStrategy),
+          options.max_evals.value_or(std::max<std::uint64_t>(
+              1, static_cast<std::uint64_t>(candidates) / kAutoBudgetDivisor))};
 }
 
 Status check_search_options(const SearchOptions& options) {
