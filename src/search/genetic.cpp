@@ -42,7 +42,7 @@ class Genetic final : public Strategy {
     if (index_.space().coords[i].empty()) return;
     if (pending_ > 0) --pending_;
     // A failed candidate sorts last (+inf): it stays in the pool only while the pool is not full.
-    pool_.push_back({score_of(time_ns), i});
+    pool_.emplace_back(score_of(time_ns), i);
     std::sort(pool_.begin(), pool_.end());
     if (pool_.size() > population_) pool_.resize(population_);
   }

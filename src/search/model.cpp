@@ -63,9 +63,8 @@ class Model final : public Strategy {
   void observe(std::size_t i, std::optional<double> time_ns) override {
     if (index_.space().coords[i].empty()) return;
     if (pending_ > 0) --pending_;
-    observed_.push_back(
-        {time_ns && *time_ns > 0 ? std::log(*time_ns) : std::numeric_limits<double>::infinity(),
-         i});
+    observed_.emplace_back(
+        time_ns && *time_ns > 0 ? std::log(*time_ns) : std::numeric_limits<double>::infinity(), i);
   }
 
  private:
