@@ -21,8 +21,8 @@ constexpr std::size_t kMaxTrain = 128;
 constexpr std::size_t kPool = 512;
 constexpr std::size_t kNearBest = 4;
 
-// Matérn 5/2 on coordinates scaled to [0, 1] per parameter (value index / (values - 1)): the
-// usual kernel for tuning spaces (Kernel Tuner's and BaCO's default), rougher than the RBF.
+// Matérn 5/2 on coordinates scaled to [0, 1] per parameter (value index / (values - 1)): a
+// common kernel in Bayesian optimisation, less smooth than the RBF, as run times over a space are.
 double matern52(const Eigen::VectorXd& a, const Eigen::VectorXd& b, double length) {
   const double r = std::sqrt(5.0) * (a - b).norm() / length;
   return (1.0 + r + r * r / 3.0) * std::exp(-r);
