@@ -8,7 +8,8 @@ BUILD_TYPE ?= Release
 CMAKE_ARGS ?=
 DEBIAN_PACKAGES = cmake g++ make pkg-config libfmt-dev nlohmann-json3-dev libyaml-cpp-dev \
   libcli11-dev libsqlite3-dev libssl-dev libkainjow-mustache-dev libmuparser-dev libopenblas-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev ocl-icd-opencl-dev pocl-opencl-icd opencl-c-headers
+  libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev ocl-icd-opencl-dev pocl-opencl-icd \
+  opencl-c-headers
 
 # AFL++ for bench/fuzz.sh and CI's fuzzing (the replay tests need nothing more).
 FUZZ_PACKAGES = afl++ gcc-12-plugin-dev

@@ -87,6 +87,12 @@ OrderedJson candidate_to_json(const CandidateRecord& c) {
     }
     out["metrics"] = std::move(metrics);
   }
+  // Likewise the parameters (library calls have none), in the space's order.
+  if (!c.params.empty()) {
+    OrderedJson params = OrderedJson::array();
+    for (const auto& [name, value] : c.params) params.push_back({{"name", name}, {"value", value}});
+    out["params"] = std::move(params);
+  }
   return out;
 }
 
@@ -151,6 +157,17 @@ CandidateRecord read_candidate(JsonReader& in, const Json& c, const std::string&
         const std::string item = JsonReader::index(at, i);
         if (!in.is_object((*ms)[i], item)) break;
         out.metrics.push_back({in.str((*ms)[i], item, "name"), in.f64((*ms)[i], item, "value")});
+      }
+    }
+  }
+  // Absent for library calls and in exports older than them.
+  if (JsonReader::has(c, "params")) {
+    if (const Json* ps = in.array(c, path, "params")) {
+      const std::string at = JsonReader::sub(path, "params");
+      for (std::size_t i = 0; i < ps->size() && in.ok(); ++i) {
+        const std::string item = JsonReader::index(at, i);
+        if (!in.is_object((*ps)[i], item)) break;
+        out.params.emplace_back(in.str((*ps)[i], item, "name"), in.str((*ps)[i], item, "value"));
       }
     }
   }

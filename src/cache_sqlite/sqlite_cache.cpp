@@ -11,6 +11,7 @@
 #include "cache_sqlite/sqlite_db.h"
 #include "cache_sqlite/sqlite_notes.h"
 #include "cache_sqlite/sqlite_partials.h"
+#include "cache_sqlite/sqlite_params.h"
 #include "cache_sqlite/sqlite_settings.h"
 
 namespace ktune {
@@ -27,7 +28,7 @@ constexpr std::string_view kSelectTunings =
 constexpr std::string_view kNewestFirst = " ORDER BY created_unix DESC, rowid DESC";
 constexpr std::string_view kSelectCandidates =
     "SELECT choice_key, name, info, outcome, message, median_ns, min_ns, max_ns, mad_ns, runs, "
-    "compile_s FROM candidates WHERE digest = ?1 ORDER BY ord";
+    "compile_s, params FROM candidates WHERE digest = ?1 ORDER BY ord";
 constexpr std::string_view kSelectConfidence =
     "SELECT runner_up, runner_up_ratio, ratio_low, ratio_high, ratio_rounds, spread, others_load, "
     "cores, reverified, trusted FROM confidences WHERE digest = ?1";
@@ -192,7 +193,8 @@ class SqliteCache final : public TuningCache {
 
   Status insert_candidates(const std::string& digest, const std::vector<CandidateRecord>& cs) {
     auto stmt = db_.prepare(
-        "INSERT INTO candidates VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+        "INSERT INTO candidates VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+        "?14)");
     if (!stmt) return std::unexpected(stmt.error());
     for (std::size_t i = 0; i < cs.size(); ++i) {
       const CandidateRecord& c = cs[i];
@@ -206,6 +208,11 @@ class SqliteCache final : public TuningCache {
         binder.null().null().null().null().null();
       }
       binder(c.compile_s);
+      if (auto params = cache::params_to_text(c.params)) {
+        binder(*params);
+      } else {
+        binder.null();
+      }
       if (auto s = binder.status(); !s) return s;
       if (auto s = stmt->run(); !s) return s;
       stmt->reset();
@@ -326,6 +333,13 @@ class SqliteCache final : public TuningCache {
                              stmt.column_double(8), static_cast<int>(stmt.column_int(9))};
       }
       c.compile_s = stmt.column_double(10);
+      if (!stmt.column_is_null(11)) {
+        auto params = cache::params_from_text(
+            stmt.column_text(11), fmt::format("tuning cache {}: record {} candidate {}",
+                                              db_.path(), digest, record.candidates.size()));
+        if (!params) return std::unexpected(params.error());
+        c.params = std::move(*params);
+      }
       record.candidates.push_back(std::move(c));
     }
   }

@@ -9,6 +9,7 @@
 #include "cache_sqlite/sqlite_db.h"
 #include "cache_sqlite/sqlite_notes.h"
 #include "cache_sqlite/sqlite_partials.h"
+#include "cache_sqlite/sqlite_params.h"
 #include "cache_sqlite/sqlite_settings.h"
 #include "core/file_util.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
@@ -22,7 +23,7 @@ using cache::SqliteTransaction;
 constexpr int kBusyTimeoutMs = 5000;
 // PRAGMA user_version of the layout below. 0 is a fresh file. A new version adds a migration
 // step in migrate() and never changes what an older step does.
-constexpr std::int64_t kSchemaVersion = 5;
+constexpr std::int64_t kSchemaVersion = 6;
 
 constexpr std::string_view kSchemaV1 = R"sql(
 CREATE TABLE IF NOT EXISTS tunings(
@@ -85,6 +86,16 @@ Status migrate(SqliteDb& db) {
   // v5: the stand-in for a missing reference and the candidates' metrics, sqlite_notes.h.
   if (*version < 5) {
     if (auto s = db.exec(cache::kSchemaV5Notes); !s) return s;
+  }
+  // v6: the candidates' parameters (sqlite_params.h); older rows read back without.
+  // A file whose user_version was set back by hand may have the column already: ALTER would fail.
+  if (*version < 6) {
+    auto has = db.query_int(
+        "SELECT count(*) FROM pragma_table_info('candidates') WHERE name = 'params'");
+    if (!has) return std::unexpected(has.error());
+    if (*has == 0) {
+      if (auto s = db.exec(cache::kSchemaV6Params); !s) return s;
+    }
   }
   if (*version != kSchemaVersion) {
     if (auto s = db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion)); !s) return s;

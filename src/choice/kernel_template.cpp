@@ -51,6 +51,13 @@ class TemplateChoice final : public Choice {
   const std::string& name() const override { return name_; }
   std::string hash_key() const override;
   std::string info() const override { return config_.str(); }
+  std::vector<std::pair<std::string, std::string>> params() const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (std::size_t i = 0; i < config_.names.size(); ++i) {
+      out.emplace_back(config_.names[i], param_value_str(config_.values[i]));
+    }
+    return out;
+  }
   Status supports(const Problem& problem) const override;
   Status compile(const Backend& backend) override;
   double compile_s() const override { return compile_s_; }

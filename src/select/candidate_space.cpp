@@ -81,20 +81,7 @@ CandidateSpace make_candidate_space(const std::vector<CandidateParams>& params) 
 
 CandidateParams candidate_params(const Choice& choice) {
   if (choice.kind() != Choice::Kind::kTemplate) return {};
-  const std::string info = choice.info();
-  CandidateParams out;
-  std::size_t at = 0;
-  while (at < info.size()) {
-    std::size_t end = info.find(' ', at);
-    if (end == std::string::npos) end = info.size();
-    const std::string token = info.substr(at, end - at);
-    const std::size_t eq = token.find('=');
-    // Anything that is not NAME=VALUE (a reference's or a library's description): no structure.
-    if (eq == 0 || eq == std::string::npos) return {};
-    out.emplace_back(token.substr(0, eq), token.substr(eq + 1));
-    at = end + 1;
-  }
-  return out;
+  return choice.params();
 }
 
 CandidateSpace candidate_space_of(const std::vector<ChoicePtr>& candidates) {

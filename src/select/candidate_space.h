@@ -21,9 +21,7 @@ using CandidateParams = std::vector<std::pair<std::string, std::string>>;
 // one with no parameters (a library call) gets empty coordinates.
 [[nodiscard]] CandidateSpace make_candidate_space(const std::vector<CandidateParams>& params);
 
-// A candidate's parameters: a template config's "A=1 B=x" (Choice::info()) split into pairs;
-// empty for a library choice or an info that is not such a list.
-// TODO(issue 19): Choice::params() replaces this parse at the merge with search19's branch.
+// A candidate's parameters: a template's Choice::params(); empty for a library choice.
 [[nodiscard]] CandidateParams candidate_params(const Choice& choice);
 
 // make_candidate_space over candidate_params of each candidate.

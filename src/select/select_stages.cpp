@@ -59,6 +59,7 @@ std::vector<CandidateRecord> initial_records(const SelectContext& ctx) {
     records[i].choice_key = c.hash_key();
     records[i].name = c.name();
     records[i].info = c.info();
+    records[i].params = c.params();
     if (Status s = c.supports(ctx.problem); !s)
       fail(records[i], Outcome::kUnsupported, s.error().message);
   }

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "core/file_util.h"
+#include "ktune/cache/t4.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
 #include "ktune/select/selector.h"
 #include "options.h"
@@ -138,12 +139,38 @@ int run_show(const CliContext& ctx, const std::string& prefix) {
   return 0;
 }
 
-int run_export(const CliContext& ctx, const std::string& file) {
+struct ExportArgs {
+  std::string file;
+  std::string format = "json";
+  std::string problem;  // only the records of this problem key
+};
+
+int run_export(const CliContext& ctx, const ExportArgs& a) {
+  const std::string& file = a.file;
+  if (file.empty()) {
+    fmt::print(stderr,
+               "error: cache export: give the output file (FILE or -o FILE; - for stdout)\n");
+    return kExitUsage;
+  }
   auto cache = open_sqlite_in(ctx);  // the error is printed
   if (!cache) return kExitError;
   auto records = cache->list();
   if (!records) return fail("export", records.error().message);
-  const std::string text = export_json(*records);
+  if (!a.problem.empty()) {
+    std::erase_if(*records, [&](const TuningRecord& r) { return r.key.problem != a.problem; });
+    if (records->empty()) {
+      return fail("export", fmt::format("no record of problem '{}'", a.problem));
+    }
+  }
+  // T4 holds one tuning's results: the newest record (of --problem), the others named.
+  if (a.format == "t4" && records->size() > 1) {
+    fmt::print(stderr, "ktune: warning: {} records match; exporting the newest ({}, {}); "
+               "--problem picks another\n", records->size(), records->front().key.problem,
+               records->front().key.digest().substr(0, kDigestShown));
+    records->resize(1);
+  }
+  if (a.format == "t4" && records->empty()) return fail("export", "no tuning records to export");
+  const std::string text = a.format == "t4" ? export_t4(records->front()) : export_json(*records);
   if (file == "-") {
     fmt::print("{}", text);
     return 0;
@@ -209,9 +236,16 @@ void add_cache_command(CLI::App& app, CliContext& ctx) {
   show->add_option("digest", *prefix, "Digest prefix (at least 4 hex digits)")->required();
   show->callback([&ctx, prefix] { ctx.exit_code = run_show(ctx, *prefix); });
 
-  auto out = std::make_shared<std::string>();
-  CLI::App* exp = cache->add_subcommand("export", "Write every record as JSON");
-  exp->add_option("file", *out, "Output file, or - for stdout")->required();
+  auto out = std::make_shared<ExportArgs>();
+  CLI::App* exp = cache->add_subcommand(
+      "export", "Write every record as JSON, or one record's candidates as T4 results");
+  exp->add_option("file", out->file, "Output file, or - for stdout");
+  exp->add_option("-o,--output", out->file, "Output file, or - for stdout (as FILE)");
+  exp->add_option("--format", out->format,
+                  "json (ktune's, every record; the default) or t4 (the T4 results schema of "
+                  "Kernel Tuner and KTT: the newest record, or that of --problem)")
+      ->check(CLI::IsMember({"json", "t4"}));
+  exp->add_option("--problem", out->problem, "Only the records of this problem key");
   exp->callback([&ctx, out] { ctx.exit_code = run_export(ctx, *out); });
 
   auto in = std::make_shared<std::string>();

@@ -37,6 +37,7 @@ int run(int argc, char** argv) {
   add_compile_command(app, ctx);
   add_gemm_command(app, ctx);
   add_opencl_command(app, ctx);
+  add_simulate_command(app, ctx);
 
   install_interrupt_handler();
   try {

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ktune/bench/bench_stats.h"
@@ -78,6 +79,9 @@ struct CandidateRecord {
   // The metrics, in the spec's order (finite values only); empty for a candidate not measured
   // and when the tuning had none. `{}` so that {key, name, ..., compile_s} stays complete.
   std::vector<MetricValue> metrics{};
+  // Choice::params(): (name, value as text), empty for library calls; what `ktune simulate` and
+  // the T4 export read.
+  std::vector<std::pair<std::string, std::string>> params{};
 };
 
 // How far a tuning's pick can be trusted, measured while it was made (the decide stage of the

@@ -4,6 +4,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ktune/backend/backend.h"
 #include "ktune/core/launch_spec.h"
@@ -45,6 +47,12 @@ class Choice {
   // of the problem's data (a c++ reference kernel beside a CUDA or OpenCL kernel, expected
   // outputs read from files): its outputs reach the device's worker as a reference file.
   [[nodiscard]] virtual bool runs_on_host() const { return false; }
+  // The parameters this choice was made from, (name, value as text) in the space's order: what
+  // the tuning cache records so that a measured space can be replayed (`ktune simulate`) and
+  // exported. Empty for choices without parameters (library calls).
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> params() const {
+    return {};
+  }
 };
 
 using ChoicePtr = std::unique_ptr<Choice>;

@@ -88,7 +88,7 @@ inline ::testing::AssertionResult same_record(const TuningRecord& a, const Tunin
     const CandidateRecord& d = b.candidates[i];
     if (c.choice_key != d.choice_key || c.name != d.name || c.info != d.info ||
         c.outcome != d.outcome || c.message != d.message || c.compile_s != d.compile_s ||
-        c.metrics != d.metrics) {
+        c.metrics != d.metrics || c.params != d.params) {
       return ::testing::AssertionFailure()
              << "candidate " << i << " differs: " << c.name << " vs " << d.name << ", '"
              << c.message << "' vs '" << d.message << "'";

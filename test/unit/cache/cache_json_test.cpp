@@ -26,6 +26,7 @@ std::vector<TuningRecord> sample_records() {
   // No reference: who stood in, and the spec's metrics of the measured candidates.
   records[0].stand_in = records[0].candidates[0].name;
   records[0].candidates[0].metrics = {{"GFLOP/s", 1234.5}, {"GB/s", 0.125}};
+  records[0].candidates[0].params = {{"BM", "64"}, {"VEC", "true"}, {"A", "-1"}};
   return records;
 }
 

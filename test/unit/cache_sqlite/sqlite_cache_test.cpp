@@ -98,7 +98,7 @@ TEST(SqliteCache, UsesWalAndSchemaVersionFive) {
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
   const auto file = tmp.path() / "tuning.sqlite3";
   EXPECT_EQ(raw_sql(file, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "5");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "6");
 }
 
 // The pick's confidence (schema 3) is stored and read back field by field, replaced with its
@@ -176,7 +176,7 @@ TEST(SqliteCache, StoresTheStandInAndTheMetrics) {
   raw_sql(file, "PRAGMA user_version = 4");
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "5");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "6");
   auto old = (*cache)->lookup(sample_key(2));
   ASSERT_TRUE(old.has_value() && old->has_value());
   EXPECT_FALSE((*old)->stand_in);
@@ -198,6 +198,36 @@ TEST(SqliteCache, StoresTheStandInAndTheMetrics) {
   EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM stand_ins"), "0");
 }
 
+// The candidates' parameters (schema 6) are stored in order and read back; a file of schema 5
+// gets the column, and its rows read back without parameters.
+TEST(SqliteCache, StoresTheCandidatesParams) {
+  TempDir tmp;
+  const auto file = tmp.path() / "tuning.sqlite3";
+  {
+    auto v5 = open_sqlite_cache(tmp.path());
+    ASSERT_TRUE(v5.has_value()) << v5.error().message;
+    ASSERT_TRUE((*v5)->store(sample_record(2)).has_value());
+  }
+  raw_sql(file, "ALTER TABLE candidates DROP COLUMN params");
+  raw_sql(file, "PRAGMA user_version = 5");
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value()) << cache.error().message;
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "6");
+  auto old = (*cache)->lookup(sample_key(2));
+  ASSERT_TRUE(old.has_value() && old->has_value());
+  EXPECT_TRUE((*old)->candidates.front().params.empty());
+
+  TuningRecord r = sample_record(1);
+  r.candidates.front().params = {{"TILE", "64"}, {"UNROLL", "true"}, {"A", "x\"y"}};
+  ASSERT_TRUE((*cache)->store(r).has_value());
+  auto found = (*cache)->lookup(r.key);
+  ASSERT_TRUE(found.has_value() && found->has_value());
+  EXPECT_EQ((*found)->candidates.front().params, r.candidates.front().params);
+  EXPECT_TRUE((*found)->candidates.back().params.empty());
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM candidates WHERE params IS NULL"),
+            std::to_string(r.candidates.size() - 1 + sample_record(2).candidates.size()));
+}
+
 // A file of schema v1 (no candidate_count) is migrated in place; its records are still served,
 // their rows checked against the candidates asked for instead of a stored count.
 TEST(SqliteCache, SchemaOneFileIsMigratedAndStillServed) {
@@ -216,7 +246,7 @@ TEST(SqliteCache, SchemaOneFileIsMigratedAndStillServed) {
   raw_sql(file, "PRAGMA user_version = 1");
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "5");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "6");
   EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM tunings WHERE candidate_count IS NULL"), "1");
   auto found = (*cache)->lookup(sample_key(1));
   ASSERT_TRUE(found.has_value() && found->has_value());

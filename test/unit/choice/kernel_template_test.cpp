@@ -113,6 +113,9 @@ TEST(KernelTemplate, ChoicesFollowTheSpaceWithProceduralNames) {
   EXPECT_EQ(choices[1]->name(), "matmul_TILE_M16_TILE_N64");
   EXPECT_EQ(choices[2]->name(), "matmul_TILE_M32_TILE_N32");
   EXPECT_EQ(choices[2]->info(), "TILE_M=32 TILE_N=32");
+  // The parameters the tuning cache records, in the space's order.
+  using Params = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(choices[1]->params(), (Params{{"TILE_M", "16"}, {"TILE_N", "64"}}));
   EXPECT_EQ(choices[0]->kind(), Choice::Kind::kTemplate);
   EXPECT_EQ(t->choice(Config{})->name(), "matmul");
 }

@@ -60,5 +60,19 @@ TEST(Strategy, AutoIsExhaustiveForSmallSpaces) {
   EXPECT_FALSE(r.max_evals);
 }
 
+TEST(Strategy, AutoIsTheModelWithATenthAboveTheThreshold) {
+  SearchOptions o;
+  EXPECT_EQ(resolve_strategy(o, 500).name, "exhaustive");
+  ResolvedStrategy r = resolve_strategy(o, 5000);
+  EXPECT_EQ(r.name, "model");
+  EXPECT_EQ(r.max_evals, 500u);
+  o.max_evals = 77;  // the user's budget wins
+  r = resolve_strategy(o, 5000);
+  EXPECT_EQ(r.max_evals, 77u);
+  EXPECT_EQ(resolve_strategy(o, 100).max_evals, 77u);
+  o.strategy = "genetic";
+  EXPECT_EQ(resolve_strategy(o, 5000).name, "genetic");
+}
+
 }  // namespace
 }  // namespace ktune

@@ -34,6 +34,21 @@ class FakeChoice final : public Choice {
   [[nodiscard]] std::string info() const override {
     return spec_.info.empty() ? "info of " + spec_.name : spec_.info;
   }
+  // The parameters of an info written as a config ("BM=32 BN=x"); none otherwise.
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> params() const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::size_t at = 0;
+    while (at < spec_.info.size()) {
+      std::size_t end = spec_.info.find(' ', at);
+      if (end == std::string::npos) end = spec_.info.size();
+      const std::string token = spec_.info.substr(at, end - at);
+      const std::size_t eq = token.find('=');
+      if (eq == 0 || eq == std::string::npos) return {};
+      out.emplace_back(token.substr(0, eq), token.substr(eq + 1));
+      at = end + 1;
+    }
+    return out;
+  }
   [[nodiscard]] Status supports(const Problem&) const override {
     if (spec_.supported) return {};
     return make_error(ErrorCode::kInvalidArgument, spec_.name + " takes no such problem");
