@@ -21,10 +21,13 @@ namespace ktune {
 // together with 1e-3. A candidate abandoned by mistake costs regret only when it was faster than
 // the pick, so the false-abandon rate on the pick is lower still.
 inline constexpr double kAbandonSigmas = 3;
-// The margin never goes below the regret the issue accepts (1.02): the spread within one
-// candidate's measurement does not see the drift between two candidates' (clock changes, load),
-// and a candidate within 2% of the best is not worth the risk.
-inline constexpr double kAbandonMinMargin = 0.02;
+// The margin never goes below the decide stage's band (SelectorOptions::close_call_band's
+// default, 10%): the spread within one candidate's measurement does not see the drift between two
+// candidates' (clock changes, load: on a shared 2-core machine two identical kernels measured one
+// after the other differ by more than 2%), and a candidate that close to the best is for the
+// alternating rounds to decide, not for a few runs to drop. Above it, abandonment still cuts the
+// many candidates that are clearly slower.
+inline constexpr double kAbandonMinMargin = 0.10;
 // The spread is the largest among this many fastest candidates: one quiet measurement of the
 // best must not narrow the bound for everyone after it.
 inline constexpr int kSpreadOver = 3;

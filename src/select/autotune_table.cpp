@@ -156,18 +156,28 @@ std::string format_autotune_table(const std::string& title, const TuningRecord& 
         "for {})\n",
         record.winner);
   }
+  // Abandoned candidates are shown like the valid ones, at most `rows` of them (a large space
+  // abandons hundreds); failures are always listed.
   std::size_t abandoned = 0;
+  const std::size_t abandoned_rows = static_cast<std::size_t>(std::max(rows, 0));
   for (const CandidateRecord* c : failed) {
-    if (c->outcome == Outcome::kAbandoned && c->stats && c->stats->median_ns > 0) {
+    if (c->outcome == Outcome::kAbandoned) {
+      if (abandoned++ >= abandoned_rows) continue;
       // Its partial median, of the few runs it made: slower than the best, by how much is rough.
-      ++abandoned;
-      out += fmt::format("  {:<{}}  {:<17} {} median of {} runs; {}{}\n", c->name, width,
-                         outcome_name(c->outcome), format_time(c->stats->median_ns), c->stats->runs,
-                         one_line(c->message, 120), basis(*c));
+      const std::string partial =
+          c->stats && c->stats->median_ns > 0
+              ? fmt::format("{} median of {} runs; ", format_time(c->stats->median_ns),
+                            c->stats->runs)
+              : std::string();
+      out += fmt::format("  {:<{}}  {:<17} {}{}{}\n", c->name, width, outcome_name(c->outcome),
+                         partial, one_line(c->message, 120), basis(*c));
       continue;
     }
     out += fmt::format("  {:<{}}  {:<17} {}{}\n", c->name, width, outcome_name(c->outcome),
                        one_line(c->message, 160), basis(*c));
+  }
+  if (abandoned > abandoned_rows) {
+    out += fmt::format("  ... {} more abandoned as slower\n", abandoned - abandoned_rows);
   }
   const std::string not_measured =
       left_out ? fmt::format(", {} {}", not_evaluated,

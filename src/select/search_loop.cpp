@@ -235,6 +235,17 @@ Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
       resolved.name == "exhaustive" && !resolved.max_evals && !options.time_limit_s;
   const std::size_t threads =
       ctx.options.jobs > 0 ? ctx.options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  if (!everything) {
+    select_progress(
+        ctx.options.progress,
+        fmt::format("{}: searching {} candidates with strategy {}{}{}, in batches of {}", ctx.title,
+                    n, resolved.name,
+                    resolved.max_evals ? fmt::format(", at most {} measured", *resolved.max_evals)
+                                       : std::string(),
+                    options.time_limit_s ? fmt::format(", for at most {} s", *options.time_limit_s)
+                                         : std::string(),
+                    threads));
+  }
   for (;;) {
     std::size_t want = everything ? std::max<std::size_t>(n, 1) : threads;
     if (resolved.max_evals) {

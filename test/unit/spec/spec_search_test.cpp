@@ -59,7 +59,7 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         BadSearch{"unknown_strategy", "  strategy: greedy\n",
                   "10:13: search.strategy: unknown strategy 'greedy'; expected one of auto, "
-                  "exhaustive"},
+                  "exhaustive, random, hill_climbing, annealing, genetic, model"},
         BadSearch{"zero_budget", "  max_evals: 0\n",
                   "10:14: search.max_evals: expected an integer >= 1; got 0"},
         BadSearch{"negative_budget", "  max_evals: -4\n",
