@@ -101,7 +101,8 @@ std::size_t CodeCache::remove_own_temporaries() const {
   std::error_code ec;
   for (const auto& shard : std::filesystem::directory_iterator(dir_ / "code", ec)) {
     std::error_code sec;
-    if (shard.is_directory(sec) && !shard.is_symlink(sec)) removed += remove_own_temps(shard.path());
+    if (shard.is_directory(sec) && !shard.is_symlink(sec))
+      removed += remove_own_temps(shard.path());
   }
   return removed;
 }

@@ -97,12 +97,9 @@ OrderedJson candidate_to_json(const CandidateRecord& c) {
 }
 
 OrderedJson key_to_json(const TuningKey& k) {
-  return OrderedJson{{"op", k.op},
-                     {"problem", k.problem},
-                     {"candidate_set", k.candidate_set},
-                     {"device", k.device},
-                     {"toolchain", k.toolchain},
-                     {"version", k.version}};
+  return OrderedJson{
+      {"op", k.op},         {"problem", k.problem},     {"candidate_set", k.candidate_set},
+      {"device", k.device}, {"toolchain", k.toolchain}, {"version", k.version}};
 }
 
 TuningKey read_key(JsonReader& in, const Json& k, const std::string& at) {

@@ -10,8 +10,8 @@
 #include "cache/key_util.h"
 #include "cache_sqlite/sqlite_db.h"
 #include "cache_sqlite/sqlite_notes.h"
-#include "cache_sqlite/sqlite_partials.h"
 #include "cache_sqlite/sqlite_params.h"
+#include "cache_sqlite/sqlite_partials.h"
 #include "cache_sqlite/sqlite_settings.h"
 
 namespace ktune {
@@ -335,8 +335,8 @@ class SqliteCache final : public TuningCache {
       c.compile_s = stmt.column_double(10);
       if (!stmt.column_is_null(11)) {
         auto params = cache::params_from_text(
-            stmt.column_text(11), fmt::format("tuning cache {}: record {} candidate {}",
-                                              db_.path(), digest, record.candidates.size()));
+            stmt.column_text(11), fmt::format("tuning cache {}: record {} candidate {}", db_.path(),
+                                              digest, record.candidates.size()));
         if (!params) return std::unexpected(params.error());
         c.params = std::move(*params);
       }

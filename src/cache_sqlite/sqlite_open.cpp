@@ -8,8 +8,8 @@
 
 #include "cache_sqlite/sqlite_db.h"
 #include "cache_sqlite/sqlite_notes.h"
-#include "cache_sqlite/sqlite_partials.h"
 #include "cache_sqlite/sqlite_params.h"
+#include "cache_sqlite/sqlite_partials.h"
 #include "cache_sqlite/sqlite_settings.h"
 #include "core/file_util.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
@@ -90,8 +90,8 @@ Status migrate(SqliteDb& db) {
   // v6: the candidates' parameters (sqlite_params.h); older rows read back without.
   // A file whose user_version was set back by hand may have the column already: ALTER would fail.
   if (*version < 6) {
-    auto has = db.query_int(
-        "SELECT count(*) FROM pragma_table_info('candidates') WHERE name = 'params'");
+    auto has =
+        db.query_int("SELECT count(*) FROM pragma_table_info('candidates') WHERE name = 'params'");
     if (!has) return std::unexpected(has.error());
     if (*has == 0) {
       if (auto s = db.exec(cache::kSchemaV6Params); !s) return s;

@@ -178,9 +178,9 @@ Status CandidateRunner::prepare_on_host(Choice& reference) {
   request.expected.clear();
   Result<double> ns = cpu->prepare_reference(request, *make_cpu_launch(std::move(*fn)));
   if (!ns) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("reference {} on the host: {}", reference.name(),
-                                  ns.error().message));
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("reference {} on the host: {}", reference.name(), ns.error().message));
   }
   reference_ns_ = *ns;
   // No stress data set: the file holds the uniform set's outputs only, and the device's flow

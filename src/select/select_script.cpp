@@ -131,8 +131,8 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   }
   // One tuner per device (device_lock.h); one that waited is answered by the cache when the
   // holder tuned this same problem.
-  auto device = DeviceLock::acquire(ctx.options.lock_dir, device_lock_name(backend),
-                                    ctx.options.progress);
+  auto device =
+      DeviceLock::acquire(ctx.options.lock_dir, device_lock_name(backend), ctx.options.progress);
   if (!device) return std::unexpected(device.error());
   if (device->waited() && ctx.options.read_cache) {
     if (auto done = answered(cached())) return std::move(*done);

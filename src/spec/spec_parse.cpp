@@ -125,9 +125,10 @@ Status parse_expected(const Reader& r, const YAML::Node& node, const std::filesy
     if (!name) return std::unexpected(name.error());
     const std::string at = field(path, *name);
     if (std::find(outputs.begin(), outputs.end(), *name) == outputs.end()) {
-      return r.fail(kv.first, at,
-                    fmt::format("'{}' is not an output argument; expected one of {}", *name,
-                                outputs.empty() ? "none (no out or inout argument)" : join(outputs)));
+      return r.fail(
+          kv.first, at,
+          fmt::format("'{}' is not an output argument; expected one of {}", *name,
+                      outputs.empty() ? "none (no out or inout argument)" : join(outputs)));
     }
     for (const auto& [seen, unused] : out.expected) {
       if (seen == *name) return r.fail(kv.first, at, "duplicate key");
@@ -181,9 +182,10 @@ Status parse_reference(const Reader& r, const YAML::Node& node, const std::files
     if (node[key].IsDefined()) given.emplace_back(key);
   }
   if (given.size() != 1) {
-    return r.fail(node, "reference",
-                  fmt::format("expected exactly one of extern, kernel, expected; got {}",
-                              given.empty() ? "none" : fmt::format("{}", fmt::join(given, " and "))));
+    return r.fail(
+        node, "reference",
+        fmt::format("expected exactly one of extern, kernel, expected; got {}",
+                    given.empty() ? "none" : fmt::format("{}", fmt::join(given, " and "))));
   }
   if (expected.IsDefined()) return parse_expected(r, expected, dir, args, out);
   if (kernel.IsDefined()) {

@@ -137,9 +137,9 @@ Result<ChoicePtr> make_expected_reference(const Spec& spec) {
     std::size_t arg = 0;
     while (arg < spec.args.size() && spec.args[arg].name != name) ++arg;
     if (arg == spec.args.size()) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("{}: reference.expected: '{}' is not an argument",
-                                    spec.file.string(), name));
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("{}: reference.expected: '{}' is not an argument", spec.file.string(), name));
     }
     auto bytes = read_file(path);
     if (!bytes) return std::unexpected(bytes.error());

@@ -103,8 +103,8 @@ TEST(CudaSpecGpu, CublasAndHostReferencesCatchAWrongElement) {
   EXPECT_THAT(r.output, ContainsRegex("gemm_cuda_TILE16_WRONG1 +wrong_result"));
   EXPECT_THAT(r.output, HasSubstr("cublas"));
   EXPECT_THAT(r.output, Not(HasSubstr("no reference")));
-  CliResult h = run_cli(cache.path(), {"tune", data_path("cuda_spec/host_ref.yaml"),
-                                       "--no-cache", "--budget-ms", "5"});
+  CliResult h = run_cli(cache.path(), {"tune", data_path("cuda_spec/host_ref.yaml"), "--no-cache",
+                                       "--budget-ms", "5"});
   ASSERT_EQ(h.exit_code, 0) << h.output;
   EXPECT_THAT(h.output, HasSubstr("5 candidates (4 valid, 1 failed)"));
   EXPECT_THAT(h.output, ContainsRegex("scale_host_ref_B64_I1_FAULT4 +wrong_result"));

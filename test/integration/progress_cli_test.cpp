@@ -64,11 +64,10 @@ TEST(ProgressCli, AThousandsOfConfigsSpaceShowsProgressAtOnce) {
   const char* moved = std::getenv("KTUNE_TEST_CLI");
   ProcessOptions options;
   options.timeout = std::chrono::seconds(2);
-  const auto r =
-      run_process({moved && *moved ? moved : KTUNE_CLI, "--cache-dir", cache.path().string(),
-                   "tune", data_path("progress/big_space.yaml"), "--no-cache", "-j1",
-                   "--strategy", "exhaustive"},
-                  options);
+  const auto r = run_process(
+      {moved && *moved ? moved : KTUNE_CLI, "--cache-dir", cache.path().string(), "tune",
+       data_path("progress/big_space.yaml"), "--no-cache", "-j1", "--strategy", "exhaustive"},
+      options);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->timed_out) << "4096 compiles cannot be done in 2 s: " << r->output;
   EXPECT_THAT(r->output, HasSubstr("ktune: scale(small): compiling 4096 candidates on 1 threads"));

@@ -164,8 +164,10 @@ int run_export(const CliContext& ctx, const ExportArgs& a) {
   }
   // T4 holds one tuning's results: the newest record (of --problem), the others named.
   if (a.format == "t4" && records->size() > 1) {
-    fmt::print(stderr, "ktune: warning: {} records match; exporting the newest ({}, {}); "
-               "--problem picks another\n", records->size(), records->front().key.problem,
+    fmt::print(stderr,
+               "ktune: warning: {} records match; exporting the newest ({}, {}); "
+               "--problem picks another\n",
+               records->size(), records->front().key.problem,
                records->front().key.digest().substr(0, kDigestShown));
     records->resize(1);
   }

@@ -309,8 +309,8 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   Counts n;
   for (std::size_t i = 0; i < spec.problems.size() && !interrupted(); ++i) {
     if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
-    auto choices = make_spec_choices(
-        spec, flags, SpecTarget{backend.device_limits(), &spec.problems[i], *host});
+    auto choices = make_spec_choices(spec, flags,
+                                     SpecTarget{backend.device_limits(), &spec.problems[i], *host});
     if (!choices) {
       fmt::print(stderr, "error: {}\n", choices.error().message);
       ++n.failures;
@@ -337,8 +337,8 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   for (std::size_t i = 0; i < spec.problems.size(); ++i) {
     if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
     ++problems;
-    auto choices = make_spec_choices(
-        spec, {}, SpecTarget{backend.device_limits(), &spec.problems[i], *host});
+    auto choices =
+        make_spec_choices(spec, {}, SpecTarget{backend.device_limits(), &spec.problems[i], *host});
     if (!choices) {
       fmt::print(stderr, "error: {}\n", choices.error().message);
       ++failed;
@@ -473,7 +473,8 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   for (std::size_t i = 0; i < spec->problems.size() && !interrupted(); ++i) {
     tune_one(f, *spec, i, selector, *choices, n);
   }
-  if (!f.dispatch_table.empty() && !interrupted() && !write_table(f, *spec, *choices, *backend, *cache, sopts)) {
+  if (!f.dispatch_table.empty() && !interrupted() &&
+      !write_table(f, *spec, *choices, *backend, *cache, sopts)) {
     ++n.failures;
   }
   return report(f, ctx, t0, n.tuned, n.hits, n.failures);

@@ -4,8 +4,8 @@
 #include <exception>
 
 #include "cli.h"
-#include "interrupt.h"
 #include "core/file_util.h"
+#include "interrupt.h"
 #include "ktune/bench/bench_env.h"
 #include "select/resume.h"
 

@@ -119,7 +119,9 @@ TEST(AbandonedRow, ShowsItsPartialMedianAmongTheFailuresAndIsCounted) {
   const std::string line = t.substr(row, t.find('\n', row) - row);
   EXPECT_NE(line.find("abandoned"), std::string::npos) << line;
   EXPECT_NE(line.find("median of 3 runs"), std::string::npos) << line;
-  EXPECT_NE(t.find("2 candidates (2 valid, 0 failed), 1 of them abandoned as slower"), std::string::npos) << t;
+  EXPECT_NE(t.find("2 candidates (2 valid, 0 failed), 1 of them abandoned as slower"),
+            std::string::npos)
+      << t;
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_top_key", with_problems("tolerence: {rtol: 1}\n"),
                 ErrorCode::kInvalidArgument,
                 "9:1: tolerence: unknown key; expected one of name, kernel, args, problems, "
-                "params, restrictions, reference, tolerance, externs, seed, epilogue, op, metrics, search"},
+                "params, restrictions, reference, tolerance, externs, seed, epilogue, op, metrics, "
+                "search"},
         BadCase{"duplicate_key", "name: add\nname: sub\n", ErrorCode::kInvalidArgument,
                 "2:1: name: duplicate key"},
         BadCase{"missing_name", "kernel: {source: add.cpp, entry: add}\n",
@@ -278,10 +279,11 @@ INSTANTIATE_TEST_SUITE_P(
                 with_problems("reference: {expected: {C: nowhere.npy}}\n"), ErrorCode::kNotFound,
                 "9:27: reference.expected.C: file not found; expected an .npy file at '" +
                     (specs_dir() / "nowhere.npy").string() + "'"},
-        BadCase{"reference_expected_random_input",
-                with_problems("reference: {expected: {C: add.cpp}}\n"), ErrorCode::kInvalidArgument,
-                "9:23: reference.expected: input 'A' is random (init: random); expected outputs from a "
-                "file need every input fixed: init npy, zeros, ones or arange"},
+        BadCase{
+            "reference_expected_random_input",
+            with_problems("reference: {expected: {C: add.cpp}}\n"), ErrorCode::kInvalidArgument,
+            "9:23: reference.expected: input 'A' is random (init: random); expected outputs from a "
+            "file need every input fixed: init npy, zeros, ones or arange"},
         BadCase{"reference_kernel_missing_entry",
                 with_problems("reference:\n  kernel: {source: add.cpp}\n"),
                 ErrorCode::kInvalidArgument,
@@ -335,7 +337,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "i8, i32, i64"},
         BadFile{"typo_key.yaml", ErrorCode::kInvalidArgument,
                 "8:1: tolerence: unknown key; expected one of name, kernel, args, problems, "
-                "params, restrictions, reference, tolerance, externs, seed, epilogue, op, metrics, search"},
+                "params, restrictions, reference, tolerance, externs, seed, epilogue, op, metrics, "
+                "search"},
         BadFile{"missing_source.yaml", ErrorCode::kNotFound,
                 "3:11: kernel.source: file not found; expected a file at '" +
                     (specs_dir() / "bad" / "nowhere.cpp").string() + "'"},
