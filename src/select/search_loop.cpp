@@ -191,6 +191,27 @@ Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference
   return result;
 }
 
+// "T: evaluated k of N (best so far NAME, TIME)" each time the search passes another tenth of
+// its budget (of the candidates without one).
+void report_search(const SelectContext& ctx, const Search& s,
+                   const std::vector<CandidateRecord>& records, std::size_t& reported) {
+  const std::size_t total = s.run.max_evals ? *s.run.max_evals : s.run.candidates;
+  if (total == 0) return;
+  const std::size_t tenths = s.run.evaluated * 10 / total;
+  if (tenths <= reported) return;
+  reported = tenths;
+  const CandidateRecord* best = nullptr;
+  for (const CandidateRecord& r : records) {
+    if (r.outcome != Outcome::kOk || !r.stats || r.stats->median_ns <= 0) continue;
+    if (!best || r.stats->median_ns < best->stats->median_ns) best = &r;
+  }
+  select_progress(ctx.options.progress,
+                  fmt::format("{}: evaluated {} of {}{}", ctx.title, s.run.evaluated, total,
+                              best ? fmt::format(" (best so far {}, {:.2f} us)", best->name,
+                                                 best->stats->median_ns / 1e3)
+                                   : std::string()));
+}
+
 }  // namespace
 
 std::string not_evaluated_message(const SearchRun& run) {
@@ -217,7 +238,15 @@ Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
   const CandidateSpace space = candidate_space_of(ctx.candidates);
   auto strategy = make_strategy(resolved.name, space, options.seed);
   if (!strategy) return std::unexpected(strategy.error());
-  Search s{.ctx = ctx,
+  // Exhaustive and unbudgeted: one batch of everything, the selection as it always ran.
+  const bool everything =
+      resolved.name == "exhaustive" && !resolved.max_evals && !options.time_limit_s;
+  // A budgeted search runs hundreds of small batches: their stage lines would drown the output,
+  // so the batches run quietly and the search reports every tenth of its budget instead.
+  SelectorOptions quiet_options = ctx.options;
+  quiet_options.progress = nullptr;
+  const SelectContext quiet{ctx.problem, ctx.candidates, quiet_options, ctx.title};
+  Search s{.ctx = everything ? ctx : quiet,
            .runner = runner,
            .records = records,
            .stand_in = stand_in,
@@ -230,11 +259,9 @@ Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
   s.run.strategy = resolved.name;
   s.run.max_evals = resolved.max_evals;
   s.run.candidates = n;
-  // Exhaustive and unbudgeted: one batch of everything, the selection as it always ran.
-  const bool everything =
-      resolved.name == "exhaustive" && !resolved.max_evals && !options.time_limit_s;
   const std::size_t threads =
       ctx.options.jobs > 0 ? ctx.options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::size_t reported = 0;  // tenths of the budget reported so far
   if (!everything) {
     select_progress(
         ctx.options.progress,
@@ -258,6 +285,12 @@ Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
     Status st = overlap ? run_batch_overlapped(s, backend, reference, batch)
                         : run_batch(s, backend, reference, batch);
     if (!st) return std::unexpected(st.error());
+    if (!everything) report_search(ctx, s, records, reported);
+  }
+  // The quiet batches did not say it: without a reference, who stood in for one.
+  if (!everything && stand_in && *stand_in) {
+    select_progress(ctx.options.progress,
+                    fmt::format("{}: {}", ctx.title, no_reference_note(**stand_in)));
   }
   // A selection with nothing to propose still needs its reference checked, as before.
   if (!s.prepared) {
