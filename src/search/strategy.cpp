@@ -39,7 +39,10 @@ class Exhaustive final : public Strategy {
 //   CPU matmul 256^3, 7 params (540) 53      41 [68]        34 [81]    53 [85]     34 [52]
 // The first two are synthetic, one candidate within 2% (the bowl is test/unit/search's
 // recorded_spaces.h with other noise; the two basins: two quadratic bowls, a ripple, holes and a
-// failing corner). The matmul is examples/matmul_cpu's kernel tuned on the 2-core VM under load
+// failing corner), made by a one-off script that is not in the repository, and the matmul's T4
+// file is not either: these numbers are not reproducible from the repo yet. The benchmark that
+// records real spaces and decides this default is bench/search_strategies.sh, still to be written
+// (issue 19); until then the numbers are indications. The matmul is examples/matmul_cpu's kernel tuned on the 2-core VM under load
 // (VEC 8 16, MR 2 4 6 8, NV 1-4, KC 128 256 512, UNROLL 2 4, LOOP_ORDER and PACK_B 0 1; the
 // restrictions but the second), templates only, 8 candidates within 2%. The model needs the
 // fewest evaluations or ties for it on each (batches of 8: 18, 33, 38), and its q3 stays near
