@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/trace.h"
 #include "device/timed_checks.h"
 
 namespace ktune {
@@ -61,6 +62,7 @@ BenchmarkResponse RequestFlow::answer(const BenchmarkRequest& request,
                                       const DeviceLaunch* candidate) {
   BenchmarkResponse response;
   response.id = request.id;
+  trace::Span span("serve", "worker", request.candidate);
   Verdict v = run(request, candidate, &response);
   response.outcome = v.outcome;
   response.restart = v.restart;
@@ -100,6 +102,7 @@ RequestFlow::Verdict RequestFlow::run(const BenchmarkRequest& request,
   if (Verdict v = start(request); !v.ok()) return v;
   std::shared_ptr<const DeviceLaunch> loaded;
   if (!candidate) {
+    trace::Span span("load", "worker", request.candidate);
     Result<std::shared_ptr<const DeviceLaunch>> l = device_->load(request.launch, request.problem);
     if (!l) {
       // A missing library is this machine's lack, and a library that cannot run the problem
@@ -122,9 +125,11 @@ RequestFlow::Verdict RequestFlow::run(const BenchmarkRequest& request,
     p.reported = true;
   }
   if (request.verify) {
+    trace::Span span("verify", "worker", request.candidate);
     if (Verdict v = verify(request, *candidate); !v.ok()) return v;
   }
   if (!request.measure) return {};
+  trace::Span span("measure", "worker", request.candidate);
   return measure(request, *candidate, response);
 }
 
@@ -174,6 +179,7 @@ RequestFlow::Verdict RequestFlow::verify(const BenchmarkRequest& request,
 RequestFlow::Verdict RequestFlow::prepare(const BenchmarkRequest& request) {
   const std::string key = prepared_key(request);
   if (prepared_ && prepared_->key == key) return {};
+  trace::Span span("prepare", "worker", key);
   prepared_.reset();  // free the last problem's memory first
   auto no_reference = [&](const std::string& why) {
     return Verdict{Outcome::kUnsupported,
@@ -182,8 +188,10 @@ RequestFlow::Verdict RequestFlow::prepare(const BenchmarkRequest& request) {
 
   auto p = std::make_unique<Prepared>();
   p->key = key;
+  trace::Span allocate_span("allocate", "worker", "uniform");
   Result<std::unique_ptr<DeviceProblem>> buffers =
       device_->allocate(request.problem, request.seed, DataSet::kUniform);
+  allocate_span.end();
   if (!buffers) {
     const ErrorCode code = buffers.error().code;
     if (code != ErrorCode::kInvalidArgument) {
@@ -231,6 +239,7 @@ RequestFlow::Verdict RequestFlow::reference_runs(const BenchmarkRequest& request
     v.message = fmt::format("reference: {}: {}", outcome_name(c.outcome), v.message);
     return v;
   };
+  trace::Span span("reference", "worker", request.candidate);
   ReferenceOutputs uniform;
   const auto t0 = std::chrono::steady_clock::now();
   if (Verdict v = run_on(*p.buffers, &uniform); !v.ok()) return v;
@@ -238,8 +247,10 @@ RequestFlow::Verdict RequestFlow::reference_runs(const BenchmarkRequest& request
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   p.reference = std::move(uniform);
 
+  trace::Span allocate_span("allocate", "worker", "stress");
   Result<std::unique_ptr<DeviceProblem>> stress =
       device_->allocate(request.problem, request.seed, DataSet::kStress);
+  allocate_span.end();
   if (!stress) return {};  // no room for a second set: verified on the uniform set twice
   ReferenceOutputs out;
   if (Verdict v = run_on(**stress, &out); !v.ok()) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/trace.h"
+
 namespace ktune {
 
 TimedChecks::TimedChecks(SampleSource& source, CheckedBuffers& buffers,
@@ -32,6 +34,7 @@ Status TimedChecks::sample(int count, std::vector<double>* ns) {
       if (std::uniform_real_distribution<double>(0, 1)(draw_) >= p) continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
+    trace::Span span("check", "worker", last ? "with inputs" : "");
     if (Status s = buffers_.finish(); !s) return s;
     // Inputs are compared at the last run of a batch only: reset_outputs() leaves them (on the
     // CPU and CUDA; OpenCL uploads everything again), so a write into one is still there.

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/trace.h"
 #include "device/cpu/cpu_device.h"
 #include "worker/device_handler.h"
 #include "worker/worker_protocol.h"
@@ -235,6 +236,8 @@ BenchmarkRequest CandidateRunner::request_for(const Choice& choice, bool measure
 }
 
 RunResult CandidateRunner::in_worker(const BenchmarkRequest& request, const BenchOptions& bench) {
+  trace::Span span(request.measure ? "measure request" : "verify request", "select",
+                   request.candidate);
   BenchmarkRequest r = request;
   r.expected = reference_file_;
   auto response = pool_->run(r, deadline(bench));

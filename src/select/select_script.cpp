@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "core/trace.h"
 #include "select/device_lock.h"
 #include "select/json_log.h"
 #include "select/progress_line.h"
@@ -160,19 +161,25 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   // Compile and measure what the search strategy proposes (every candidate unless budgeted),
   // overlapped on devices (search_loop.h). A resumed run's strategy starts over on the
   // candidates not yet measured.
+  trace::Span search_span("search", "select", ctx.title);
   auto searched = search_stage(todo_ctx, backend, reference, runner, todo.records,
                                reference ? nullptr : &stand_in,
                                /*overlap=*/backend.kind() != DeviceKind::kCpu);
   if (!searched) return std::unexpected(searched.error());
   sel.record.compile_s = searched->compile_s;
+  search_span.end();
   const auto t_bench = Clock::now();
   resume.merge(backend, todo, records);
   if (interrupted()) return std::unexpected(interrupted_error(ctx.title, resume.kept()));
   sel.record.stand_in = stand_in;
   Decision decision;
-  if (!single) decision = decide_stage(ctx, runner, records, load);
-
+  if (!single) {
+    trace::Span span("decide", "select", ctx.title);
+    decision = decide_stage(ctx, runner, records, load);
+  }
+  trace::Span reverify_span("reverify", "select", ctx.title);
   auto winner = reverify_stage(ctx, runner, records, decision);
+  reverify_span.end();
   if (interrupted()) return std::unexpected(interrupted_error(ctx.title, resume.kept()));
   apply_metrics(ctx, records);
   for (const CandidateRecord& r : records) log.candidate(ctx.title, r);  // final statistics

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/thread_pool.h"
+#include "core/trace.h"
 #include "select/progress_line.h"
 #include "select/resume.h"
 
@@ -73,6 +74,7 @@ bool compile_candidate(const SelectContext& ctx, const Backend& backend, std::si
     return false;
   }
   Choice& c = *ctx.candidates[i];
+  trace::Span span("compile", "compile", c.name());
   Status s = c.compile(backend);
   if (!s) fail(record, Outcome::kCompileError, s.error().message);
   record.compile_s = c.compile_s();

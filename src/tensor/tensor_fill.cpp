@@ -10,6 +10,7 @@
 #include <numbers>
 #include <vector>
 
+#include "core/parallel_for.h"
 #include "ktune/core/status.h"
 
 namespace ktune {
@@ -18,16 +19,29 @@ namespace {
 class SplitMix64 {
  public:
   explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  // The generator after `skip` draws: the state only counts, so any element's draw is one step
+  // from its index (what lets fill_random split a tensor across cores, same values).
+  SplitMix64(std::uint64_t seed, std::uint64_t skip) : state_(seed + skip * kGamma) {}
   std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    std::uint64_t z = (state_ += kGamma);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   }
 
  private:
+  static constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ull;
   std::uint64_t state_;
 };
+
+bool row_major_dense(const TensorSpec& spec) {
+  std::int64_t step = 1;
+  for (std::size_t i = spec.sizes.size(); i-- > 0;) {
+    if (spec.sizes[i] != 1 && spec.strides[i] != step) return false;
+    step *= spec.sizes[i];
+  }
+  return true;
+}
 
 // Uniform in [-1, 1) from the top 53 bits.
 double uniform_pm1(std::uint64_t bits) {
@@ -114,24 +128,30 @@ void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed,
   const DType dtype = spec.dtype;
   const std::size_t size = dtype_size(dtype);
   const bool floating = is_floating(dtype);
-  SplitMix64 rng(seed);
+  const bool flat = row_major_dense(spec);
   std::byte* base = buffer.data();
-  const std::int64_t n = spec.numel();
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::byte* p = base + static_cast<std::size_t>(spec.storage_index(i)) * size;
-    const std::uint64_t bits = rng.next();
-    if (set == DataSet::kStress) {
-      store_element(dtype, p, floating ? stress_float(dtype, bits) : stress_int(dtype, bits));
-      continue;
+  // On every usable core (two 8192^2 inputs take seconds on one), each chunk's generator skipped
+  // to its first element: the values do not depend on the split.
+  parallel_for(spec.numel(), std::int64_t{1} << 18, [&](std::int64_t begin, std::int64_t end, int) {
+    SplitMix64 rng(seed, static_cast<std::uint64_t>(begin));
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::int64_t at = flat ? spec.offset + i : spec.storage_index(i);
+      std::byte* p = base + static_cast<std::size_t>(at) * size;
+      const std::uint64_t bits = rng.next();
+      if (set == DataSet::kStress) {
+        store_element(dtype, p, floating ? stress_float(dtype, bits) : stress_int(dtype, bits));
+        continue;
+      }
+      if (!floating) {
+        store_element(dtype, p, uniform_int(bits));
+        continue;
+      }
+      store_element(dtype, p, uniform_pm1(bits));
+      // Rounding to a narrow dtype can carry a value just below 1 up to 1; keep the range
+      // half-open.
+      if (load_element(dtype, p) >= 1.0) store_element(dtype, p, largest_below_one(dtype));
     }
-    if (!floating) {
-      store_element(dtype, p, uniform_int(bits));
-      continue;
-    }
-    store_element(dtype, p, uniform_pm1(bits));
-    // Rounding to a narrow dtype can carry a value just below 1 up to 1; keep the range half-open.
-    if (load_element(dtype, p) >= 1.0) store_element(dtype, p, largest_below_one(dtype));
-  }
+  });
 }
 
 }  // namespace ktune

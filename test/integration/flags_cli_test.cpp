@@ -1,12 +1,14 @@
 // Flags mean what they say, and errors show where they happen (through the real CLI): --cxxflags
 // adds to ktune's compiler flags and --cxxflags-replace replaces them; --json-log, the worker and
-// --problem are checked before anything compiles; measurement flags that differ from a cached
+// --problem are checked before anything compiles; --trace writes one timeline; measurement flags that differ from a cached
 // record's are said on the hit.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "support/cli_run.h"
@@ -75,6 +77,46 @@ TEST_F(FlagsCli, UnwritableJsonLogFailsBeforeCompiling) {
   CliResult r = tune({"--cxxflags", "-DMM_FLAG_SEEN", "--json-log", log});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("error: --json-log " + log));
+  EXPECT_THAT(r.output, Not(HasSubstr("compiling")));
+  EXPECT_EQ(count_artifacts(cache_.path()), 0);
+}
+
+// --trace: one Chrome trace-event array (without its optional closing bracket) that the tuning
+// process and its worker both append to: compiles in the one, requests and their phases in the
+// other, each event complete with a duration.
+TEST_F(FlagsCli, TraceIsOneTimelineOfKtuneAndItsWorker) {
+  const std::string trace = (dir_.path() / "run.trace.json").string();
+  CliResult r = tune({"--cxxflags", "-DMM_FLAG_SEEN", "--trace", trace});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(trace);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string body = text.str();
+  ASSERT_TRUE(body.starts_with("[\n")) << body.substr(0, 80);
+  ASSERT_TRUE(body.ends_with(",\n")) << body.substr(body.size() - std::min<std::size_t>(80, body.size()));
+  body.resize(body.size() - 2);
+  const nlohmann::json events = nlohmann::json::parse(body + "]");
+  std::map<std::string, std::set<long>> pids_of;  // event name -> processes that wrote it
+  for (const nlohmann::json& e : events) {
+    ASSERT_EQ(e.at("ph"), "X") << e.dump();
+    EXPECT_GE(e.at("dur").get<long>(), 0) << e.dump();
+    pids_of[e.at("name").get<std::string>()].insert(e.at("pid").get<long>());
+  }
+  for (const char* name : {"compile", "search", "measure request", "serve", "prepare", "verify",
+                           "measure", "check"}) {
+    EXPECT_TRUE(pids_of.contains(name)) << name << " missing from " << body.substr(0, 400);
+  }
+  // The compiles are ktune's, the phases the worker's: two processes, one file.
+  ASSERT_TRUE(pids_of.contains("compile") && pids_of.contains("serve"));
+  EXPECT_NE(*pids_of["compile"].begin(), *pids_of["serve"].begin());
+}
+
+TEST_F(FlagsCli, UnwritableTraceIsAUsageErrorBeforeCompiling) {
+  const std::string trace = (dir_.path() / "no-such-folder" / "t.json").string();
+  CliResult r = tune({"--cxxflags", "-DMM_FLAG_SEEN", "--trace", trace});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--trace"));
+  EXPECT_THAT(r.output, HasSubstr(trace + ": cannot open for appending"));
   EXPECT_THAT(r.output, Not(HasSubstr("compiling")));
   EXPECT_EQ(count_artifacts(cache_.path()), 0);
 }

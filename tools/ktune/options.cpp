@@ -4,9 +4,13 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -126,6 +130,21 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
         ->check(CLI::Range(std::size_t{0}, kMaxMemoryMb));
   }
   cmd.add_option("--json-log", f.json_log, "Append JSON lines (one per candidate) to FILE");
+  cmd.add_option("--trace", f.trace,
+                 "Append a timeline of the run (compiles, worker requests and their phases) to "
+                 "FILE as Chrome trace events, for ui.perfetto.dev or chrome://tracing; the same "
+                 "as KTUNE_TRACE=FILE")
+      ->each([](const std::string& path) {
+        // Opened now, so that a typo fails before any work; the processes append to it later.
+        const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                              S_IRUSR | S_IWUSR);
+        if (fd < 0) {
+          throw CLI::ValidationError(
+              "--trace", fmt::format("{}: cannot open for appending: {}", path, std::strerror(errno)));
+        }
+        ::close(fd);
+        ::setenv("KTUNE_TRACE", path.c_str(), 1);
+      });
   cmd.add_option("--strategy", f.strategy,
                  fmt::format("Search strategy: which candidates are compiled and measured ({}; "
                              "default: the spec's search.strategy, else auto: every candidate of "
