@@ -8,6 +8,7 @@
 # opencl-*.log and summary.txt to OUTDIR (the OpenCL part is bench/gpu/opencl.sh).
 #
 #   bash bench/gpu/run.sh OUTDIR [MxNxK ...]     (default: the five shapes of issue 4)
+#   KTUNE_GPU_TESTS=0 leaves the CUDA tests out; KTUNE_OPENCL_SHAPES= the OpenCL part.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: run.sh OUTDIR [MxNxK ...]}
@@ -30,9 +31,11 @@ ktune=$bundle/bin/ktune
   echo "libraries from: $libdirs"
 } | tee "$out/summary.txt"
 
-echo "== tests" | tee -a "$out/summary.txt"
-"$bundle/bin/cuda_tests" 2>&1 | tee "$out/tests.log" | grep -E "^\[  (PASSED|FAILED|  SKIPPED)|tests ran" \
-  | tee -a "$out/summary.txt"
+if [ "${KTUNE_GPU_TESTS:-1}" != 0 ]; then
+  echo "== tests" | tee -a "$out/summary.txt"
+  "$bundle/bin/cuda_tests" 2>&1 | tee "$out/tests.log" | grep -E "^\[  (PASSED|FAILED|  SKIPPED)|tests ran" \
+    | tee -a "$out/summary.txt"
+fi
 
 for shape in "${shapes[@]}"; do
   IFS=x read -r m n k <<<"$shape"
@@ -44,7 +47,8 @@ for shape in "${shapes[@]}"; do
   for run in cold warm-code-cache hit; do
     [ "$run" = warm-code-cache ] && rm -f "$cache"/tuning.sqlite3*
     extra=()
-    [ "$run" = cold ] && extra=(--regret-rounds 10)
+    # The cold run's timeline (--trace), summed by phase into its log below.
+    [ "$run" = cold ] && extra=(--regret-rounds 10 --trace "$out/trace-$shape.json")
     start=$(date +%s%N)
     "$ktune" --cache-dir "$cache" gemm --m "$m" --n "$n" --k "$k" --dtype bf16 "${extra[@]}" \
       >"$log.$run" 2>&1
@@ -53,6 +57,10 @@ for shape in "${shapes[@]}"; do
     printf '%s: exit %d, wall %d ms; %s\n' "$run" "$rc" $(((end - start) / 1000000)) \
       "$(grep -E '^Tuned gemm' "$log.$run")" | tee -a "$out/summary.txt"
     grep -E '^(Pick|cuBLAS|Regret):' "$log.$run" | tee -a "$out/summary.txt"
+    if [ "$run" = cold ]; then
+      python3 "$root/bench/trace_summary.py" "$out/trace-$shape.json" --top 10 >>"$log.$run"
+      rm -f "$out/trace-$shape.json"
+    fi
   done
   cat "$log.cold" "$log.warm-code-cache" "$log.hit" >"$log"
   rm -f "$log.cold" "$log.warm-code-cache" "$log.hit"
