@@ -6,7 +6,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-
 #include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>

@@ -142,7 +142,7 @@ Result<RowReduceKernel> make_row_sum(MultiKernelOptions options) {
                                  {{"row_sum_persistent", &row_sum_persistent},
                                   {"row_sum_looped_r16", &row_sum_looped_r16},
                                   {"row_sum_looped_r128", &row_sum_looped_r128}},
-                                 &row_reduce_bucket, {{0, &sum_out_bytes}});
+                                 &row_reduce_bucket, {{0, &sum_out_bytes, ArgUse::kOut}});
 }
 
 Result<RowReduceKernel> make_row_softmax(MultiKernelOptions options) {
@@ -151,7 +151,7 @@ Result<RowReduceKernel> make_row_softmax(MultiKernelOptions options) {
                                  {{"row_softmax_persistent", &row_softmax_persistent},
                                   {"row_softmax_looped_r64", &row_softmax_looped_r64},
                                   {"row_softmax_looped_r1024", &row_softmax_looped_r1024}},
-                                 &row_reduce_bucket, {{0, &softmax_out_bytes}});
+                                 &row_reduce_bucket, {{0, &softmax_out_bytes, ArgUse::kOut}});
 }
 
 }  // namespace ktune

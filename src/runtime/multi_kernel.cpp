@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "ktune/core/device.h"
+#include "ktune/tensor/compare.h"
 
 namespace ktune {
 namespace {
@@ -119,10 +122,25 @@ Result<std::unique_ptr<MultiKernelCore>> MultiKernelCore::create(MultiKernelOpti
     if (!env) return std::unexpected(env.error());
     forced = *env;
   }
+  std::vector<std::size_t> order;
+  if (options.reference) {
+    const auto r = index_of(names, *options.reference);
+    if (!r) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: reference '{}' is no variant; expected one of: {}", where,
+                                    *options.reference, joined(names)));
+    }
+    order.push_back(*r);
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (order.empty() || order.front() != i) order.push_back(i);
+  }
   const bool use_stored =
       options.use_stored_pick && !env_is_one("KTUNE_MULTI_KERNEL_DISABLE_CACHE");
-  return std::unique_ptr<MultiKernelCore>(
+  auto core = std::unique_ptr<MultiKernelCore>(
       new MultiKernelCore(std::move(options), std::move(names), forced, use_stored));
+  core->reference_order_ = std::move(order);
+  return core;
 }
 
 MultiKernelCore::MultiKernelCore(MultiKernelOptions options, std::vector<std::string> names,
@@ -133,10 +151,13 @@ MultiKernelCore::MultiKernelCore(MultiKernelOptions options, std::vector<std::st
       use_stored_(use_stored) {}
 
 TuningKey MultiKernelCore::key(const ShapeKey& bucket) const {
-  // Variants are timed, never checked: no verification in the key. The set, not the order,
-  // counts: a stored winner is found again by name.
+  // The set, not the order, counts: a stored winner is found again by name. Verified against
+  // the reference variant with the tolerance: a pick made under other checks (or none, before
+  // MultiKernel verified) is another key.
+  const std::string& reference = names_[reference_order_.front()];
   return make_tuning_key(KeyInputs{"multi_kernel:" + options_.name, shape_key_text(bucket), names_,
-                                   std::nullopt, cpu_fingerprint(), "in-process"});
+                                   KeyVerification{reference, options_.tolerance, 0},
+                                   cpu_fingerprint(), "in-process"});
 }
 
 const MultiKernelCore::Entry* MultiKernelCore::find(const ShapeKey& bucket) const {
@@ -179,25 +200,105 @@ MultiKernelCore::Entry MultiKernelCore::pick(const ShapeKey& bucket, const Measu
     }
   }
   const auto t0 = Clock::now();
-  const std::vector<BenchStats> stats = measure();
+  const std::vector<VariantRun> runs = measure();
   const double bench_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  KTUNE_CHECK(stats.size() == names_.size());
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < stats.size(); ++i) {
-    if (stats[i].median_ns < stats[best].median_ns) best = i;  // ties go to the earlier variant
+  KTUNE_CHECK(runs.size() == names_.size());
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].outcome != Outcome::kOk) {
+      note_failure(bucket, i, runs[i]);
+      continue;
+    }
+    if (!runs[i].stats) continue;
+    // Ties go to the earlier variant.
+    if (!best || runs[i].stats->median_ns < runs[*best].stats->median_ns) best = i;
+  }
+  if (!best) {
+    // No variant's outputs were whole (every reference candidate left an element unwritten or
+    // NaN): the caller still gets a call, the designated reference's, and nothing is stored.
+    return Entry{bucket, reference_order_.front(), PickSource::kBenchmarked};
   }
   if (options_.cache != nullptr) {
-    TuningRecord record{k, names_[best], {}, 0, 0, bench_s, std::nullopt, std::nullopt};
+    TuningRecord record{k, names_[*best], {}, 0, 0, bench_s, std::nullopt, std::nullopt};
     record.created_unix = std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::system_clock::now().time_since_epoch())
                               .count();
-    for (std::size_t i = 0; i < stats.size(); ++i) {
-      record.candidates.push_back(
-          CandidateRecord{names_[i], names_[i], "", Outcome::kOk, "", stats[i], 0});
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      record.candidates.push_back(CandidateRecord{names_[i], names_[i], "", runs[i].outcome,
+                                                  runs[i].message, runs[i].stats, 0});
     }
     if (Status s = options_.cache->store(record); !s) note_cache_error(s.error());
   }
-  return Entry{bucket, best, PickSource::kBenchmarked};
+  return Entry{bucket, *best, PickSource::kBenchmarked};
+}
+
+void MultiKernelCore::note_failure(const ShapeKey& bucket, std::size_t variant,
+                                   const VariantRun& run) {
+  MultiKernelFailure f{bucket, names_[variant], run.outcome, run.message};
+  if (options_.report != nullptr) {
+    fmt::print(options_.report,
+               "ktune: MultiKernel '{}' bucket {}: variant '{}' excluded: {}: {}\n", options_.name,
+               shape_key_text(bucket), f.variant, outcome_name(f.outcome), f.message);
+  }
+  std::unique_lock lock(entries_mutex_);
+  failures_.push_back(std::move(f));
+}
+
+std::vector<MultiKernelFailure> MultiKernelCore::failures() const {
+  std::shared_lock lock(entries_mutex_);
+  return failures_;
+}
+
+MultiKernelCore::VariantRun check_reference(const std::vector<ClonedOutput>& outputs) {
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const ClonedOutput& out = outputs[o];
+    const std::size_t size = dtype_size(out.dtype);
+    for (std::size_t e = 0; e + size <= out.bytes; e += size) {
+      const std::byte* p = out.data + e;
+      if (is_poison(out.dtype, p)) {
+        return {Outcome::kUnwrittenOutput,
+                fmt::format("as the reference: written argument {}: element {} was never written",
+                            o, e / size),
+                std::nullopt};
+      }
+      if (is_floating(out.dtype) && std::isnan(load_element(out.dtype, p))) {
+        return {
+            Outcome::kNanOutput,
+            fmt::format("as the reference: written argument {}: element {} is NaN", o, e / size),
+            std::nullopt};
+      }
+    }
+  }
+  return {};
+}
+
+MultiKernelCore::VariantRun verify_outputs(const std::vector<ClonedOutput>& actual,
+                                           const std::vector<HostBuffer>& expected,
+                                           const std::optional<Tolerance>& tolerance) {
+  KTUNE_CHECK(actual.size() == expected.size());
+  for (std::size_t o = 0; o < actual.size(); ++o) {
+    const ClonedOutput& out = actual[o];
+    const auto n = static_cast<std::int64_t>(out.bytes / dtype_size(out.dtype));
+    TensorSpec spec;
+    spec.dtype = out.dtype;
+    spec.sizes = {n};
+    spec.strides = {1};
+    const Comparison c = compare(spec, out.data, expected[o].data(),
+                                 tolerance ? *tolerance : default_tolerance(out.dtype));
+    if (c.outcome != Outcome::kOk) {
+      return {c.outcome, fmt::format("written argument {} against the reference: {}", o, c.message),
+              std::nullopt};
+    }
+    // Bytes past the last whole element (a size that is not a multiple of the dtype's).
+    const std::size_t whole = static_cast<std::size_t>(n) * dtype_size(out.dtype);
+    if (std::memcmp(out.data + whole, expected[o].data() + whole, out.bytes - whole) != 0) {
+      return {Outcome::kWrongResult,
+              fmt::format("written argument {}: its last {} bytes differ from the reference's", o,
+                          out.bytes - whole),
+              std::nullopt};
+    }
+  }
+  return {};
 }
 
 void MultiKernelCore::note_cache_error(Error error) {

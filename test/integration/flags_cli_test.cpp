@@ -1,7 +1,7 @@
 // Flags mean what they say, and errors show where they happen (through the real CLI): --cxxflags
 // adds to ktune's compiler flags and --cxxflags-replace replaces them; --json-log, the worker and
-// --problem are checked before anything compiles; --trace writes one timeline; measurement flags that differ from a cached
-// record's are said on the hit.
+// --problem are checked before anything compiles; --trace writes one timeline; measurement flags
+// that differ from a cached record's are said on the hit.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -93,7 +93,8 @@ TEST_F(FlagsCli, TraceIsOneTimelineOfKtuneAndItsWorker) {
   text << in.rdbuf();
   std::string body = text.str();
   ASSERT_TRUE(body.starts_with("[\n")) << body.substr(0, 80);
-  ASSERT_TRUE(body.ends_with(",\n")) << body.substr(body.size() - std::min<std::size_t>(80, body.size()));
+  ASSERT_TRUE(body.ends_with(",\n"))
+      << body.substr(body.size() - std::min<std::size_t>(80, body.size()));
   body.resize(body.size() - 2);
   const nlohmann::json events = nlohmann::json::parse(body + "]");
   std::map<std::string, std::set<long>> pids_of;  // event name -> processes that wrote it
@@ -102,8 +103,8 @@ TEST_F(FlagsCli, TraceIsOneTimelineOfKtuneAndItsWorker) {
     EXPECT_GE(e.at("dur").get<long>(), 0) << e.dump();
     pids_of[e.at("name").get<std::string>()].insert(e.at("pid").get<long>());
   }
-  for (const char* name : {"compile", "search", "measure request", "serve", "prepare", "verify",
-                           "measure", "check"}) {
+  for (const char* name :
+       {"compile", "search", "measure request", "serve", "prepare", "verify", "measure", "check"}) {
     EXPECT_TRUE(pids_of.contains(name)) << name << " missing from " << body.substr(0, 400);
   }
   // The compiles are ktune's, the phases the worker's: two processes, one file.

@@ -2,9 +2,9 @@
 // verbose_compile_hook (options.h).
 #include "options.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,8 +139,8 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
         const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
                               S_IRUSR | S_IWUSR);
         if (fd < 0) {
-          throw CLI::ValidationError(
-              "--trace", fmt::format("{}: cannot open for appending: {}", path, std::strerror(errno)));
+          throw CLI::ValidationError("--trace", fmt::format("{}: cannot open for appending: {}",
+                                                            path, std::strerror(errno)));
         }
         ::close(fd);
         ::setenv("KTUNE_TRACE", path.c_str(), 1);

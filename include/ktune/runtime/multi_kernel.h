@@ -1,6 +1,10 @@
 // MultiKernel: N variants of one operation behind one typed call; the first call of a shape
-// bucket benchmarks them on the caller's own arguments and remembers the fastest (Inductor's
-// MultiKernelCall). Picks persist in the tuning cache, can be forced, and are listed for codegen.
+// bucket verifies and benchmarks them on the caller's own arguments and remembers the fastest
+// (Inductor's MultiKernelCall). Verified: each variant runs once on clones of the arguments it
+// writes, and its outputs are compared with the reference variant's (the first, or
+// options.reference) within the dtype's tolerance; a variant that disagrees is excluded,
+// reported (failures(), and a line on options.report), never picked and never stored as a pick.
+// Picks persist in the tuning cache, can be forced, and are listed for codegen.
 //
 // Cost after the pick: the bucket function, one atomic load and a compare, then the variant
 // through its function pointer (bench/multi_kernel_overhead.cpp). The tuning cache is read or
@@ -11,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -27,7 +32,10 @@
 #include "ktune/bench/bench_stats.h"
 #include "ktune/bench/cpu_benchmarker.h"
 #include "ktune/cache/tuning_cache.h"
+#include "ktune/core/dtype.h"
+#include "ktune/core/outcome.h"
 #include "ktune/core/status.h"
+#include "ktune/core/tolerance.h"
 #include "ktune/tensor/host_buffer.h"
 
 namespace ktune {
@@ -45,6 +53,15 @@ struct MultiKernelOptions {
   // false, or $KTUNE_MULTI_KERNEL_DISABLE_CACHE=1: benchmark even when the cache holds a pick;
   // the new pick is still stored.
   bool use_stored_pick = true;
+  // The variant whose outputs the others must match; unset: the first. A reference that leaves
+  // an output element unwritten (or NaN where the dtype cannot mean it) is excluded itself, and
+  // the next variant in order is the reference.
+  std::optional<std::string> reference;
+  // Unset: each output's dtype's default (ktune/tensor/compare.h, default_tolerance).
+  std::optional<Tolerance> tolerance;
+  // Where an excluded variant is said, one line each ("ktune: MultiKernel 'x' bucket ...:
+  // variant 'y' excluded: wrong_result: ..."); null: nowhere (failures() still has them).
+  std::FILE* report = stderr;
   // Per variant and bucket. No cache flush by default: at run time a kernel usually finds its
   // inputs warm (the previous kernel wrote them), and flushing a whole last-level cache costs
   // more than this budget. With flush_cache set, only the clones of the mutated arguments are
@@ -62,6 +79,20 @@ using ShapeKey = std::array<std::int64_t, 4>;
 
 enum class PickSource { kForced, kStored, kBenchmarked };
 [[nodiscard]] const char* pick_source_name(PickSource source);
+
+// A variant that failed verification for one bucket.
+struct MultiKernelFailure {
+  ShapeKey bucket{};
+  std::string variant;
+  Outcome outcome = Outcome::kWrongResult;  // kWrongResult, kNanOutput or kUnwrittenOutput
+  std::string message;
+};
+
+// How a pointer argument that variants write is used: read and written (kInOut: each variant
+// starts from the caller's data), written only (kOut: filled with the poison pattern before the
+// verifying run, so that an element a variant never writes shows), or scratch space (kScratch:
+// restored for each variant, never compared).
+enum class ArgUse : std::uint8_t { kInOut, kOut, kScratch };
 
 // One bucket's pick, as recorded for codegen (Inductor's record_choice).
 struct MultiKernelPick {
@@ -81,8 +112,14 @@ class MultiKernelCore {
     std::size_t index = 0;
     PickSource source = PickSource::kBenchmarked;
   };
-  // Benchmarks every variant for one bucket (stats in variant order).
-  using MeasureFn = std::function<std::vector<BenchStats>()>;
+  // One variant's verification and measurement: stats when it passed.
+  struct VariantRun {
+    Outcome outcome = Outcome::kOk;
+    std::string message;
+    std::optional<BenchStats> stats = std::nullopt;
+  };
+  // Verifies and benchmarks every variant for one bucket (in variant order).
+  using MeasureFn = std::function<std::vector<VariantRun>()>;
 
   // Validates the options against the variant names and reads the environment.
   [[nodiscard]] static Result<std::unique_ptr<MultiKernelCore>> create(
@@ -99,7 +136,11 @@ class MultiKernelCore {
   [[nodiscard]] std::vector<MultiKernelPick> picks() const;
   [[nodiscard]] std::size_t benchmarks_run() const;
   [[nodiscard]] std::optional<Error> cache_error() const;
+  [[nodiscard]] std::vector<MultiKernelFailure> failures() const;
   [[nodiscard]] const BenchOptions& bench_options() const { return options_.bench; }
+  // The variant indices in the order they serve as the reference (options.reference first).
+  [[nodiscard]] const std::vector<std::size_t>& reference_order() const { return reference_order_; }
+  [[nodiscard]] const std::optional<Tolerance>& tolerance() const { return options_.tolerance; }
 
  private:
   MultiKernelCore(MultiKernelOptions options, std::vector<std::string> names,
@@ -108,6 +149,7 @@ class MultiKernelCore {
   [[nodiscard]] Entry pick(const ShapeKey& bucket, const MeasureFn& measure);
   [[nodiscard]] TuningKey key(const ShapeKey& bucket) const;
   void note_cache_error(Error error);
+  void note_failure(const ShapeKey& bucket, std::size_t variant, const VariantRun& run);
 
   MultiKernelOptions options_;
   std::vector<std::string> names_;
@@ -119,7 +161,43 @@ class MultiKernelCore {
   std::mutex pick_mutex_;              // held while a bucket is picked; taken before entries_mutex_
   std::size_t benchmarks_ = 0;         // guarded by entries_mutex_
   std::optional<Error> cache_error_;   // the first one; guarded by entries_mutex_
+  std::vector<MultiKernelFailure> failures_;  // guarded by entries_mutex_
+  std::vector<std::size_t> reference_order_;
 };
+
+// One written argument's clone after a variant's run, as verify_outputs compares it.
+struct ClonedOutput {
+  const std::byte* data = nullptr;
+  std::size_t bytes = 0;
+  DType dtype = DType::kF32;
+};
+
+// Whether `outputs` (after the reference's run) can serve as the expected values: kOk, or the
+// outcome and message of the first element that is unwritten (poison) or NaN.
+[[nodiscard]] MultiKernelCore::VariantRun check_reference(const std::vector<ClonedOutput>& outputs);
+// `actual` against `expected` (the reference's outputs, same order), each within `tolerance` or
+// its dtype's default: kOk, or the first failing output's outcome and message.
+[[nodiscard]] MultiKernelCore::VariantRun verify_outputs(const std::vector<ClonedOutput>& actual,
+                                                         const std::vector<HostBuffer>& expected,
+                                                         const std::optional<Tolerance>& tolerance);
+
+// The dtype of a pointee type where it is unambiguous (float, double, int8/32/64); nullopt for
+// others (a std::uint16_t may hold f16 or bf16: Mutated::dtype says which).
+template <class T>
+constexpr std::optional<DType> dtype_of_pointee() {
+  using U = std::remove_cv_t<std::remove_pointer_t<T>>;
+  if constexpr (std::is_same_v<U, float>) return DType::kF32;
+  if constexpr (std::is_same_v<U, double>) return DType::kF64;
+  if constexpr (std::is_same_v<U, std::int8_t>) return DType::kI8;
+  if constexpr (std::is_same_v<U, std::int32_t>) return DType::kI32;
+  if constexpr (std::is_same_v<U, std::int64_t>) return DType::kI64;
+  return std::nullopt;
+}
+
+template <class... Args>
+constexpr std::array<std::optional<DType>, sizeof...(Args)> pointee_dtypes() {
+  return {dtype_of_pointee<Args>()...};
+}
 
 template <class T>
 inline constexpr bool kIsDataPointer =
@@ -176,14 +254,19 @@ class MultiKernel {
   // A pointer argument that variants write: its index and its size in bytes for this call. While
   // benchmarking, variants write a clone of it; arguments equal to it (in place) see the same
   // clone. Arguments that overlap it without being equal are not supported.
+  // `use` says whether its contents are compared (ArgUse); `dtype`, unset, comes from the
+  // pointee type (float: f32, ...), which a compared argument of another type must set.
   struct Mutated {
     std::size_t arg = 0;
     std::size_t (*bytes)(const Args&...) = nullptr;
+    ArgUse use = ArgUse::kInOut;
+    std::optional<DType> dtype = std::nullopt;
   };
 
   // kInvalidArgument: no variant, an empty or repeated name, a forced pick (options or an entry
   // of $KTUNE_FORCE_PICK naming this operation) that is no variant's name, a null function, a
-  // Mutated index that is no data-pointer argument.
+  // Mutated index that is no data-pointer argument, a compared Mutated argument without a dtype,
+  // an options.reference that is no variant's name.
   [[nodiscard]] static Result<MultiKernel> create(MultiKernelOptions options,
                                                   std::vector<Variant> variants, BucketFn bucket,
                                                   std::vector<Mutated> mutated = {}) {
@@ -196,12 +279,20 @@ class MultiKernel {
                           where + ": variant '" + v.name + "' has no function");
       }
     }
-    for (const Mutated& m : mutated) {
+    constexpr auto dtypes = detail::pointee_dtypes<Args...>();
+    for (Mutated& m : mutated) {
       if (m.arg >= pointers.size() || !pointers[m.arg] || m.bytes == nullptr) {
         return make_error(ErrorCode::kInvalidArgument,
                           where + ": mutated argument " + std::to_string(m.arg) +
                               " is not a data pointer with a size; expected one of " +
                               std::to_string(pointers.size()) + " arguments");
+      }
+      if (!m.dtype) m.dtype = dtypes[m.arg];
+      if (!m.dtype && m.use != ArgUse::kScratch) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          where + ": mutated argument " + std::to_string(m.arg) +
+                              " is compared but its pointee type names no dtype; set its dtype "
+                              "(a 16-bit type may hold f16 or bf16), or use ArgUse::kScratch");
       }
     }
     std::vector<std::string> names;
@@ -226,6 +317,8 @@ class MultiKernel {
   [[nodiscard]] std::optional<std::string> picked(const ShapeKey& bucket) const {
     return core_->picked(bucket);
   }
+  // Every variant excluded by verification so far, by bucket.
+  [[nodiscard]] std::vector<MultiKernelFailure> failures() const { return core_->failures(); }
   // Every pick made or loaded, by bucket.
   [[nodiscard]] std::vector<MultiKernelPick> picks() const { return core_->picks(); }
   // How many buckets were benchmarked (not forced, not read from the cache).
@@ -244,13 +337,15 @@ class MultiKernel {
 
   struct Clone {
     const void* from = nullptr;
+    const Mutated* spec = nullptr;
     HostBuffer pristine;
     HostBuffer work;
   };
 
-  // Every variant timed on the same arguments, each starting from the caller's data; the
-  // caller's mutated buffers are only read.
-  std::vector<BenchStats> measure_all(const Args&... args) const {
+  // Every variant checked, then timed, on the same arguments, each starting from the caller's
+  // data; the caller's mutated buffers are only read.
+  std::vector<detail::MultiKernelCore::VariantRun> measure_all(const Args&... args) const {
+    using VariantRun = detail::MultiKernelCore::VariantRun;
     const std::tuple<Args...> original{args...};
     std::tuple<Args...> call = original;
     std::vector<Clone> clones;
@@ -260,26 +355,68 @@ class MultiKernel {
       bool seen = false;
       for (const Clone& c : clones) seen = seen || c.from == from;
       if (from == nullptr || bytes == 0 || seen) continue;
-      Clone c{from, HostBuffer::allocate(bytes, 0), HostBuffer::allocate(bytes, 0)};
+      Clone c{from, &m, HostBuffer::allocate(bytes, 0), HostBuffer::allocate(bytes, 0)};
       std::memcpy(c.pristine.data(), from, bytes);
       detail::redirect(call, from, c.work.data());
       clones.push_back(std::move(c));
+    }
+    const auto restore = [&](bool poison_outputs) {
+      for (Clone& c : clones) {
+        if (poison_outputs && c.spec->use == ArgUse::kOut) {
+          c.work.poison(*c.spec->dtype);
+        } else {
+          std::memcpy(c.work.data(), c.pristine.data(), c.work.bytes());
+        }
+      }
+    };
+    const auto outputs = [&] {
+      std::vector<detail::ClonedOutput> out;
+      for (const Clone& c : clones) {
+        if (c.spec->use == ArgUse::kScratch) continue;
+        out.push_back({c.work.data(), c.work.bytes(), *c.spec->dtype});
+      }
+      return out;
+    };
+    std::vector<VariantRun> runs(variants_.size());
+    // The reference: the first variant in reference order whose outputs are whole and sound.
+    std::vector<HostBuffer> expected;
+    std::optional<std::size_t> reference;
+    for (std::size_t r : core_->reference_order()) {
+      restore(true);
+      std::apply(variants_[r].fn, call);
+      runs[r] = detail::check_reference(outputs());
+      if (runs[r].outcome != Outcome::kOk) continue;
+      for (const detail::ClonedOutput& o : outputs()) {
+        expected.push_back(HostBuffer::allocate(o.bytes, 0));
+        std::memcpy(expected.back().data(), o.data, o.bytes);
+      }
+      reference = r;
+      break;
+    }
+    for (std::size_t i = 0; i < variants_.size() && reference; ++i) {
+      // The reference, and the variants that failed before it as reference candidates.
+      if (i == *reference || runs[i].outcome != Outcome::kOk) continue;
+      restore(true);
+      std::apply(variants_[i].fn, call);
+      runs[i] = detail::verify_outputs(outputs(), expected, core_->tolerance());
     }
     CpuBenchmarker bench(core_->bench_options());
     std::vector<std::pair<const void*, std::size_t>> ranges;
     for (const Clone& c : clones) ranges.emplace_back(c.work.data(), c.work.bytes());
     if (!ranges.empty()) bench.set_flush_ranges(std::move(ranges));
-    std::vector<BenchStats> stats;
-    for (const Variant& v : variants_) {
-      for (Clone& c : clones) std::memcpy(c.work.data(), c.pristine.data(), c.work.bytes());
+    for (std::size_t i = 0; i < variants_.size(); ++i) {
+      // Checked and sound only (a variant whose reference turn failed was never compared).
+      if (!reference || runs[i].outcome != Outcome::kOk) continue;
+      restore(false);
+      const Variant& v = variants_[i];
       Result<BenchStats> s = bench.measure([&]() -> Status {
         std::apply(v.fn, call);
         return {};
       });
       KTUNE_CHECK(s.has_value());  // the run above cannot fail
-      stats.push_back(*s);
+      runs[i].stats = *s;
     }
-    return stats;
+    return runs;
   }
 
   std::unique_ptr<detail::MultiKernelCore> core_;

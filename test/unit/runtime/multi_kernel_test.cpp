@@ -77,8 +77,8 @@ MultiKernelOptions fast_options(TuningCache* cache = nullptr) {
 }
 
 Toy make_toy(MultiKernelOptions options) {
-  auto mk =
-      Toy::create(std::move(options), kVariants, &toy_bucket, {{0, &out_bytes}, {1, &in_bytes}});
+  auto mk = Toy::create(std::move(options), kVariants, &toy_bucket,
+                        {{0, &out_bytes, ArgUse::kOut}, {1, &in_bytes, ArgUse::kScratch}});
   EXPECT_TRUE(mk.has_value()) << mk.error().message;
   return std::move(*mk);
 }
@@ -348,8 +348,9 @@ TEST_F(MultiKernelTest, ConcurrentFirstCallsBenchmarkOnce) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(mk.benchmarks_run(), 1u);
-  // One timed run per variant (min_runs = max_runs = 1, no warm-up), then each thread's call.
-  EXPECT_EQ(total_calls(), static_cast<int>(kVariants.size()) + kThreads);
+  // One verifying run and one timed run per variant (min_runs = max_runs = 1, no warm-up), then
+  // each thread's call.
+  EXPECT_EQ(total_calls(), 2 * static_cast<int>(kVariants.size()) + kThreads);
   const std::vector<float> want = ramp(64);
   const float sum = std::accumulate(want.begin(), want.end(), 0.0f);
   for (int t = 0; t < kThreads; ++t) EXPECT_FLOAT_EQ(outs[t], sum);
