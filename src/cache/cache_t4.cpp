@@ -7,18 +7,20 @@
 #include <nlohmann/json.hpp>
 
 #include "ktune/cache/t4.h"
+#include "ktune/core/outcome.h"
 
 namespace ktune {
 namespace {
 
 using OJson = nlohmann::ordered_json;
 
-// T4's invalidity categories. Abandoned candidates were slow, not invalid: their partial times
-// are exported as a correct result (a replay treats them as the slow configs they are).
+// T4's invalidity categories. Only a candidate measured to its budget is "correct": an abandoned
+// one has partial times (a median of its first runs, not a measurement another tuner can rank)
+// and one never evaluated has none, so both are "runtime", the category of "no valid time"; the
+// `ktune_outcome` measurement says which, and import_t4 restores it.
 std::string_view invalidity(Outcome o) {
   switch (o) {
     case Outcome::kOk:
-    case Outcome::kAbandoned:
       return "correct";
     case Outcome::kCompileError:
     case Outcome::kLoadError:
@@ -70,13 +72,14 @@ std::string param_text(const OJson& v) {
 std::string export_t4(const TuningRecord& record) {
   OJson results = OJson::array();
   for (const CandidateRecord& c : record.candidates) {
-    if (c.outcome == Outcome::kNotEvaluated) continue;
     OJson config = OJson::object();
     for (const auto& [name, value] : c.params) config[name] = param_value(value);
     OJson runtimes = OJson::array();
     if (c.stats) runtimes.push_back(c.stats->median_ns / 1e6);
     OJson measurements = OJson::array();
     measurements.push_back({{"name", "ktune_name"}, {"value", c.name}, {"unit", ""}});
+    measurements.push_back(
+        {{"name", "ktune_outcome"}, {"value", outcome_name(c.outcome)}, {"unit", ""}});
     if (c.stats) {
       measurements.push_back({{"name", "runs"}, {"value", c.stats->runs}, {"unit", ""}});
       measurements.push_back(
@@ -155,13 +158,18 @@ Result<std::vector<CandidateRecord>> import_t4(std::string_view text) {
         if (!m.is_object() || !m.contains("name") || !m.contains("value")) continue;
         const OJson& v = m["value"];
         if (m["name"] == "ktune_name" && v.is_string()) c.name = v.get<std::string>();
+        if (m["name"] == "ktune_outcome" && v.is_string()) {
+          // ktune's own outcome is finer than T4's category (and tells abandoned apart).
+          if (auto o = parse_outcome(v.get<std::string>())) c.outcome = *o;
+        }
         if (m["name"] == "runs" && v.is_number_integer()) runs = v.get<int>();
         if (m["name"] == "min_time" && v.is_number()) min_ms = v.get<double>();
         if (m["name"] == "max_time" && v.is_number()) max_ms = v.get<double>();
         if (m["name"] == "mad_time" && v.is_number()) mad_ms = v.get<double>();
       }
     }
-    if (!ms.empty() && c.outcome == Outcome::kOk) {
+    const bool timed = c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned;
+    if (!ms.empty() && timed) {
       std::sort(ms.begin(), ms.end());
       const std::size_t n = ms.size();
       const double median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;

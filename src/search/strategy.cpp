@@ -31,24 +31,18 @@ class Exhaustive final : public Strategy {
 
 // Up to this many candidates, `auto` measures every one; above, the default budgeted strategy
 // (kAutoStrategy) with a budget of a tenth of the candidates unless the user gave one. Chosen by
-// `ktune simulate` (50 seeds, batch 1): median evaluations to reach within 2% of the optimum
-// [q3 in brackets], on T4 files of three measured spaces:
-//   space (candidates)               random  hill_climbing  annealing  genetic     model
-//   bowl, 3 params, holey (1638)     614     27 [34]        52 [75]    99 [123]    15 [16]
-//   two basins, 5 params (5568)      3012    65 [97]        126 [202]  164 [2599]  27 [45]
-//   CPU matmul 256^3, 7 params (540) 53      41 [68]        34 [81]    53 [85]     34 [52]
-// The first two are synthetic, one candidate within 2% (the bowl is test/unit/search's
-// recorded_spaces.h with other noise; the two basins: two quadratic bowls, a ripple, holes and a
-// failing corner), made by a one-off script that is not in the repository, and the matmul's T4
-// file is not either: these numbers are not reproducible from the repo yet. The benchmark that
-// records real spaces and decides this default is bench/search_strategies.sh, still to be written
-// (issue 19); until then the numbers are indications. The matmul is examples/matmul_cpu's kernel tuned on the 2-core VM under load
-// (VEC 8 16, MR 2 4 6 8, NV 1-4, KC 128 256 512, UNROLL 2 4, LOOP_ORDER and PACK_B 0 1; the
-// restrictions but the second), templates only, 8 candidates within 2%. The model needs the
-// fewest evaluations or ties for it on each (batches of 8: 18, 33, 38), and its q3 stays near
-// 50: from 500 candidates on, a tenth (>= 50) reaches the target on three quarters of the seeds
-// or more (78% on the matmul); below, the budget would be too tight to be sure, and measuring
-// every candidate costs little more.
+// bench/search_strategies.sh (docs/benchmarks.md, "Search strategies on recorded spaces"): two
+// real spaces recorded in full on the 2-core VM (bench/search_strategies/recorded/), median over
+// 50 seeds of the evaluations to reach within 2% of the optimum, each strategy with a fifth of
+// the space as budget:
+//   space (configs)            random  hill_climbing  annealing  genetic  model  Kernel Tuner's best
+//   CPU matmul 256^3 (540)     84      29             60         70       32     bayes_opt 28
+//   CPU conv2d 7x7 (792)       -       -              108        110      44     bayes_opt 76
+// The model needs the fewest evaluations on the convolution and is within 3 of the fewest on the
+// matmul (where it reaches on 88% of the seeds), and reaches under a budget of a tenth on 74% and
+// 80% of the seeds (`auto`): from 500 candidates on, a tenth (>= 50) is enough on three quarters
+// of the seeds or more; below, the budget would be too tight to be sure, and measuring every
+// candidate costs little more. (Earlier synthetic spaces, two of 1638 and 5568 configs, agreed.)
 constexpr std::size_t kAutoExhaustiveUpTo = 500;
 constexpr std::string_view kAutoStrategy = "model";
 constexpr std::uint64_t kAutoBudgetDivisor = 10;

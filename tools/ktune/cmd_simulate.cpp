@@ -89,8 +89,9 @@ Result<RecordedSpace> to_recorded(const std::vector<CandidateRecord>& cs) {
       coords.push_back(static_cast<std::uint32_t>(it - values[p].begin()));
     }
     r.space.coords.push_back(std::move(coords));
-    // Abandoned candidates were stopped for being slow: their partial median stands for them.
-    const bool timed = c.stats && (c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned);
+    // Only a measurement to the budget is a time to reach: an abandoned candidate's partial
+    // median comes from a tuning that stopped it (record spaces with --no-abandon).
+    const bool timed = c.stats && c.outcome == Outcome::kOk;
     r.time_ns.push_back(timed ? std::optional(c.stats->median_ns) : std::nullopt);
     r.cost_s.push_back((c.stats ? c.stats->median_ns * 1e-9 * c.stats->runs : 0) + c.compile_s);
   }
@@ -154,6 +155,15 @@ int run_simulate(const SimulateArgs& a, const CliContext& ctx) {
   if (missing > 0) {
     fmt::print(stderr, "ktune: warning: {} candidate(s) were not evaluated; replayed as failed\n",
                missing);
+  }
+  const auto abandoned = std::count_if(cs->begin(), cs->end(), [](const CandidateRecord& c) {
+    return c.outcome == Outcome::kAbandoned;
+  });
+  if (abandoned > 0) {
+    fmt::print(stderr,
+               "ktune: warning: {} candidate(s) were abandoned (partial times); replayed as "
+               "failed: record the space with --no-abandon\n",
+               abandoned);
   }
   // A library call that is the optimum is proposed first by every strategy: it hides how they
   // search the template's space.

@@ -26,8 +26,14 @@ TuningRecord t4_record() {
   CandidateRecord skipped;
   skipped.name = "gemm_never";
   skipped.outcome = Outcome::kNotEvaluated;
+  CandidateRecord slow;  // stopped after its first runs: partial statistics
+  slow.name = "gemm_slow";
+  slow.params = {{"BLOCK_M", "16"}, {"BLOCK_N", "16"}, {"LAYOUT", "row"}, {"ALPHA", "2"}};
+  slow.outcome = Outcome::kAbandoned;
+  slow.stats = BenchStats{50000, 49000, 51000, 100, 3};
   r.candidates.push_back(lib);
   r.candidates.push_back(skipped);
+  r.candidates.push_back(slow);
   return r;
 }
 
@@ -35,8 +41,8 @@ TEST(T4, RoundTripKeepsConfigurationsTimesAndValidity) {
   const TuningRecord r = t4_record();
   auto back = import_t4(export_t4(r));
   ASSERT_TRUE(back) << back.error().message;
-  ASSERT_EQ(back->size(), 3u);  // the candidate never evaluated is not a result
-  for (std::size_t i = 0; i < 3; ++i) {
+  ASSERT_EQ(back->size(), r.candidates.size());
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const CandidateRecord& a = r.candidates[i];
     const CandidateRecord& b = (*back)[i];
     EXPECT_EQ(b.name, a.name);
@@ -61,6 +67,24 @@ TEST(T4, ExportFollowsTheSchemasRequiredFieldsAndTypes) {
   EXPECT_EQ(first["invalidity"], "correct");
   EXPECT_EQ(doc["results"][1]["invalidity"], "compile");
   EXPECT_EQ(doc["results"][2]["configuration"], nlohmann::json::object());
+}
+
+TEST(T4, AbandonedAndUnevaluatedCandidatesAreNotCorrectResults) {
+  // Another tuner reading the file (Kernel Tuner's simulation mode) must not rank a partial
+  // median or a missing time as a measured config.
+  const nlohmann::json doc = nlohmann::json::parse(export_t4(t4_record()));
+  ASSERT_EQ(doc["results"].size(), 5u);
+  EXPECT_EQ(doc["results"][3]["invalidity"], "runtime");  // not evaluated
+  EXPECT_EQ(doc["results"][4]["invalidity"], "runtime");  // abandoned
+  EXPECT_EQ(doc["results"][0]["invalidity"], "correct");
+  auto outcome = [&](std::size_t i) {
+    for (const auto& m : doc["results"][i]["measurements"]) {
+      if (m["name"] == "ktune_outcome") return m["value"].get<std::string>();
+    }
+    return std::string("none");
+  };
+  EXPECT_EQ(outcome(3), "not_evaluated");
+  EXPECT_EQ(outcome(4), "abandoned");
 }
 
 TEST(T4, KernelTunersOwnOutputIsRead) {
