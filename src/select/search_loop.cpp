@@ -36,7 +36,7 @@ struct Search {
   std::optional<double> time_limit_s;
   Clock::time_point start = Clock::now();
   bool prepared = false;
-  std::vector<char> evaluated;  // per candidate
+  std::vector<char> evaluated;       // per candidate
   const std::vector<char>& resumed;  // per candidate, or empty
   SearchRun run;
 

@@ -159,9 +159,9 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   // Compile and measure what the search strategy proposes (every candidate unless budgeted),
   // overlapped on devices (search_loop.h). A resumed run's strategy is fed what was measured
   // before, so that it goes on where it was, within what is left of the budget.
-  auto searched = search_stage(ctx, backend, reference, runner, records,
-                               reference ? nullptr : &stand_in,
-                               /*overlap=*/backend.kind() != DeviceKind::kCpu, resumed);
+  auto searched =
+      search_stage(ctx, backend, reference, runner, records, reference ? nullptr : &stand_in,
+                   /*overlap=*/backend.kind() != DeviceKind::kCpu, resumed);
   if (!searched) return std::unexpected(searched.error());
   sel.record.compile_s = searched->compile_s;
   const auto t_bench = Clock::now();
