@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/thread_pool.h"
@@ -103,14 +104,18 @@ Status run_batch(Search& s, const Backend& backend, Choice* reference,
   s.run.compile_s += seconds_since(t0);
   const auto t1 = Clock::now();
   if (Status p = s.prepare(reference); !p) return p;
-  RunOne one(s.ctx, s.runner, /*measure=*/true, s.records, s.stand_in,
-             alive_count(s.records, fresh));
+  // A batch of resumed candidates only has nothing to verify or measure, and no line saying so.
+  std::optional<RunOne> one;
+  if (std::any_of(todo.begin(), todo.end(), [&](std::size_t i) { return !s.is_resumed(i); })) {
+    one.emplace(s.ctx, s.runner, /*measure=*/true, s.records, s.stand_in,
+                alive_count(s.records, fresh));
+  }
   for (std::size_t i : todo) {
     if (s.is_resumed(i)) {
       s.replay(i);
     } else {
       if (s.out_of_time()) break;
-      s.finish(one, i);
+      s.finish(*one, i);
     }
   }
   s.run.measure_s += seconds_since(t1);
@@ -186,7 +191,7 @@ Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference
     }
     const auto t1 = Clock::now();
     if (result) result = s.prepare(reference);
-    if (result) {
+    if (result && !order.empty()) {  // empty: resumed candidates only, nothing to measure
       RunOne one(ctx, s.runner, /*measure=*/true, s.records, s.stand_in, order.size());
       for (std::size_t k = 0; k < order.size() && !s.out_of_time(); ++k) {
         std::size_t i = 0;

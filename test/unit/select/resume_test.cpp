@@ -167,6 +167,17 @@ TEST_F(ResumeTest, AResumedBudgetedSearchMeasuresOnlyWhatTheBudgetHasLeft) {
       EXPECT_THAT(r.message, HasSubstr("10 of 30 evaluated"));
     }
   }
+
+  // Killed after its last evaluation, before the record was stored: nothing is left to measure.
+  cache_ = make_memory_cache();
+  for (const std::string& name : order) {
+    kept_earlier(name, Outcome::kOk, runner_.fixed[name].median_ns);
+  }
+  runner_.ran.clear();
+  auto done = select(candidates, &reference);
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_TRUE(runner_.ran.empty());
+  EXPECT_EQ(done->record.winner, whole->record.winner);
 }
 
 TEST_F(ResumeTest, NothingIsKeptWithoutWritingTheCache) {
