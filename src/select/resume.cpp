@@ -1,4 +1,4 @@
-// ResumeSession, PendingCandidates, KeepingRunner and the interrupt flag (select/resume.h).
+// ResumeSession, KeepingRunner and the interrupt flag (select/resume.h).
 #include "select/resume.h"
 
 #include <fmt/format.h>
@@ -37,21 +37,6 @@ Error interrupted_error(const std::string& title, std::size_t kept) {
                            title, kept)};
 }
 
-PendingCandidates::PendingCandidates(std::vector<ChoicePtr>& all_, std::vector<std::size_t> index_,
-                                     std::vector<CandidateRecord> records_)
-    : all(all_), index(std::move(index_)), records(std::move(records_)) {
-  candidates.reserve(index.size());
-  for (std::size_t i : index) candidates.push_back(std::move(all[i]));
-}
-
-PendingCandidates::~PendingCandidates() { give_back(); }
-
-void PendingCandidates::give_back() {
-  for (std::size_t k = 0; k < index.size() && k < candidates.size(); ++k) {
-    if (candidates[k]) all[index[k]] = std::move(candidates[k]);
-  }
-}
-
 ResumeSession::ResumeSession(const SelectContext& ctx, TuningCache& cache, TuningKey key,
                              MeasureSettings settings, bool has_reference)
     : ctx_(ctx),
@@ -85,19 +70,17 @@ ResumeSession::ResumeSession(const SelectContext& ctx, TuningCache& cache, Tunin
   }
 }
 
-PendingCandidates ResumeSession::pending(std::vector<CandidateRecord>& records) {
-  std::vector<std::size_t> index;
-  std::vector<CandidateRecord> todo;
+std::vector<char> ResumeSession::resume(std::vector<CandidateRecord>& records) {
+  std::vector<char> flags(records.size(), 0);
   std::size_t resumed = 0;
   for (std::size_t i = 0; i < records.size(); ++i) {
     // A candidate that cannot take the problem is settled by initial_records, resumed or not.
     if (resumed_[i] && records[i].outcome == Outcome::kOk) {
       records[i] = *resumed_[i];
+      flags[i] = 1;
       ++resumed;
     } else {
       resumed_[i].reset();
-      index.push_back(i);
-      todo.push_back(records[i]);
     }
   }
   for (const auto& r : resumed_) {
@@ -108,19 +91,15 @@ PendingCandidates ResumeSession::pending(std::vector<CandidateRecord>& records) 
                     fmt::format("{}: resuming: {} of {} candidates already measured", ctx_.title,
                                 resumed, records.size()));
   }
-  return PendingCandidates(ctx_.candidates, std::move(index), std::move(todo));
+  return flags;
 }
 
-void ResumeSession::merge(const Backend& backend, PendingCandidates& pending,
-                          std::vector<CandidateRecord>& records) {
-  for (std::size_t k = 0; k < pending.index.size(); ++k) {
-    CandidateRecord& r = pending.records[k];
+void ResumeSession::settle(const Backend& backend, std::vector<CandidateRecord>& records) {
+  for (std::size_t i = 0; i < records.size(); ++i) {
     // A compile error is settled as a measurement is; one seen after Ctrl-C may be the
     // interrupt's (the compiler got the terminal's SIGINT), and is not kept.
-    if (r.outcome == Outcome::kCompileError) keep(r);
-    records[pending.index[k]] = std::move(r);
+    if (!resumed_[i] && records[i].outcome == Outcome::kCompileError) keep(records[i]);
   }
-  pending.give_back();
   if (std::none_of(resumed_.begin(), resumed_.end(), [](const auto& r) { return r.has_value(); })) {
     return;
   }

@@ -24,23 +24,6 @@ namespace ktune {
 void note_interrupt() noexcept;
 [[nodiscard]] bool interrupted() noexcept;
 
-// The candidates that still have to be compiled and measured, moved out of the selection's list
-// for the compile and run stages (each stage then counts and reports only them); moved back, and
-// their records put in place, by ResumeSession::merge or, on an early return, the destructor.
-struct PendingCandidates {
-  PendingCandidates(std::vector<ChoicePtr>& all, std::vector<std::size_t> index,
-                    std::vector<CandidateRecord> records);
-  PendingCandidates(const PendingCandidates&) = delete;
-  PendingCandidates& operator=(const PendingCandidates&) = delete;
-  ~PendingCandidates();
-  void give_back();
-
-  std::vector<ChoicePtr>& all;
-  std::vector<std::size_t> index;  // into `all`, ascending
-  std::vector<ChoicePtr> candidates;
-  std::vector<CandidateRecord> records;
-};
-
 class ResumeSession {
  public:
   // Loads the partial rows of `key` measured with `settings` (none with write_cache off or
@@ -50,13 +33,13 @@ class ResumeSession {
                 MeasureSettings settings, bool has_reference);
 
   // The resumed records in place in `records`; "resuming: N of M candidates already measured"
-  // on the progress stream; the others moved out to be compiled and measured.
-  [[nodiscard]] PendingCandidates pending(std::vector<CandidateRecord>& records);
-  // After the run stage: the pending candidates and their records back. Resumed candidates that
-  // may be re-measured by the decide stage or picked (verified again) are compiled now: those
-  // stages need them loadable; the others stay uncompiled.
-  void merge(const Backend& backend, PendingCandidates& pending,
-             std::vector<CandidateRecord>& records);
+  // on the progress stream. Per candidate, whether it was resumed: the search (search_loop.h)
+  // neither compiles nor runs those, and feeds them to its strategy.
+  [[nodiscard]] std::vector<char> resume(std::vector<CandidateRecord>& records);
+  // After the search: the compile errors it met are kept. Resumed candidates that may be
+  // re-measured by the decide stage or picked (verified again) are compiled now: those stages
+  // need them loadable; the others stay uncompiled.
+  void settle(const Backend& backend, std::vector<CandidateRecord>& records);
 
   // Keeps a finished candidate's outcome (a write that fails is a warning: the tuning goes on).
   void keep(const CandidateRecord& record);

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/thread_pool.h"
@@ -36,7 +37,8 @@ struct Search {
   std::optional<double> time_limit_s;
   Clock::time_point start = Clock::now();
   bool prepared = false;
-  std::vector<char> evaluated;  // per candidate
+  std::vector<char> evaluated;       // per candidate
+  const std::vector<char>& resumed;  // per candidate, or empty
   SearchRun run;
 
   [[nodiscard]] bool out_of_time() {
@@ -57,6 +59,13 @@ struct Search {
     const bool ok = records[i].outcome == Outcome::kOk && one.run(i);
     evaluated[i] = 1;
     ++run.evaluated;
+    tell(i, ok);
+  }
+  [[nodiscard]] bool is_resumed(std::size_t i) const { return i < resumed.size() && resumed[i]; }
+  // A candidate an interrupted run evaluated, proposed again: the strategy learns its kept
+  // outcome, nothing runs, and the budget was charged for it at the start.
+  void replay(std::size_t i) { tell(i, records[i].outcome == Outcome::kOk); }
+  void tell(std::size_t i, bool ok) {
     const CandidateRecord& r = records[i];
     strategy.observe(i, ok && r.stats ? std::optional<double>(r.stats->median_ns) : std::nullopt);
   }
@@ -72,8 +81,15 @@ std::size_t alive_count(const std::vector<CandidateRecord>& records,
 // Without overlap: the batch compiled, then run in the order proposed.
 Status run_batch(Search& s, const Backend& backend, Choice* reference,
                  const std::vector<std::size_t>& batch) {
-  std::vector<std::size_t> todo;  // supported: the unsupported cost nothing and do not count
+  // todo: supported or resumed, in the order proposed (the unsupported cost nothing and do not
+  // count); fresh: the batch less the resumed, to compile.
+  std::vector<std::size_t> todo, fresh;
   for (std::size_t i : batch) {
+    if (s.is_resumed(i)) {
+      todo.push_back(i);
+      continue;
+    }
+    fresh.push_back(i);
     if (s.records[i].outcome == Outcome::kOk) {
       todo.push_back(i);
     } else {
@@ -81,18 +97,26 @@ Status run_batch(Search& s, const Backend& backend, Choice* reference,
     }
   }
   const auto t0 = Clock::now();
-  if (Status c = compile_subset(s.ctx, backend, s.prepared ? nullptr : reference, s.records, batch);
+  if (Status c = compile_subset(s.ctx, backend, s.prepared ? nullptr : reference, s.records, fresh);
       !c) {
     return c;
   }
   s.run.compile_s += seconds_since(t0);
   const auto t1 = Clock::now();
   if (Status p = s.prepare(reference); !p) return p;
-  RunOne one(s.ctx, s.runner, /*measure=*/true, s.records, s.stand_in,
-             alive_count(s.records, batch));
+  // A batch of resumed candidates only has nothing to verify or measure, and no line saying so.
+  std::optional<RunOne> one;
+  if (std::any_of(todo.begin(), todo.end(), [&](std::size_t i) { return !s.is_resumed(i); })) {
+    one.emplace(s.ctx, s.runner, /*measure=*/true, s.records, s.stand_in,
+                alive_count(s.records, fresh));
+  }
   for (std::size_t i : todo) {
-    if (s.out_of_time()) break;
-    s.finish(one, i);
+    if (s.is_resumed(i)) {
+      s.replay(i);
+    } else {
+      if (s.out_of_time()) break;
+      s.finish(*one, i);
+    }
   }
   s.run.measure_s += seconds_since(t1);
   return {};
@@ -117,7 +141,9 @@ Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference
   const bool in_order = s.stand_in != nullptr;
   std::vector<std::size_t> order, templates;
   for (std::size_t i : batch) {
-    if (s.records[i].outcome != Outcome::kOk) {
+    if (s.is_resumed(i)) {
+      s.replay(i);  // nothing to compile or measure
+    } else if (s.records[i].outcome != Outcome::kOk) {
       s.strategy.observe(i, std::nullopt);  // unsupported: nothing evaluated, nothing counted
     } else {
       const bool library = !in_order && ctx.candidates[i]->kind() == Choice::Kind::kExtern;
@@ -165,7 +191,7 @@ Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference
     }
     const auto t1 = Clock::now();
     if (result) result = s.prepare(reference);
-    if (result) {
+    if (result && !order.empty()) {  // empty: resumed candidates only, nothing to measure
       RunOne one(ctx, s.runner, /*measure=*/true, s.records, s.stand_in, order.size());
       for (std::size_t k = 0; k < order.size() && !s.out_of_time(); ++k) {
         std::size_t i = 0;
@@ -231,7 +257,8 @@ bool record_answers(const TuningRecord& record, const SearchOptions& search) {
 
 Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend, Choice* reference,
                                StageRunner& runner, std::vector<CandidateRecord>& records,
-                               std::optional<std::string>* stand_in, bool overlap) {
+                               std::optional<std::string>* stand_in, bool overlap,
+                               const std::vector<char>& resumed) {
   const SearchOptions& options = ctx.options.search;
   const std::size_t n = ctx.candidates.size();
   const ResolvedStrategy resolved = resolve_strategy(options, n);
@@ -255,10 +282,19 @@ Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
            .start = Clock::now(),
            .prepared = false,
            .evaluated = std::vector<char>(n, 0),
+           .resumed = resumed,
            .run = {}};
   s.run.strategy = resolved.name;
   s.run.max_evals = resolved.max_evals;
   s.run.candidates = n;
+  // What an interrupted run evaluated counts against the budget from the start, whether or not
+  // the strategy proposes it again.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (s.is_resumed(i)) {
+      s.evaluated[i] = 1;
+      ++s.run.evaluated;
+    }
+  }
   const std::size_t threads =
       ctx.options.jobs > 0 ? ctx.options.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::size_t reported = 0;  // tenths of the budget reported so far

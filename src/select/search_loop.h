@@ -43,10 +43,19 @@ struct SearchRun {
 // reference compiled with the first batch and prepared before any candidate runs); marks the
 // candidates it did not evaluate kNotEvaluated. Fails with the reference's failure, or with
 // kInvalidArgument for an unknown strategy.
+//
+// Resume: `resumed` (per candidate, or empty) flags the candidates an interrupted run of this
+// selection evaluated, their records in place. They count against max_evals from the start and
+// are neither compiled nor run; when the strategy proposes one, it is told the kept outcome.
+// A strategy proposes from its seed and what it was told, so with the same seed and budget it
+// walks back to where the interrupted run was without measuring, then goes on (telling it the
+// kept outcomes up front instead would not stop it proposing them: observe() does not mark a
+// candidate proposed).
 [[nodiscard]] Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
                                              Choice* reference, StageRunner& runner,
                                              std::vector<CandidateRecord>& records,
-                                             std::optional<std::string>* stand_in, bool overlap);
+                                             std::optional<std::string>* stand_in, bool overlap,
+                                             const std::vector<char>& resumed = {});
 
 // Whether a stored record answers a request with these search options: a record with candidates
 // left unevaluated (a budgeted search) never answers one that asks for every candidate

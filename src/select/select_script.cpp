@@ -145,10 +145,9 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   std::vector<CandidateRecord>& records = sel.record.candidates;
   records = initial_records(ctx);
   // Candidates measured before a kill or crash are taken from their partial rows (resume.h);
-  // the search sees only the others, and each outcome is kept as it finishes.
+  // the search measures only the others, and each outcome is kept as it finishes.
   ResumeSession resume(ctx, cache, key, *sel.record.settings, reference != nullptr);
-  PendingCandidates todo = resume.pending(records);
-  const SelectContext todo_ctx{ctx.problem, todo.candidates, ctx.options, ctx.title};
+  const std::vector<char> resumed = resume.resume(records);
   KeepingRunner runner(inner, resume);
 
   // A single candidate is measured too, though nothing competes with it (Inductor skips it):
@@ -159,17 +158,17 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   // Without a reference, the first valid candidate stands in for one (run_stage), loudly.
   std::optional<std::string> stand_in;
   // Compile and measure what the search strategy proposes (every candidate unless budgeted),
-  // overlapped on devices (search_loop.h). A resumed run's strategy starts over on the
-  // candidates not yet measured.
+  // overlapped on devices (search_loop.h). A resumed run's strategy is fed what was measured
+  // before, so that it goes on where it was, within what is left of the budget.
   trace::Span search_span("search", "select", ctx.title);
-  auto searched = search_stage(todo_ctx, backend, reference, runner, todo.records,
-                               reference ? nullptr : &stand_in,
-                               /*overlap=*/backend.kind() != DeviceKind::kCpu);
+  auto searched =
+      search_stage(ctx, backend, reference, runner, records, reference ? nullptr : &stand_in,
+                   /*overlap=*/backend.kind() != DeviceKind::kCpu, resumed);
   if (!searched) return std::unexpected(searched.error());
   sel.record.compile_s = searched->compile_s;
   search_span.end();
   const auto t_bench = Clock::now();
-  resume.merge(backend, todo, records);
+  resume.settle(backend, records);
   if (interrupted()) return std::unexpected(interrupted_error(ctx.title, resume.kept()));
   sel.record.stand_in = stand_in;
   Decision decision;

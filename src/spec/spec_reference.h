@@ -17,9 +17,9 @@ namespace ktune::spec_detail {
 // selection passes: the selection's backend is the device's.
 [[nodiscard]] ChoicePtr make_host_reference(ChoicePtr inner, std::shared_ptr<const Backend> host);
 
-// reference.expected: a "kernel" that writes each named output's file into its view. The files'
-// contents are hashed now (the choice's identity) and checked unchanged when loaded; supports()
-// checks each file's dtype and shape against the problem's argument.
+// reference.expected: a "kernel" that writes each named output's file into its view. Each file is
+// read and parsed once, now: its digest is the choice's identity and its elements are what the
+// kernel writes; supports() checks each file's dtype and shape against the problem's argument.
 [[nodiscard]] Result<ChoicePtr> make_expected_reference(const Spec& spec);
 
 }  // namespace ktune::spec_detail

@@ -217,9 +217,11 @@ Result<std::string> read_bounded(const std::filesystem::path& path) {
   return read_file(path);
 }
 
+}  // namespace
+
 // The file against the buffer it fills: same dtype, same shape.
-Status check_fits(const NpyArray& a, const std::filesystem::path& path, DType dtype,
-                  const std::vector<std::int64_t>& shape) {
+Status npy_fits(const NpyArray& a, const std::filesystem::path& path, DType dtype,
+                const std::vector<std::int64_t>& shape) {
   if (a.descr != npy_descr(dtype)) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: dtype '{}'; expected '{}' for a {} argument", path.string(),
@@ -233,15 +235,13 @@ Status check_fits(const NpyArray& a, const std::filesystem::path& path, DType dt
   return {};
 }
 
-}  // namespace
-
 Result<std::string> npy_digest(const std::filesystem::path& path, DType dtype,
                                const std::vector<std::int64_t>& shape) {
   auto bytes = read_bounded(path);
   if (!bytes) return std::unexpected(bytes.error());
   auto array = parse_npy(*bytes, path.string());
   if (!array) return std::unexpected(array.error());
-  if (Status s = check_fits(*array, path, dtype, shape); !s) return std::unexpected(s.error());
+  if (Status s = npy_fits(*array, path, dtype, shape); !s) return std::unexpected(s.error());
   return hash_hex(*bytes);
 }
 
@@ -257,7 +257,7 @@ Status fill_from_npy(HostBuffer& buffer, const TensorSpec& spec, const DataInit&
   }
   auto array = parse_npy(*bytes, path.string());
   if (!array) return std::unexpected(array.error());
-  if (Status s = check_fits(*array, path, spec.dtype, spec.sizes); !s) return s;
+  if (Status s = npy_fits(*array, path, spec.dtype, spec.sizes); !s) return s;
   if (buffer.bytes() < spec.storage_bytes()) {
     return make_error(ErrorCode::kInternal, "fill_from_npy: buffer smaller than the view");
   }

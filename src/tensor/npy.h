@@ -33,6 +33,11 @@ struct NpyArray {
 // The descr that stands for `dtype`: "<f4", "<f8", "<f2", "<u2" (bf16), "|i1", "<i4", "<i8".
 [[nodiscard]] std::string_view npy_descr(DType dtype);
 
+// Whether a parsed file fits a buffer of `dtype` and `shape`: kInvalidArgument naming both dtypes
+// or both shapes (and `path`) when it does not.
+[[nodiscard]] Status npy_fits(const NpyArray& array, const std::filesystem::path& path, DType dtype,
+                              const std::vector<std::int64_t>& shape);
+
 // Reads `path` and checks it against a buffer of `dtype` and `shape` (errors name both dtypes or
 // both shapes); returns the digest of its contents (DataInit::digest).
 [[nodiscard]] Result<std::string> npy_digest(const std::filesystem::path& path, DType dtype,

@@ -5,20 +5,27 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "support/cli_run.h"
 
 namespace ktune::test {
 
-// Writes spec.yaml (with `source`, a file of test/data/faults/, and faults_ref.cpp beside it)
-// tuning `param` over `faults`, on n floats.
-inline std::string write_fault_spec_from(const ScratchDir& dir, const std::string& source,
-                                         const std::vector<int>& faults,
-                                         const std::string& param = "FAULT", int n = 4096) {
+using FaultParams = std::vector<std::pair<std::string, std::vector<int>>>;
+
+// Writes spec.yaml (with `source`, a file of test/data/faults/, and faults_ref.cpp beside it):
+// the add kernel of `source` on n floats, tuning `params` (name, values) in their order.
+inline std::string write_fault_spec_params(const ScratchDir& dir, const std::string& source,
+                                           const FaultParams& params, int n = 4096) {
   for (const std::string& f : {source, std::string("faults_ref.cpp")}) {
     std::filesystem::copy_file(data_path("faults/" + f), dir.path() / f,
                                std::filesystem::copy_options::overwrite_existing);
+  }
+  std::string lines;
+  for (const auto& [name, values] : params) {
+    lines += fmt::format("  {}: [{}]\n", name, fmt::join(values, ", "));
   }
   return write_text(dir.path(), "spec.yaml",
                     fmt::format(R"(name: add
@@ -31,11 +38,17 @@ args:
 problems:
   - {{n: {}}}
 params:
-  {}: [{}]
-reference:
+{}reference:
   kernel: {{source: faults_ref.cpp, entry: add_ref}}
 )",
-                                source, n, param, fmt::join(faults, ", ")));
+                                source, n, lines));
+}
+
+// The same, tuning one parameter, `param`, over `faults`.
+inline std::string write_fault_spec_from(const ScratchDir& dir, const std::string& source,
+                                         const std::vector<int>& faults,
+                                         const std::string& param = "FAULT", int n = 4096) {
+  return write_fault_spec_params(dir, source, {{param, faults}}, n);
 }
 
 // Writes spec.yaml (with faults.cpp and faults_ref.cpp beside it) tuning FAULT over `faults`.

@@ -7,6 +7,7 @@
 
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "faults/fault_support.h"
 
@@ -17,29 +18,9 @@ using ::testing::HasSubstr;
 
 // The spec of test/data/faults/hang_grid.cpp: V over 0..configs-1, a hang every `every`.
 std::string write_hang_spec(const ScratchDir& dir, int configs, int every) {
-  for (const char* f : {"hang_grid.cpp", "faults_ref.cpp"}) {
-    std::filesystem::copy_file(data_path(std::string("faults/") + f), dir.path() / f,
-                               std::filesystem::copy_options::overwrite_existing);
-  }
   std::vector<int> values;
   for (int v = 0; v < configs; ++v) values.push_back(v);
-  return write_text(dir.path(), "spec.yaml",
-                    fmt::format(R"(name: add
-kernel: {{source: hang_grid.cpp, entry: add}}
-args:
-  - {{name: C, role: out, dtype: f32, shape: [n]}}
-  - {{name: A, role: in, dtype: f32, shape: [n]}}
-  - {{name: B, role: in, dtype: f32, shape: [n]}}
-  - {{name: n, dtype: i32, value: n}}
-problems:
-  - {{n: 4096}}
-params:
-  V: [{}]
-  HANG_EVERY: [{}]
-reference:
-  kernel: {{source: faults_ref.cpp, entry: add_ref}}
-)",
-                                fmt::join(values, ", "), every));
+  return write_fault_spec_params(dir, "hang_grid.cpp", {{"V", values}, {"HANG_EVERY", {every}}});
 }
 
 // The table's "N s verifying and benchmarking": the run stage's wall time, without compiling.

@@ -94,9 +94,10 @@ struct Stopped {
   int rows = 0;
   std::string output;
 };
-Stopped stop_half_way(const std::filesystem::path& cache, int sig, int rows) {
+Stopped stop_half_way(const std::filesystem::path& cache, int sig, int rows,
+                      const std::vector<std::string>& args = tune_args()) {
   const auto log = cache.parent_path() / (cache.filename().string() + ".log");
-  const pid_t pid = spawn_cli(cache, tune_args(), log);
+  const pid_t pid = spawn_cli(cache, args, log);
   EXPECT_GT(pid, 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
   int status = 0;
@@ -164,6 +165,27 @@ TEST(ResumeCli, CtrlCKeepsWhatWasMeasuredCleansUpAndExits130) {
     EXPECT_FALSE(e.path().filename().string().starts_with(".ktune-tmp.")) << e.path();
   }
   expect_resumes(cache, s.rows);
+}
+
+// A budgeted search killed after k evaluations: the rerun (same seed, same budget) counts the
+// kept candidates against max_evals, so the search evaluates 10 in all, not 10 more.
+TEST(ResumeCli, AKilledBudgetedSearchSpendsOnlyWhatIsLeftOfItsBudget) {
+  ScratchDir dir("resume-budget");
+  const auto cache = dir.path() / "cache";
+  std::vector<std::string> args = tune_args();
+  args.insert(args.end(), {"--strategy", "random", "--max-evals", "10", "--seed", "3"});
+  const Stopped s = stop_half_way(cache, SIGKILL, 4, args);
+  ASSERT_TRUE(WIFSIGNALED(s.status)) << s.output;
+  ASSERT_GE(s.rows, 4);
+  ASSERT_LT(s.rows, 10);
+  CliResult again = run_cli(cache, args);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  // Without a reference, the first kept valid candidate runs again (it stands in again).
+  EXPECT_THAT(again.output,
+              HasSubstr(fmt::format("resuming: {} of 20 candidates already measured", s.rows - 1)));
+  EXPECT_THAT(again.output, HasSubstr("20 candidates (10 valid, 0 failed, 10 not measured, "
+                                      "outside the search budget (strategy random, 10 of 20 "
+                                      "evaluated))"));
 }
 
 TEST(DeviceLockCli, ASecondTunerWaitsThenIsServedFromTheCache) {

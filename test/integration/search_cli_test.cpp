@@ -63,7 +63,9 @@ TEST(SearchCli, MaxEvalsMeasuresThatManyAndTheRecordAnswersOnlyABudgetedRequest)
   ASSERT_EQ(full.exit_code, 0) << full.output;
   EXPECT_THAT(full.output, Not(HasSubstr("[tuning cache]")));
   EXPECT_THAT(full.output, HasSubstr("made by a budgeted search; measuring every candidate"));
-  EXPECT_THAT(full.output, HasSubstr("12 candidates (12 valid, 0 failed); "));
+  // All 12 measured (none left out of the summary's parenthesis); on a loaded machine one may be
+  // abandoned as slower, which is valid and follows the parenthesis.
+  EXPECT_THAT(full.output, HasSubstr("12 candidates (12 valid, 0 failed)"));
 }
 
 TEST(SearchCli, TheSpecsSearchSectionAppliesAndTheFlagsOverrideIt) {

@@ -3,10 +3,12 @@
 // candidate is neither compiled nor run again, unless the decide stage or the pick needs it.
 #include "select/resume.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "unit/select/select_fixture.h"
 
@@ -14,6 +16,8 @@ namespace ktune::test {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
 class ResumeTest : public SelectFixture {
@@ -120,6 +124,60 @@ TEST_F(ResumeTest, RowsOfOtherSettingsOrCandidatesAreNotTaken) {
   ASSERT_TRUE(sel) << sel.error().message;
   EXPECT_THAT(runner_.ran, ElementsAre("a", "b"));
   EXPECT_EQ(sel->record.candidates.size(), 2u);
+}
+
+// A budgeted search killed after k evaluations continues where it was: the strategy (same seed,
+// same budget) learns the kept candidates' times as it proposes them again, so the rerun measures
+// exactly what the uninterrupted run measured after them, and the kept ones count against
+// max_evals.
+TEST_F(ResumeTest, AResumedBudgetedSearchMeasuresOnlyWhatTheBudgetHasLeft) {
+  options_.close_call_band = 0;
+  options_.search.strategy = "hill_climbing";
+  options_.search.max_evals = 10;
+  options_.search.seed = 7;
+  options_.jobs = 1;  // batches of one: the order of the search is the order measured
+  FakeChoice reference({"ref"});
+  std::vector<FakeChoiceSpec> specs;
+  for (int x = 0; x < 6; ++x) {
+    for (int y = 0; y < 5; ++y) {
+      const std::string name = fmt::format("c{}_{}", x, y);
+      specs.push_back({.name = name, .info = fmt::format("X={} Y={}", x, y)});
+      runner_.fixed[name] = {.median_ns = 1000.0 + 100 * std::abs(x - 4) + 50 * std::abs(y - 2)};
+    }
+  }
+  auto candidates = fake_candidates(specs);
+  auto whole = select(candidates, &reference);
+  ASSERT_TRUE(whole) << whole.error().message;
+  const std::vector<std::string> order = runner_.ran;  // the uninterrupted search
+  ASSERT_EQ(order.size(), 10u);
+
+  // The same search killed after its first k measurements: their rows are what it left.
+  constexpr std::size_t k = 4;
+  cache_ = make_memory_cache();
+  for (std::size_t i = 0; i < k; ++i) {
+    kept_earlier(order[i], Outcome::kOk, runner_.fixed[order[i]].median_ns);
+  }
+  runner_.ran.clear();
+  auto resumed = select(candidates, &reference);
+  ASSERT_TRUE(resumed) << resumed.error().message;
+  EXPECT_THAT(runner_.ran, ElementsAreArray(order.begin() + k, order.end()));
+  EXPECT_EQ(resumed->record.winner, whole->record.winner);
+  for (const CandidateRecord& r : resumed->record.candidates) {
+    if (r.outcome == Outcome::kNotEvaluated) {
+      EXPECT_THAT(r.message, HasSubstr("10 of 30 evaluated"));
+    }
+  }
+
+  // Killed after its last evaluation, before the record was stored: nothing is left to measure.
+  cache_ = make_memory_cache();
+  for (const std::string& name : order) {
+    kept_earlier(name, Outcome::kOk, runner_.fixed[name].median_ns);
+  }
+  runner_.ran.clear();
+  auto done = select(candidates, &reference);
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_TRUE(runner_.ran.empty());
+  EXPECT_EQ(done->record.winner, whole->record.winner);
 }
 
 TEST_F(ResumeTest, NothingIsKeptWithoutWritingTheCache) {

@@ -168,5 +168,32 @@ TEST_F(SearchLoopTest, OverlapWithoutAReferenceKeepsTheStandInOfCandidateOrder) 
   EXPECT_EQ(runner_.ran, (std::vector<std::string>{"c0", "c1", "c2", "c3", "c4", "c5"}));
 }
 
+// Resumed candidates (an interrupted run's, records in place), with or without overlap: neither
+// compiled nor run, counted against the budget, never marked not evaluated.
+TEST_F(SearchLoopTest, ResumedCandidatesCountAgainstTheBudgetAndAreNotRunAgain) {
+  for (const bool overlap : {false, true}) {
+    SCOPED_TRACE(overlap ? "overlap" : "no overlap");
+    runner_.ran.clear();
+    auto candidates = fake_candidates(named(6));
+    options_.search.strategy = "exhaustive";
+    options_.search.max_evals = 4;
+    const SelectContext ctx{problem_, candidates, options_, selection_title(problem_)};
+    std::vector<CandidateRecord> records = initial_records(ctx);
+    const std::vector<char> resumed = {1, 0, 1, 0, 0, 0};
+    records[0].stats = FakeRunner::stats(300);
+    records[2].outcome = Outcome::kCrashed;
+    FakeChoice reference({.name = "ref"});
+    auto run = search_stage(ctx, backend_, &reference, runner_, records, nullptr, overlap, resumed);
+    ASSERT_TRUE(run) << run.error().message;
+    EXPECT_EQ(run->evaluated, 4u);
+    EXPECT_EQ(runner_.ran, (std::vector<std::string>{"c1", "c3"}));
+    EXPECT_EQ(static_cast<FakeChoice&>(*candidates[0]).compiles(), 0);
+    EXPECT_EQ(static_cast<FakeChoice&>(*candidates[2]).compiles(), 0);
+    EXPECT_EQ(records[0].outcome, Outcome::kOk);
+    EXPECT_EQ(records[2].outcome, Outcome::kCrashed);
+    EXPECT_EQ(records[4].outcome, Outcome::kNotEvaluated);
+  }
+}
+
 }  // namespace
 }  // namespace ktune::test

@@ -11,14 +11,8 @@ using spec_test::parse_inline;
 using spec_test::specs_dir;
 
 // The valid head shared by most inline cases (lines 1-6); a case appends its own lines from 7.
-constexpr const char* kHead = R"y(name: add
-kernel: {source: add.cpp, entry: add}
-args:
-  - {name: C, role: out, dtype: f32, shape: [n]}
-  - {name: A, role: in, dtype: f32, shape: [n]}
-  - {name: n, dtype: i64, value: n}
-)y";
-constexpr const char* kProblems = "problems:\n  - {n: 8}\n";
+constexpr const char* kHead = spec_test::kAddHead;
+constexpr const char* kProblems = spec_test::kOneProblem;
 
 struct BadCase {
   const char* label;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "spec_test_util.h"
 
@@ -12,16 +13,8 @@ namespace {
 using spec_test::parse_inline;
 using spec_test::specs_dir;
 
-constexpr const char* kHead = R"y(name: add
-kernel: {source: add.cpp, entry: add}
-args:
-  - {name: C, role: out, dtype: f32, shape: [n]}
-  - {name: A, role: in, dtype: f32, shape: [n]}
-  - {name: n, dtype: i64, value: n}
-problems:
-  - {n: 8}
-  - {n: 1000}
-)y";
+const std::string kHead =
+    std::string(spec_test::kAddHead) + "problems:\n  - {n: 8}\n  - {n: 1000}\n";
 
 Result<Spec> with_metrics(const std::string& metrics) {
   return parse_inline(kHead + std::string("metrics:\n") + metrics);

@@ -1,6 +1,8 @@
 // search: parsed into SearchOptions with positioned errors for each field.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "spec_test_util.h"
 
 namespace ktune {
@@ -9,15 +11,7 @@ namespace {
 using spec_test::parse_inline;
 using spec_test::specs_dir;
 
-constexpr const char* kHead = R"y(name: add
-kernel: {source: add.cpp, entry: add}
-args:
-  - {name: C, role: out, dtype: f32, shape: [n]}
-  - {name: A, role: in, dtype: f32, shape: [n]}
-  - {name: n, dtype: i64, value: n}
-problems:
-  - {n: 8}
-)y";
+const std::string kHead = std::string(spec_test::kAddHead) + spec_test::kOneProblem;
 
 TEST(SpecSearch, EveryFieldIsRead) {
   auto spec = parse_inline(kHead + std::string("search:\n  strategy: exhaustive\n  max_evals: 40\n"
