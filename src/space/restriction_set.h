@@ -5,6 +5,7 @@
 // module; the only code that sees muparser.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -44,6 +45,11 @@ class RestrictionSet {
   [[nodiscard]] int first_failing() const;
   // The same over the restrictions listed (indices into the list given to create()), in order.
   [[nodiscard]] int first_failing(const std::vector<std::size_t>& among) const;
+  // Whether restriction r accepts the current values.
+  [[nodiscard]] bool accepts(std::size_t r) const {
+    const double v = value(r);
+    return v != 0 && !std::isnan(v);
+  }
   // Restriction r's value at the current values (muparser's or its program's).
   [[nodiscard]] double value(std::size_t r) const;
   // Whether restriction r runs as a compiled program (false: muparser).
