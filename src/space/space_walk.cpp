@@ -126,6 +126,7 @@ bool SpaceWalk::descend(std::size_t depth, Visitor& visitor) {
     }
   }
   const std::uint64_t accepted = level.tabled ? level.accepted[key] : 0;
+  if (level.tabled && !visitor.wants_rejections()) return descend_accepted(depth, accepted, visitor);
   for (std::size_t v = 0; v < values.size(); ++v) {
     index_[depth] = v;
     eval_.set(depth, values[v]);
@@ -148,12 +149,31 @@ bool SpaceWalk::descend(std::size_t depth, Visitor& visitor) {
         continue;
       }
     }
-    const bool more = depth + 1 < free_from_
-                          ? descend(depth + 1, visitor)
-                          : visitor.valid_block(index_, static_cast<int>(depth), rest_[depth + 1]);
-    if (!more) return false;
+    if (!next(depth, visitor)) return false;
   }
   return true;
+}
+
+bool SpaceWalk::descend_accepted(std::size_t depth, std::uint64_t accepted, Visitor& visitor) {
+  const std::vector<double>& values = numeric_[depth];
+  // Evaluations are counted up to each visited value, so that the budget stops the walk where
+  // descend() would: between two visits only rejections happen, which this visitor ignores.
+  std::uint64_t counted = 0;
+  const auto count_to = [&](std::uint64_t to) {
+    evaluations_ += to - counted;
+    counted = to;
+    if (evaluations_ <= max_evaluations_) return true;
+    over_budget_ = true;
+    return false;
+  };
+  for (std::uint64_t bits = accepted; bits != 0; bits &= bits - 1) {
+    const auto v = static_cast<std::size_t>(__builtin_ctzll(bits));
+    if (!count_to(v + 1)) return false;
+    index_[depth] = v;
+    eval_.set(depth, values[v]);
+    if (!next(depth, visitor)) return false;
+  }
+  return count_to(values.size());
 }
 
 }  // namespace ktune::space_detail

@@ -30,6 +30,9 @@ class SpaceWalk {
     virtual ~Visitor() = default;
     // Restriction r rejected the prefix: `removed` configs (saturating) are gone.
     virtual void rejected(std::size_t r, std::uint64_t removed) = 0;
+    // false: rejected() does nothing, so the walk may skip rejected values without naming the
+    // restriction (where a table gives the accepted values at once).
+    [[nodiscard]] virtual bool wants_rejections() const { return true; }
     // Every completion of index[0..depth] is valid: `count` of them (saturating), the
     // parameters after `depth` free. depth is -1 when no parameter is bound (the whole space).
     // Returns false to stop the walk (a limit was reached).
@@ -49,6 +52,14 @@ class SpaceWalk {
  private:
   // false: stopped (limit or visitor).
   bool descend(std::size_t depth, Visitor& visitor);
+  // descend() at a tabulated level for a visitor that does not want rejections: only the
+  // accepted values are visited (the others are counted as evaluations all the same).
+  bool descend_accepted(std::size_t depth, std::uint64_t accepted, Visitor& visitor);
+  bool next(std::size_t depth, Visitor& visitor) {
+    return depth + 1 < free_from_
+               ? descend(depth + 1, visitor)
+               : visitor.valid_block(index_, static_cast<int>(depth), rest_[depth + 1]);
+  }
 
   const std::vector<Param>& params_;
   RestrictionSet& eval_;
