@@ -94,13 +94,13 @@ int run(const std::string& file, int repeats, const std::string& only) {
         }
       }
     }
-    fmt::print(R"({{"name": "{}", "product": {}, "valid": {}, "enumerated": {}, "configs": {}, )"
-               R"("count_seconds": {:.6f}, "enumerate_seconds": {:.6f}, "configs_seconds": {:.6f}, )"
-               R"("count_cpu_seconds": {:.6f}, "enumerate_cpu_seconds": {:.6f}, )"
-               R"("configs_cpu_seconds": {:.6f}}})"
-               "\n",
-               name, total, counted, built, configs, wall[0], wall[1], wall[2], cpu[0], cpu[1],
-               cpu[2]);
+    fmt::print(
+        R"({{"name": "{}", "product": {}, "valid": {}, "enumerated": {}, "configs": {}, )"
+        R"("count_seconds": {:.6f}, "enumerate_seconds": {:.6f}, "configs_seconds": {:.6f}, )"
+        R"("count_cpu_seconds": {:.6f}, "enumerate_cpu_seconds": {:.6f}, )"
+        R"("configs_cpu_seconds": {:.6f}}})"
+        "\n",
+        name, total, counted, built, configs, wall[0], wall[1], wall[2], cpu[0], cpu[1], cpu[2]);
     std::fflush(stdout);
   }
   return 0;

@@ -1,12 +1,12 @@
 // RestrictionProgram: one restriction compiled to a flat stack program over the parameter slots,
 // so that enumeration evaluates restrictions without muparser. The program is built exactly as
 // muparser 2.3 builds its bytecode (the same postfix order and the same rewrites: constant
-// folding, `x * c + d` fused, `x^2` as x * x), so it computes the same doubles, NaN and -0 included.
-// The one difference is `%` on integers: where both operands are integers below 2^53 (known from
-// the parameters' value ranges) it is an integer remainder, which equals fmod there, without fmod's
-// cost. Whatever the compiler does not know (other functions, `^` chains, string encodings it did
-// not expect) it declines: compile() returns nullopt and that restriction stays with muparser.
-// Private to the space module.
+// folding, `x * c + d` fused, `x^2` as x * x), so it computes the same doubles, NaN and -0
+// included. The one difference is `%` on integers: where both operands are integers below 2^53
+// (known from the parameters' value ranges) it is an integer remainder, which equals fmod there,
+// without fmod's cost. Whatever the compiler does not know (other functions, `^` chains, string
+// encodings it did not expect) it declines: compile() returns nullopt and that restriction stays
+// with muparser. Private to the space module.
 #pragma once
 
 #include <cstddef>
@@ -39,10 +39,38 @@ class RestrictionProgram {
   [[nodiscard]] double eval(const double* slots) const;
 
   enum class Op : std::uint8_t {
-    kVal, kVar, kVarMul, kVarPow2, kVarPow3, kVarPow4,
-    kAdd, kSub, kMul, kDiv, kPow, kLt, kGt, kLe, kGe, kEq, kNe, kAnd, kOr,
-    kModInt, kModFloat, kNeg, kNot, kAbs, kFloor, kCeil, kCeilDiv, kMin, kMax,
-    kIf, kElse, kEndIf
+    kVal,
+    kVar,
+    kVarMul,
+    kVarPow2,
+    kVarPow3,
+    kVarPow4,
+    kAdd,
+    kSub,
+    kMul,
+    kDiv,
+    kPow,
+    kLt,
+    kGt,
+    kLe,
+    kGe,
+    kEq,
+    kNe,
+    kAnd,
+    kOr,
+    kModInt,
+    kModFloat,
+    kNeg,
+    kNot,
+    kAbs,
+    kFloor,
+    kCeil,
+    kCeilDiv,
+    kMin,
+    kMax,
+    kIf,
+    kElse,
+    kEndIf
   };
   struct Instr {
     Op op = Op::kVal;
@@ -53,7 +81,6 @@ class RestrictionProgram {
   static constexpr std::size_t kMaxStack = 64;
 
  private:
-  friend class ProgramBuilder;
   std::vector<Instr> code_;
 };
 

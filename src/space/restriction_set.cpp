@@ -225,8 +225,8 @@ int RestrictionSet::first_failing(const std::vector<std::size_t>& among) const {
 double RestrictionSet::value(std::size_t r) const {
   if (programs_[r]) return programs_[r]->eval(slots_.data());
   double value = 0;
-  Status evaluated = guarded(parsers_->expressions[r], "evaluation",
-                             [&] { value = parsers_->list[r]->Eval(); });
+  Status evaluated =
+      guarded(parsers_->expressions[r], "evaluation", [&] { value = parsers_->list[r]->Eval(); });
   // Every restriction evaluated once in create(); bytecode evaluation does not throw after that.
   if (!evaluated) std::fprintf(stderr, "ktune: %s\n", evaluated.error().message.c_str());
   KTUNE_CHECK(evaluated.has_value());

@@ -126,7 +126,8 @@ bool SpaceWalk::descend(std::size_t depth, Visitor& visitor) {
     }
   }
   const std::uint64_t accepted = level.tabled ? level.accepted[key] : 0;
-  if (level.tabled && !visitor.wants_rejections()) return descend_accepted(depth, accepted, visitor);
+  if (level.tabled && !visitor.wants_rejections())
+    return descend_accepted(depth, accepted, visitor);
   for (std::size_t v = 0; v < values.size(); ++v) {
     index_[depth] = v;
     eval_.set(depth, values[v]);

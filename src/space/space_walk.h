@@ -67,10 +67,10 @@ class SpaceWalk {
   struct Level {
     std::vector<std::size_t> checks;  // restrictions whose last parameter is this one, in order
     bool tabled = false;
-    std::vector<std::size_t> keyed;        // the other parameters they name
-    std::vector<std::uint64_t> strides;    // of keyed, in the table's key
-    std::vector<std::uint64_t> masks;      // [key * checks.size() + i]: values check i accepts
-    std::vector<std::uint64_t> accepted;   // [key]: values all accept
+    std::vector<std::size_t> keyed;       // the other parameters they name
+    std::vector<std::uint64_t> strides;   // of keyed, in the table's key
+    std::vector<std::uint64_t> masks;     // [key * checks.size() + i]: values check i accepts
+    std::vector<std::uint64_t> accepted;  // [key]: values all accept
   };
   void tabulate(std::size_t depth);
 

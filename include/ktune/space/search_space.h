@@ -49,9 +49,9 @@ struct Config {
 // fewest bytes that hold every parameter's (1 up to 256 values, 2 up to 65536, else 4). Configs
 // are made on demand (SearchSpace::config); a row costs a few bytes, a Config a few allocations.
 struct ConfigIndices {
-  std::size_t width = 0;  // parameters per row
-  std::size_t rows = 0;   // configs (a space without parameters has one, empty)
-  std::size_t bytes = 1;  // per index: 1, 2 or 4
+  std::size_t width = 0;           // parameters per row
+  std::size_t rows = 0;            // configs (a space without parameters has one, empty)
+  std::size_t bytes = 1;           // per index: 1, 2 or 4
   std::vector<std::uint8_t> data;  // rows x width indices, row after row, native byte order
 
   [[nodiscard]] std::size_t size() const { return rows; }

@@ -17,10 +17,14 @@ class RestrictionGenerator {
   std::string expr(int depth) {
     if (depth == 0 || pick(10) < 2) return leaf();
     switch (pick(9)) {
-      case 0: return cat({"-", expr(depth - 1)});
-      case 1: return cat({"!", expr(depth - 1)});
-      case 2: return cat({"(", expr(depth - 1), ")"});
-      case 3: return cat({expr(depth - 1), " ? ", expr(depth - 1), " : ", expr(depth - 1)});
+      case 0:
+        return cat({"-", expr(depth - 1)});
+      case 1:
+        return cat({"!", expr(depth - 1)});
+      case 2:
+        return cat({"(", expr(depth - 1), ")"});
+      case 3:
+        return cat({expr(depth - 1), " ? ", expr(depth - 1), " : ", expr(depth - 1)});
       case 4: {
         static const char* const kFuns[] = {"abs", "floor", "ceil"};
         return cat({kFuns[pick(3)], "(", expr(depth - 1), ")"});
@@ -33,8 +37,8 @@ class RestrictionGenerator {
         return cat({out, ")"});
       }
       default: {
-        static const char* const kOps[] = {"+",  "-",  "*",  "/",  "%",  "^", "<",
-                                           "<=", ">",  ">=", "==", "!=", "&&", "||"};
+        static const char* const kOps[] = {"+",  "-", "*",  "/",  "%",  "^",  "<",
+                                           "<=", ">", ">=", "==", "!=", "&&", "||"};
         return cat({expr(depth - 1), " ", kOps[pick(14)], " ", expr(depth - 1)});
       }
     }
@@ -42,9 +46,24 @@ class RestrictionGenerator {
 
  private:
   std::string leaf() {
-    static const char* const kLeaves[] = {"A",   "B",   "C",   "K",  "F",           "Z",
-                                          "0",   "1",   "2",   "3",  "0.5",         "1e1",
-                                          ".25", "2.5", "A",   "B",  "(S == \"x\")", "(S != 'y')"};
+    static const char* const kLeaves[] = {"A",
+                                          "B",
+                                          "C",
+                                          "K",
+                                          "F",
+                                          "Z",
+                                          "0",
+                                          "1",
+                                          "2",
+                                          "3",
+                                          "0.5",
+                                          "1e1",
+                                          ".25",
+                                          "2.5",
+                                          "A",
+                                          "B",
+                                          "(S == \"x\")",
+                                          "(S != 'y')"};
     return kLeaves[pick(18)];
   }
   // Appends (g++ 12 warns falsely of overlapping copies in `"x" + std::string`).
@@ -53,7 +72,9 @@ class RestrictionGenerator {
     for (const std::string& p : parts) out.append(p);
     return out;
   }
-  std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_); }
+  std::size_t pick(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
+  }
   std::mt19937 rng_;
 };
 

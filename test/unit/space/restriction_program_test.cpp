@@ -79,16 +79,16 @@ struct Case {
 
 TEST(RestrictionProgram, EdgeCasesEvaluateAsMuparserDoes) {
   const Case cases[] = {
-      {"A % B", true},               // % 0 is NaN, negative dividends keep their sign
-      {"A % C", true},               // negative divisors
-      {"-A % 2 == 0", true},         // -0 from the sign
-      {"1 / (A % B) < 0", true},     // -0 and +0 tell apart through a division
+      {"A % B", true},            // % 0 is NaN, negative dividends keep their sign
+      {"A % C", true},            // negative divisors
+      {"-A % 2 == 0", true},      // -0 from the sign
+      {"1 / (A % B) < 0", true},  // -0 and +0 tell apart through a division
       {"1 / -A > 0", true},
-      {"A / B >= 1", true},          // division by zero: inf, NaN
-      {"A % F", true},               // fractional: fmod
-      {"(A / 2) % 1 == 0.5", true},  // % on a quotient: fmod
+      {"A / B >= 1", true},            // division by zero: inf, NaN
+      {"A % F", true},                 // fractional: fmod
+      {"(A / 2) % 1 == 0.5", true},    // % on a quotient: fmod
       {"(2 * A + 1) / 3 == 1", true},  // muparser's (x * c + d) / e rewrite
-      {"A * 1 / 3 == A / 3", true},  // muparser: A * (1 / 3), not A / 3, on the left
+      {"A * 1 / 3 == A / 3", true},    // muparser: A * (1 / 3), not A / 3, on the left
       {"A * 0.1 * 3 < 1", true},
       {"A ^ 2 + B ^ 3 + C ^ 4 + A ^ 0 + B ^ 1 + 2 ^ A", true},
       {"A * A == 4", true},

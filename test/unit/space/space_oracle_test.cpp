@@ -165,9 +165,7 @@ TEST(SpaceCompact, LimitsHoldWhereTheWalkSkipsRejectedValues) {
     } else {
       if (auto r = space->enumerate_indices(limits); !r) error = r.error().message;
     }
-    EXPECT_NE(error.find("more than 999 restriction evaluations"),
-              std::string::npos)
-        << error;
+    EXPECT_NE(error.find("more than 999 restriction evaluations"), std::string::npos) << error;
   }
   limits.max_evaluations = 1000;
   auto stats = space->stats(limits);
