@@ -59,7 +59,8 @@ int run(const std::string& file, int repeats, const std::string& only) {
     for (const Json& r : s.at("restrictions")) restrictions.push_back(r.get<std::string>());
     // Creating the space (parsing the restrictions) is part of each, as in Kernel Tuner's
     // Searchspace constructor. [0] count, [1] build (indices), [2] build (Configs).
-    double wall[3], cpu[3];
+    // Best and worst of the repeats, for the spread.
+    double wall[3], cpu[3], worst_wall[3] = {}, worst_cpu[3] = {};
     std::fill(std::begin(wall), std::end(wall), std::numeric_limits<double>::infinity());
     std::fill(std::begin(cpu), std::end(cpu), std::numeric_limits<double>::infinity());
     std::uint64_t total = 0, counted = 0, built = 0, configs = 0;
@@ -86,8 +87,11 @@ int run(const std::string& file, int repeats, const std::string& only) {
           if (list) configs = list->size();
           ok = list ? ktune::Status{} : ktune::Status(std::unexpected(list.error()));
         }
-        wall[what] = std::min(wall[what], seconds_since(t0));
-        cpu[what] = std::min(cpu[what], cpu_seconds() - c0);
+        const double w = seconds_since(t0), c = cpu_seconds() - c0;
+        wall[what] = std::min(wall[what], w);
+        cpu[what] = std::min(cpu[what], c);
+        worst_wall[what] = std::max(worst_wall[what], w);
+        worst_cpu[what] = std::max(worst_cpu[what], c);
         if (!ok) {
           fmt::print(stderr, "space_build: {}: {}\n", name, ok.error().message);
           return 1;
@@ -98,9 +102,11 @@ int run(const std::string& file, int repeats, const std::string& only) {
         R"({{"name": "{}", "product": {}, "valid": {}, "enumerated": {}, "configs": {}, )"
         R"("count_seconds": {:.6f}, "enumerate_seconds": {:.6f}, "configs_seconds": {:.6f}, )"
         R"("count_cpu_seconds": {:.6f}, "enumerate_cpu_seconds": {:.6f}, )"
-        R"("configs_cpu_seconds": {:.6f}}})"
+        R"("configs_cpu_seconds": {:.6f}, "enumerate_worst_seconds": {:.6f}, )"
+        R"("enumerate_worst_cpu_seconds": {:.6f}}})"
         "\n",
-        name, total, counted, built, configs, wall[0], wall[1], wall[2], cpu[0], cpu[1], cpu[2]);
+        name, total, counted, built, configs, wall[0], wall[1], wall[2], cpu[0], cpu[1], cpu[2],
+        worst_wall[1], worst_cpu[1]);
     std::fflush(stdout);
   }
   return 0;
