@@ -74,7 +74,7 @@ struct ConfigIndices {
 // the walk stops and the call fails with kInvalidArgument saying which bound and how to stay
 // within it.
 struct SpaceLimits {
-  std::uint64_t max_evaluations = 50'000'000;  // a few seconds of muparser bytecode
+  std::uint64_t max_evaluations = 50'000'000;  // a second or so of evaluation
   std::uint64_t max_configs = 200'000;  // enumerate() and enumerate_indices(): configs listed
 };
 
