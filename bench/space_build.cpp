@@ -1,9 +1,10 @@
 // ktune's side of bench/space_build.sh: for each space of a spaces.json (name, params, restrictions
 // in syntax both muparser and Python read), the time to count the valid configs
-// (SearchSpace::stats, which multiplies where no restriction is left) and to build the valid set
-// (SearchSpace::enumerate, every config materialised, limits raised so that no space is cut
-// short). One JSON line per space, best of --repeats; the valid counts let the script check that
-// both tools built the same set.
+// (SearchSpace::stats, which multiplies where no restriction is left), to build the valid set
+// (SearchSpace::enumerate_indices: every valid config listed, as value indices) and to build it as
+// Config objects (SearchSpace::enumerate: names and values per config), limits raised so that no
+// space is cut short. One JSON line per space, best of --repeats; the valid counts let the script
+// check that both tools built the same set.
 #include <fmt/format.h>
 #include <time.h>
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -55,50 +57,60 @@ int run(const std::string& file, int repeats, const std::string& only) {
     }
     std::vector<std::string> restrictions;
     for (const Json& r : s.at("restrictions")) restrictions.push_back(r.get<std::string>());
-    double count_s = std::numeric_limits<double>::infinity();
-    double build_s = count_s;
-    double count_cpu = count_s;
-    double build_cpu = count_s;
-    std::uint64_t total = 0, counted = 0, built = 0;
+    // Creating the space (parsing the restrictions) is part of each, as in Kernel Tuner's
+    // Searchspace constructor. [0] count, [1] build (indices), [2] build (Configs).
+    // Best and worst of the repeats, for the spread.
+    double wall[3], cpu[3], worst_wall[3] = {}, worst_cpu[3] = {};
+    std::fill(std::begin(wall), std::end(wall), std::numeric_limits<double>::infinity());
+    std::fill(std::begin(cpu), std::end(cpu), std::numeric_limits<double>::infinity());
+    std::uint64_t total = 0, counted = 0, built = 0, configs = 0;
     for (int r = 0; r < repeats; ++r) {
-      // Creating the space (parsing the restrictions) is part of building it, as in Kernel
-      // Tuner's Searchspace constructor.
-      auto t0 = std::chrono::steady_clock::now();
-      double c0 = cpu_seconds();
-      auto space = ktune::SearchSpace::create(params, restrictions);
-      if (!space) {
-        fmt::print(stderr, "space_build: {}: {}\n", name, space.error().message);
-        return 1;
+      for (int what = 0; what < 3; ++what) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const double c0 = cpu_seconds();
+        auto space = ktune::SearchSpace::create(params, restrictions);
+        if (!space) {
+          fmt::print(stderr, "space_build: {}: {}\n", name, space.error().message);
+          return 1;
+        }
+        ktune::Status ok;
+        if (what == 0) {
+          auto stats = space->stats(limits);
+          if (stats) total = stats->total, counted = stats->valid;
+          ok = stats ? ktune::Status{} : ktune::Status(std::unexpected(stats.error()));
+        } else if (what == 1) {
+          auto indices = space->enumerate_indices(limits);
+          if (indices) built = indices->size();
+          ok = indices ? ktune::Status{} : ktune::Status(std::unexpected(indices.error()));
+        } else {
+          auto list = space->enumerate(limits);
+          if (list) configs = list->size();
+          ok = list ? ktune::Status{} : ktune::Status(std::unexpected(list.error()));
+        }
+        const double w = seconds_since(t0), c = cpu_seconds() - c0;
+        wall[what] = std::min(wall[what], w);
+        cpu[what] = std::min(cpu[what], c);
+        worst_wall[what] = std::max(worst_wall[what], w);
+        worst_cpu[what] = std::max(worst_cpu[what], c);
+        if (!ok) {
+          fmt::print(stderr, "space_build: {}: {}\n", name, ok.error().message);
+          return 1;
+        }
       }
-      auto stats = space->stats(limits);
-      count_s = std::min(count_s, seconds_since(t0));
-      count_cpu = std::min(count_cpu, cpu_seconds() - c0);
-      t0 = std::chrono::steady_clock::now();
-      c0 = cpu_seconds();
-      auto again = ktune::SearchSpace::create(params, restrictions);
-      if (!again) return 1;  // created above already: cannot fail here
-      auto configs = again->enumerate(limits);
-      build_s = std::min(build_s, seconds_since(t0));
-      build_cpu = std::min(build_cpu, cpu_seconds() - c0);
-      if (!stats || !configs) {
-        fmt::print(stderr, "space_build: {}: {}\n", name,
-                   (!stats ? stats.error() : configs.error()).message);
-        return 1;
-      }
-      total = stats->total;
-      counted = stats->valid;
-      built = configs->size();
     }
-    fmt::print(R"({{"name": "{}", "product": {}, "valid": {}, "enumerated": {}, )"
-               R"("count_seconds": {:.6f}, "enumerate_seconds": {:.6f}, )"
-               R"("count_cpu_seconds": {:.6f}, "enumerate_cpu_seconds": {:.6f}}})"
-               "\n",
-               name, total, counted, built, count_s, build_s, count_cpu, build_cpu);
+    fmt::print(
+        R"({{"name": "{}", "product": {}, "valid": {}, "enumerated": {}, "configs": {}, )"
+        R"("count_seconds": {:.6f}, "enumerate_seconds": {:.6f}, "configs_seconds": {:.6f}, )"
+        R"("count_cpu_seconds": {:.6f}, "enumerate_cpu_seconds": {:.6f}, )"
+        R"("configs_cpu_seconds": {:.6f}, "enumerate_worst_seconds": {:.6f}, )"
+        R"("enumerate_worst_cpu_seconds": {:.6f}}})"
+        "\n",
+        name, total, counted, built, configs, wall[0], wall[1], wall[2], cpu[0], cpu[1], cpu[2],
+        worst_wall[1], worst_cpu[1]);
     std::fflush(stdout);
   }
   return 0;
 }
-
 }  // namespace
 
 int main(int argc, char** argv) {

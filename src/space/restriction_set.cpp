@@ -132,7 +132,7 @@ RestrictionSet::~RestrictionSet() = default;
 
 Result<std::unique_ptr<RestrictionSet>> RestrictionSet::create(
     const std::vector<Param>& params, const std::vector<std::string>& restrictions,
-    const Constants& constants) {
+    const Constants& constants, bool compile) {
   std::unique_ptr<RestrictionSet> set(new RestrictionSet(params.size()));
   // Parameters' strings are coded first, literals after: the same input, the same codes, in
   // every walk (each walk builds its own set).
@@ -146,6 +146,11 @@ Result<std::unique_ptr<RestrictionSet>> RestrictionSet::create(
       values.push_back(strings ? codes.code(v) : static_cast<double>(std::get<std::int64_t>(v)));
     }
     set->slots_[i] = values.front();
+  }
+  std::vector<RestrictionProgram::Slot> slots;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto [lo, hi] = std::minmax_element(set->values_[i].begin(), set->values_[i].end());
+    slots.push_back({params[i].name, *lo, *hi});
   }
   for (const std::string& expr : restrictions) {
     Result<std::string> text = encode_strings(expr, string_params, codes);
@@ -190,6 +195,11 @@ Result<std::unique_ptr<RestrictionSet>> RestrictionSet::create(
                                     "one expression, got {} separated by ','",
                                     expr, results));
     }
+    // Only the constants it names, as muparser was given them.
+    RestrictionProgram::Constants named;
+    for (std::size_t c : used->constants) named.push_back(constants[c]);
+    set->programs_.push_back(compile ? RestrictionProgram::compile(*text, slots, named)
+                                     : std::nullopt);
     set->uses_.push_back(std::move(used->params));
     set->constant_uses_.push_back(std::move(used->constants));
     set->parsers_->list.push_back(std::move(parser));
@@ -205,21 +215,22 @@ int RestrictionSet::first_failing() const {
 }
 
 int RestrictionSet::first_failing(const std::vector<std::size_t>& among) const {
-  int failing = -1;
-  const auto& list = parsers_->list;
-  Status evaluated = guarded("", "evaluation", [&] {
-    for (std::size_t r : among) {
-      const double value = list[r]->Eval();
-      if (value == 0 || std::isnan(value)) {
-        failing = static_cast<int>(r);
-        return;
-      }
-    }
-  });
+  for (std::size_t r : among) {
+    const double v = programs_[r] ? programs_[r]->eval(slots_.data()) : value(r);
+    if (v == 0 || std::isnan(v)) return static_cast<int>(r);
+  }
+  return -1;
+}
+
+double RestrictionSet::value(std::size_t r) const {
+  if (programs_[r]) return programs_[r]->eval(slots_.data());
+  double value = 0;
+  Status evaluated =
+      guarded(parsers_->expressions[r], "evaluation", [&] { value = parsers_->list[r]->Eval(); });
   // Every restriction evaluated once in create(); bytecode evaluation does not throw after that.
   if (!evaluated) std::fprintf(stderr, "ktune: %s\n", evaluated.error().message.c_str());
   KTUNE_CHECK(evaluated.has_value());
-  return failing;
+  return value;
 }
 
 }  // namespace ktune::space_detail

@@ -1,16 +1,21 @@
-// RestrictionSet: a SearchSpace's restriction expressions compiled with muparser, evaluated
-// against one slot per parameter, with the space's named constants folded in. Private to the
-// space module; the only code that sees muparser.
+// RestrictionSet: a SearchSpace's restriction expressions, checked and parsed with muparser and
+// evaluated against one slot per parameter, with the space's named constants folded in. Each is
+// also compiled to a RestrictionProgram (restriction_program.h), which the walk evaluates instead
+// of muparser; a restriction the compiler declines stays with muparser. Private to the space
+// module; the only code that sees muparser.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ktune/core/status.h"
 #include "ktune/space/search_space.h"
+#include "restriction_program.h"
 
 namespace ktune::space_detail {
 
@@ -19,10 +24,11 @@ class RestrictionSet {
   // Checks every restriction (parses, names only parameters of `params` and `constants`, uses
   // string parameters only in == and != with string literals, evaluates at the first value of
   // each parameter) and compiles it. Messages name the restriction. Names are assumed distinct
-  // (SearchSpace::create checks).
+  // (SearchSpace::create checks). `compile` false keeps every restriction with muparser (the
+  // tests' oracle for the compiled programs).
   [[nodiscard]] static Result<std::unique_ptr<RestrictionSet>> create(
       const std::vector<Param>& params, const std::vector<std::string>& restrictions,
-      const std::vector<std::pair<std::string, double>>& constants);
+      const std::vector<std::pair<std::string, double>>& constants, bool compile = true);
 
   ~RestrictionSet();
   // The parsers hold pointers into slots_, so the set never moves.
@@ -39,6 +45,15 @@ class RestrictionSet {
   [[nodiscard]] int first_failing() const;
   // The same over the restrictions listed (indices into the list given to create()), in order.
   [[nodiscard]] int first_failing(const std::vector<std::size_t>& among) const;
+  // Whether restriction r accepts the current values.
+  [[nodiscard]] bool accepts(std::size_t r) const {
+    const double v = value(r);
+    return v != 0 && !std::isnan(v);
+  }
+  // Restriction r's value at the current values (muparser's or its program's).
+  [[nodiscard]] double value(std::size_t r) const;
+  // Whether restriction r runs as a compiled program (false: muparser).
+  [[nodiscard]] bool compiled(std::size_t r) const { return programs_[r].has_value(); }
   // For each restriction, the parameters it names (indices into `params`), ascending.
   [[nodiscard]] const std::vector<std::vector<std::size_t>>& uses() const { return uses_; }
   // For each restriction, the constants it names (indices into `constants`), ascending.
@@ -54,6 +69,7 @@ class RestrictionSet {
   std::vector<std::vector<double>> values_;
   std::vector<std::vector<std::size_t>> uses_;
   std::vector<std::vector<std::size_t>> constant_uses_;
+  std::vector<std::optional<RestrictionProgram>> programs_;
   std::unique_ptr<Parsers> parsers_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -70,6 +71,12 @@ Status validate_params(const std::vector<Param>& params) {
       return make_error(
           ErrorCode::kInvalidArgument,
           fmt::format("parameter '{}': duplicate name; expected each name once", p.name));
+    }
+    if (p.values.size() > std::numeric_limits<std::uint32_t>::max()) {
+      // ConfigIndices holds 32-bit indices.
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("parameter '{}': {} values; expected at most {}", p.name,
+                                    p.values.size(), std::numeric_limits<std::uint32_t>::max()));
     }
     if (p.values.empty()) {
       return make_error(ErrorCode::kInvalidArgument,
@@ -170,56 +177,97 @@ Result<SearchSpace> SearchSpace::create(std::vector<Param> params,
   return space;
 }
 
-Result<std::vector<Config>> SearchSpace::enumerate(const Limits& limits) const {
-  std::vector<Config> configs;
-  if (!impl_) return configs;  // moved-from
-  std::vector<std::string> names;
-  for (const Param& p : params_) names.push_back(p.name);
+namespace {
 
-  // Emits every completion of a valid block in odometer order, last parameter fastest.
-  struct Emit final : SpaceWalk::Visitor {
-    const std::vector<Param>& params;
-    const std::vector<std::string>& names;
-    std::vector<Config>& out;
-    std::uint64_t max_configs;
-    bool too_many = false;
-    Emit(const std::vector<Param>& p, const std::vector<std::string>& n, std::vector<Config>& o,
-         std::uint64_t m)
-        : params(p), names(n), out(o), max_configs(m) {}
-    void rejected(std::size_t, std::uint64_t) override {}
-    bool valid_block(const std::vector<std::size_t>& prefix, int depth,
-                     std::uint64_t count) override {
-      if (out.size() + count > max_configs || count == std::numeric_limits<std::uint64_t>::max()) {
-        too_many = true;
-        return false;
-      }
-      std::vector<std::size_t> index = prefix;
-      const std::size_t first_free = depth < 0 ? 0 : static_cast<std::size_t>(depth) + 1;
-      for (std::size_t p = first_free; p < index.size(); ++p) index[p] = 0;
-      for (std::uint64_t i = 0; i < count; ++i) {
-        Config& c = out.emplace_back();
-        c.names = names;
-        c.values.reserve(index.size());
-        for (std::size_t p = 0; p < index.size(); ++p)
-          c.values.push_back(params[p].values[index[p]]);
-        for (std::size_t p = index.size(); p > first_free; --p) {  // advance the free digits
-          if (++index[p - 1] < params[p - 1].values.size()) break;
-          index[p - 1] = 0;
-        }
-      }
-      return true;
+// Appends every completion of a valid block in odometer order, last parameter fastest, each index
+// as an Index (the ConfigIndices' width).
+template <class Index>
+struct EmitIndices final : SpaceWalk::Visitor {
+  const std::vector<Param>& params;
+  ConfigIndices& out;
+  std::uint64_t max_configs;
+  bool too_many = false;
+  std::vector<Index> row;
+  EmitIndices(const std::vector<Param>& p, ConfigIndices& o, std::uint64_t m)
+      : params(p), out(o), max_configs(m), row(p.size()) {}
+  void rejected(std::size_t, std::uint64_t) override {}
+  [[nodiscard]] bool wants_rejections() const override { return false; }
+  bool valid_block(const std::vector<std::size_t>& prefix, int depth,
+                   std::uint64_t count) override {
+    if (count == std::numeric_limits<std::uint64_t>::max() || out.rows + count > max_configs) {
+      too_many = true;
+      return false;
     }
-  } emit(params_, names, configs, limits.max_configs);
-
-  Result<std::uint64_t> walked =
-      impl_->walk(params_, restrictions_, constants_, limits.max_evaluations, emit);
-  if (emit.too_many) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("search space: more than {} valid configs; expected at most "
-                                  "{} to tune every one (add restrictions, or fewer values)",
-                                  limits.max_configs, limits.max_configs));
+    const std::size_t first_free = depth < 0 ? 0 : static_cast<std::size_t>(depth) + 1;
+    for (std::size_t p = 0; p < row.size(); ++p) {
+      row[p] = p < first_free ? static_cast<Index>(prefix[p]) : 0;
+    }
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(row.data());
+    for (std::uint64_t i = 0; i < count; ++i) {
+      out.data.insert(out.data.end(), bytes, bytes + row.size() * sizeof(Index));
+      for (std::size_t p = row.size(); p > first_free; --p) {  // advance the free digits
+        if (++row[p - 1] < params[p - 1].values.size()) break;
+        row[p - 1] = 0;
+      }
+    }
+    out.rows += static_cast<std::size_t>(count);
+    return true;
   }
-  if (!walked) return std::unexpected(walked.error());
+};
+
+}  // namespace
+
+Result<ConfigIndices> SearchSpace::enumerate_indices(const Limits& limits) const {
+  ConfigIndices out;
+  out.width = params_.size();
+  if (!impl_) return out;  // moved-from
+  std::size_t largest = 0;
+  for (const Param& p : params_) largest = std::max(largest, p.values.size());
+  out.bytes = largest <= 256 ? 1 : largest <= 65536 ? 2 : 4;
+  const auto walk = [&](auto& emit) -> Status {
+    Result<std::uint64_t> walked =
+        impl_->walk(params_, restrictions_, constants_, limits.max_evaluations, emit);
+    if (emit.too_many) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("search space: more than {} valid configs; expected at most "
+                                    "{} to tune every one (add restrictions, or fewer values)",
+                                    limits.max_configs, limits.max_configs));
+    }
+    if (!walked) return std::unexpected(walked.error());
+    return {};
+  };
+  Status done;
+  if (out.bytes == 1) {
+    EmitIndices<std::uint8_t> emit(params_, out, limits.max_configs);
+    done = walk(emit);
+  } else if (out.bytes == 2) {
+    EmitIndices<std::uint16_t> emit(params_, out, limits.max_configs);
+    done = walk(emit);
+  } else {
+    EmitIndices<std::uint32_t> emit(params_, out, limits.max_configs);
+    done = walk(emit);
+  }
+  if (!done) return std::unexpected(done.error());
+  return out;
+}
+
+Config SearchSpace::config(const ConfigIndices& list, std::size_t row) const {
+  Config c;
+  c.names.reserve(params_.size());
+  c.values.reserve(params_.size());
+  for (std::size_t p = 0; p < params_.size() && p < list.width; ++p) {
+    c.names.push_back(params_[p].name);
+    c.values.push_back(params_[p].values[list.at(row, p)]);
+  }
+  return c;
+}
+
+Result<std::vector<Config>> SearchSpace::enumerate(const Limits& limits) const {
+  Result<ConfigIndices> indices = enumerate_indices(limits);
+  if (!indices) return std::unexpected(indices.error());
+  std::vector<Config> configs;
+  configs.reserve(indices->size());
+  for (std::size_t i = 0; i < indices->size(); ++i) configs.push_back(config(*indices, i));
   return configs;
 }
 

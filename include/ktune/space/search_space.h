@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,12 +44,38 @@ struct Config {
   [[nodiscard]] const ParamValue* find(std::string_view name) const;
 };
 
+// The valid configs as value indices, the parameters named once (SearchSpace::params()): row i is
+// config i of SearchSpace::enumerate(), one index into each parameter's values, each index in the
+// fewest bytes that hold every parameter's (1 up to 256 values, 2 up to 65536, else 4). Configs
+// are made on demand (SearchSpace::config); a row costs a few bytes, a Config a few allocations.
+struct ConfigIndices {
+  std::size_t width = 0;           // parameters per row
+  std::size_t rows = 0;            // configs (a space without parameters has one, empty)
+  std::size_t bytes = 1;           // per index: 1, 2 or 4
+  std::vector<std::uint8_t> data;  // rows x width indices, row after row, native byte order
+
+  [[nodiscard]] std::size_t size() const { return rows; }
+  // The index of parameter `param`'s value in config `row`.
+  [[nodiscard]] std::uint32_t at(std::size_t row, std::size_t param) const {
+    const std::uint8_t* p = data.data() + (row * width + param) * bytes;
+    if (bytes == 1) return *p;
+    if (bytes == 2) {
+      std::uint16_t v = 0;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    std::uint32_t v = 0;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+};
+
 // Bounds on one walk of a SearchSpace, so that no spec can hang or exhaust memory: past them
 // the walk stops and the call fails with kInvalidArgument saying which bound and how to stay
 // within it.
 struct SpaceLimits {
-  std::uint64_t max_evaluations = 50'000'000;  // a few seconds of muparser bytecode
-  std::uint64_t max_configs = 200'000;         // enumerate() only: configs materialised
+  std::uint64_t max_evaluations = 50'000'000;  // a second or so of evaluation
+  std::uint64_t max_configs = 200'000;  // enumerate() and enumerate_indices(): configs listed
 };
 
 // A name bound to one value in every restriction of a space: a problem size, a device limit.
@@ -97,6 +124,11 @@ class SearchSpace {
   // by backtracking: a restriction prunes every config below the parameter where it fails, so
   // the walk visits the valid configs and the rejected prefixes, not the whole product.
   [[nodiscard]] Result<std::vector<Config>> enumerate(const Limits& limits = {}) const;
+  // The same configs, in the same order, as value indices: what enumerate() builds its Configs
+  // from, for callers that keep few of them or only need to count and index.
+  [[nodiscard]] Result<ConfigIndices> enumerate_indices(const Limits& limits = {}) const;
+  // Config `row` of a list that enumerate_indices() of this space made.
+  [[nodiscard]] Config config(const ConfigIndices& list, std::size_t row) const;
   // Counts without materialising: below the deepest parameter that a restriction names, every
   // completion is valid and is counted by multiplication, not visited.
   [[nodiscard]] Result<Stats> stats(const Limits& limits = {}) const;
