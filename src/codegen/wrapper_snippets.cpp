@@ -166,6 +166,22 @@ static void ktune_random_fill(std::vector<float>& v, std::uint64_t seed) {
   }
 }
 
+// A whole number in [lo, hi] written in decimal, nothing else; false otherwise.
+static bool ktune_parse_count(const char* text, unsigned long long lo, unsigned long long hi,
+                              unsigned long long* out) {
+  if (text == nullptr || *text < '0' || *text > '9') return false;
+  unsigned long long v = 0;
+  for (const char* p = text; *p != '\0'; ++p) {
+    if (*p < '0' || *p > '9') return false;
+    const unsigned long long d = static_cast<unsigned long long>(*p - '0');
+    if (v > (~0ULL - d) / 10) return false;  // past 2^64
+    v = v * 10 + d;
+  }
+  if (v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
 static double ktune_median_ms(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   const std::size_t n = ms.size();

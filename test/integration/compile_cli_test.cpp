@@ -41,6 +41,25 @@ TEST(CompileCli, MlpBlockBuildsRunsAndMatchesTheReference) {
   ASSERT_EQ(bench.exit_code, 0) << bench.output;
   EXPECT_NE(bench.output.find("mlp_block: median "), std::string::npos) << bench.output;
   EXPECT_NE(bench.output.find("over 3 runs (seed 1"), std::string::npos) << bench.output;
+  // Arguments that are not the usage's are refused with it (exit 2), never read as 0 runs.
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"abc"},
+                                              {"0"},
+                                              {"3x"},
+                                              {"-1"},
+                                              {"3", "seed"},
+                                              {"3", "18446744073709551616"},
+                                              {"3", "1", "extra"}}) {
+    std::vector<std::string> argv = {dir + "/mlp_block"};
+    argv.insert(argv.end(), bad.begin(), bad.end());
+    CliResult r = run_program(argv);
+    EXPECT_EQ(r.exit_code, 2) << bad[0] << ": " << r.output;
+    EXPECT_NE(r.output.find("error: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("usage: mlp_block [RUNS [SEED]]"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("median"), std::string::npos) << r.output;
+  }
+  CliResult help = run_program({dir + "/mlp_block", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  EXPECT_NE(help.output.find("usage: mlp_block [RUNS [SEED]]"), std::string::npos) << help.output;
 
   auto graph = codegen::load_graph(kGraph);
   ASSERT_TRUE(graph.has_value()) << graph.error().message;
