@@ -32,6 +32,7 @@ struct CudaDriver {
   X(DevicePrimaryCtxRelease) \
   X(CtxSetCurrent) \
   X(CtxSynchronize) \
+  X(CtxGetDevice) \
   X(CtxGetLimit) \
   X(ModuleLoadData) \
   X(ModuleUnload) \
@@ -44,6 +45,8 @@ struct CudaDriver {
   X(MemcpyHtoD) \
   X(MemcpyDtoH) \
   X(MemcpyDtoD) \
+  X(MemsetD16) \
+  X(MemsetD32) \
   X(MemsetD8) \
   X(MemsetD8Async) \
   X(MemsetD32Async) \

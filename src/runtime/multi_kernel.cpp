@@ -91,7 +91,8 @@ std::string shape_key_text(const ShapeKey& bucket) {
 namespace detail {
 
 Result<std::unique_ptr<MultiKernelCore>> MultiKernelCore::create(MultiKernelOptions options,
-                                                                 std::vector<std::string> names) {
+                                                                 std::vector<std::string> names,
+                                                                 std::string device) {
   const std::string where = fmt::format("MultiKernel '{}'", options.name);
   if (options.name.empty()) {
     return make_error(ErrorCode::kInvalidArgument, "MultiKernel: the options have no name");
@@ -137,18 +138,21 @@ Result<std::unique_ptr<MultiKernelCore>> MultiKernelCore::create(MultiKernelOpti
   }
   const bool use_stored =
       options.use_stored_pick && !env_is_one("KTUNE_MULTI_KERNEL_DISABLE_CACHE");
-  auto core = std::unique_ptr<MultiKernelCore>(
-      new MultiKernelCore(std::move(options), std::move(names), forced, use_stored));
+  if (device.empty()) device = cpu_fingerprint();
+  auto core = std::unique_ptr<MultiKernelCore>(new MultiKernelCore(
+      std::move(options), std::move(names), forced, use_stored, std::move(device)));
   core->reference_order_ = std::move(order);
   return core;
 }
 
 MultiKernelCore::MultiKernelCore(MultiKernelOptions options, std::vector<std::string> names,
-                                 std::optional<std::size_t> forced, bool use_stored)
+                                 std::optional<std::size_t> forced, bool use_stored,
+                                 std::string device)
     : options_(std::move(options)),
       names_(std::move(names)),
       forced_(forced),
-      use_stored_(use_stored) {}
+      use_stored_(use_stored),
+      device_(std::move(device)) {}
 
 TuningKey MultiKernelCore::key(const ShapeKey& bucket) const {
   // The set, not the order, counts: a stored winner is found again by name. Verified against
@@ -156,8 +160,8 @@ TuningKey MultiKernelCore::key(const ShapeKey& bucket) const {
   // MultiKernel verified) is another key.
   const std::string& reference = names_[reference_order_.front()];
   return make_tuning_key(KeyInputs{"multi_kernel:" + options_.name, shape_key_text(bucket), names_,
-                                   KeyVerification{reference, options_.tolerance, 0},
-                                   cpu_fingerprint(), "in-process"});
+                                   KeyVerification{reference, options_.tolerance, 0}, device_,
+                                   "in-process"});
 }
 
 const MultiKernelCore::Entry* MultiKernelCore::find(const ShapeKey& bucket) const {

@@ -122,8 +122,9 @@ class MultiKernelCore {
   using MeasureFn = std::function<std::vector<VariantRun>()>;
 
   // Validates the options against the variant names and reads the environment.
+  // `device`: the tuning-cache key's device; empty: this CPU (cpu_fingerprint()).
   [[nodiscard]] static Result<std::unique_ptr<MultiKernelCore>> create(
-      MultiKernelOptions options, std::vector<std::string> variant_names);
+      MultiKernelOptions options, std::vector<std::string> variant_names, std::string device = {});
 
   // The entry of the last bucket looked up by any thread; null before the first call.
   [[nodiscard]] const Entry* last() const noexcept { return last_.load(std::memory_order_acquire); }
@@ -144,7 +145,7 @@ class MultiKernelCore {
 
  private:
   MultiKernelCore(MultiKernelOptions options, std::vector<std::string> names,
-                  std::optional<std::size_t> forced, bool use_stored);
+                  std::optional<std::size_t> forced, bool use_stored, std::string device);
   [[nodiscard]] const Entry* find(const ShapeKey& bucket) const;
   [[nodiscard]] Entry pick(const ShapeKey& bucket, const MeasureFn& measure);
   [[nodiscard]] TuningKey key(const ShapeKey& bucket) const;
@@ -163,6 +164,7 @@ class MultiKernelCore {
   std::optional<Error> cache_error_;   // the first one; guarded by entries_mutex_
   std::vector<MultiKernelFailure> failures_;  // guarded by entries_mutex_
   std::vector<std::size_t> reference_order_;
+  std::string device_;
 };
 
 // One written argument's clone after a variant's run, as verify_outputs compares it.
