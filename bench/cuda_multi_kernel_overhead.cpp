@@ -6,12 +6,11 @@
 // Both synchronise the stream every 256 launches (the same work in both), so that the time is
 // the host's enqueueing, not a full launch queue waiting for the GPU.
 #include <benchmark/benchmark.h>
-
 #include <cuda.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 #include "backend/nvrtc_library.h"
 #include "core/cuda_driver.h"
@@ -42,9 +41,9 @@ void setup() {
   auto info = cuda_device_info(0);
   auto nv = nvrtc_library();
   if (!info || !nv) die("no device info or NVRTC");
-  auto c = nvrtc_compile(**nv,
-                         "extern \"C\" __global__ void bump(float* x, long long n) { x[0] += n; }",
-                         "bump.cu", {"--gpu-architecture=" + info->arch()});
+  auto c =
+      nvrtc_compile(**nv, "extern \"C\" __global__ void bump(float* x, long long n) { x[0] += n; }",
+                    "bump.cu", {"--gpu-architecture=" + info->arch()});
   if (!c || c->result != NVRTC_SUCCESS) die("bump does not compile");
   CUmodule m = nullptr;
   if (g_cu->ModuleLoadData(&m, c->cubin.data()) != CUDA_SUCCESS ||

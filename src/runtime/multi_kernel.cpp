@@ -276,6 +276,44 @@ MultiKernelCore::VariantRun check_reference(const std::vector<ClonedOutput>& out
   return {};
 }
 
+std::vector<MultiKernelCore::VariantRun> verify_variants(const MultiKernelCore& core,
+                                                         std::size_t variants,
+                                                         const RunOnce& run_once) {
+  using VariantRun = MultiKernelCore::VariantRun;
+  std::vector<VariantRun> runs(variants);
+  std::vector<HostBuffer> expected;
+  std::optional<std::size_t> reference;
+  for (std::size_t r : core.reference_order()) {
+    Result<std::vector<ClonedOutput>> out = run_once(r);
+    if (!out) {
+      runs[r] = {Outcome::kLaunchError, out.error().message};
+      continue;
+    }
+    runs[r] = check_reference(*out);
+    if (runs[r].outcome != Outcome::kOk) continue;
+    for (const ClonedOutput& o : *out) {
+      expected.push_back(HostBuffer::allocate(o.bytes, 0));
+      std::memcpy(expected.back().data(), o.data, o.bytes);
+    }
+    reference = r;
+    break;
+  }
+  for (std::size_t i = 0; i < variants; ++i) {
+    // The reference, and the variants that failed before it as reference candidates.
+    if (i == reference || runs[i].outcome != Outcome::kOk) continue;
+    if (!reference) {
+      runs[i] = {Outcome::kUnsupported,
+                 "not verified: no variant's outputs could serve as the "
+                 "reference"};
+      continue;
+    }
+    Result<std::vector<ClonedOutput>> out = run_once(i);
+    runs[i] = out ? verify_outputs(*out, expected, core.tolerance())
+                  : VariantRun{Outcome::kLaunchError, out.error().message};
+  }
+  return runs;
+}
+
 MultiKernelCore::VariantRun verify_outputs(const std::vector<ClonedOutput>& actual,
                                            const std::vector<HostBuffer>& expected,
                                            const std::optional<Tolerance>& tolerance) {

@@ -73,7 +73,7 @@ class CudaTrial {
 }  // namespace detail
 
 template <class... Args>
-class CudaMultiKernel {
+class CudaMultiKernel : public detail::MultiKernelAccess {
  public:
   using Fn = void (*)(CUstream_st* stream, Args...);
   struct Variant {
@@ -81,13 +81,8 @@ class CudaMultiKernel {
     Fn fn = nullptr;
   };
   using BucketFn = ShapeKey (*)(const Args&...);
-  // A device-pointer argument that variants write (MultiKernel::Mutated's rules).
-  struct Mutated {
-    std::size_t arg = 0;
-    std::size_t (*bytes)(const Args&...) = nullptr;
-    ArgUse use = ArgUse::kInOut;
-    std::optional<DType> dtype = std::nullopt;
-  };
+  // A device-pointer argument that variants write (MutatedArg's rules).
+  using Mutated = MutatedArg<Args...>;
 
   // MultiKernel::create's errors, and kUnavailable without a CUDA driver or a current context
   // (the key needs the GPU's identity).
@@ -95,34 +90,9 @@ class CudaMultiKernel {
                                                       std::vector<Variant> variants,
                                                       BucketFn bucket,
                                                       std::vector<Mutated> mutated = {}) {
-    constexpr auto pointers = detail::pointer_args<Args...>();
-    constexpr auto dtypes = detail::pointee_dtypes<Args...>();
     const std::string where = "CudaMultiKernel '" + options.name + "'";
-    if (bucket == nullptr) return make_error(ErrorCode::kInvalidArgument, where + ": no bucket");
-    for (const Variant& v : variants) {
-      if (v.fn == nullptr) {
-        return make_error(ErrorCode::kInvalidArgument,
-                          where + ": variant '" + v.name + "' has no function");
-      }
-    }
-    for (Mutated& m : mutated) {
-      if (m.arg >= pointers.size() || !pointers[m.arg] || m.bytes == nullptr) {
-        return make_error(ErrorCode::kInvalidArgument,
-                          where + ": mutated argument " + std::to_string(m.arg) +
-                              " is not a data pointer with a size; expected one of " +
-                              std::to_string(pointers.size()) + " arguments");
-      }
-      if (!m.dtype) m.dtype = dtypes[m.arg];
-      if (!m.dtype) {
-        if (m.use != ArgUse::kScratch) {
-          return make_error(ErrorCode::kInvalidArgument,
-                            where + ": mutated argument " + std::to_string(m.arg) +
-                                " is compared but its pointee type names no dtype; set its "
-                                "dtype (a 16-bit type may hold f16 or bf16), or use "
-                                "ArgUse::kScratch");
-        }
-        m.dtype = DType::kI8;  // scratch: bytes, never compared
-      }
+    if (Status s = detail::check_typed<Args...>(where, variants, bucket, mutated); !s) {
+      return std::unexpected(s.error());
     }
     Result<std::string> device = detail::CudaTrial::device_fingerprint();
     if (!device) return std::unexpected(device.error());
@@ -147,18 +117,10 @@ class CudaMultiKernel {
     return {};
   }
 
-  [[nodiscard]] std::optional<std::string> picked(const ShapeKey& bucket) const {
-    return core_->picked(bucket);
-  }
-  [[nodiscard]] std::vector<MultiKernelFailure> failures() const { return core_->failures(); }
-  [[nodiscard]] std::vector<MultiKernelPick> picks() const { return core_->picks(); }
-  [[nodiscard]] std::size_t benchmarks_run() const { return core_->benchmarks_run(); }
-  [[nodiscard]] std::optional<Error> cache_error() const { return core_->cache_error(); }
-
  private:
   CudaMultiKernel(std::unique_ptr<detail::MultiKernelCore> core, std::vector<Variant> variants,
                   BucketFn bucket, std::vector<Mutated> mutated)
-      : core_(std::move(core)),
+      : MultiKernelAccess(std::move(core)),
         variants_(std::move(variants)),
         bucket_(bucket),
         mutated_(std::move(mutated)) {}
@@ -191,34 +153,19 @@ class CudaMultiKernel {
       detail::redirect(call, from, *to);
     }
     // One run of variant i on freshly reset clones, its outputs read back.
-    const auto run_once = [&](std::size_t i) -> Result<std::vector<HostBuffer>> {
-      if (Status s = (*trial)->restore(true); !s) return std::unexpected(s.error());
-      std::apply([&](auto&... a) { variants_[i].fn(stream, a...); }, call);
-      if (Status s = (*trial)->finish(); !s) return std::unexpected(s.error());
-      return (*trial)->read();
-    };
-    std::vector<HostBuffer> expected;
-    std::optional<std::size_t> reference;
-    for (std::size_t r : core_->reference_order()) {
-      Result<std::vector<HostBuffer>> out = run_once(r);
-      if (!out) {
-        runs[r] = {Outcome::kLaunchError, out.error().message};
-        continue;
-      }
-      runs[r] = detail::check_reference((*trial)->views(*out));
-      if (runs[r].outcome != Outcome::kOk) continue;
-      expected = std::move(*out);
-      reference = r;
-      break;
-    }
-    for (std::size_t i = 0; i < variants_.size() && reference; ++i) {
-      if (i == *reference || runs[i].outcome != Outcome::kOk) continue;
-      Result<std::vector<HostBuffer>> out = run_once(i);
-      runs[i] = out ? detail::verify_outputs((*trial)->views(*out), expected, core_->tolerance())
-                    : VariantRun{Outcome::kLaunchError, out.error().message};
-    }
+    std::vector<HostBuffer> read;
+    runs = detail::verify_variants(
+        *core_, variants_.size(), [&](std::size_t i) -> Result<std::vector<detail::ClonedOutput>> {
+          if (Status s = (*trial)->restore(true); !s) return std::unexpected(s.error());
+          std::apply([&](auto&... a) { variants_[i].fn(stream, a...); }, call);
+          if (Status s = (*trial)->finish(); !s) return std::unexpected(s.error());
+          Result<std::vector<HostBuffer>> out = (*trial)->read();
+          if (!out) return std::unexpected(out.error());
+          read = std::move(*out);
+          return (*trial)->views(read);
+        });
     for (std::size_t i = 0; i < variants_.size(); ++i) {
-      if (!reference || runs[i].outcome != Outcome::kOk) continue;
+      if (runs[i].outcome != Outcome::kOk) continue;  // verified ones only
       if (Status s = (*trial)->restore(false); !s) return fail(s.error());
       Result<BenchStats> st = (*trial)->time(
           [&] { std::apply([&](auto&... a) { variants_[i].fn(stream, a...); }, call); },
@@ -232,7 +179,6 @@ class CudaMultiKernel {
     return runs;
   }
 
-  std::unique_ptr<detail::MultiKernelCore> core_;
   std::vector<Variant> variants_;
   BucketFn bucket_ = nullptr;
   std::vector<Mutated> mutated_;

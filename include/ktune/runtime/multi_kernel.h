@@ -101,6 +101,19 @@ struct MultiKernelPick {
   PickSource source = PickSource::kBenchmarked;
 };
 
+// A pointer argument that variants write (MultiKernel, CudaMultiKernel): its index and its size
+// in bytes for this call. While benchmarking, variants write a clone of it; arguments equal to it
+// (in place) see the same clone. Arguments that overlap it without being equal are not
+// supported. `use` says whether its contents are compared (ArgUse); `dtype`, unset, comes from
+// the pointee type (float: f32, ...), which a compared argument of another type must set.
+template <class... Args>
+struct MutatedArg {
+  std::size_t arg = 0;
+  std::size_t (*bytes)(const Args&...) = nullptr;
+  ArgUse use = ArgUse::kInOut;
+  std::optional<DType> dtype = std::nullopt;
+};
+
 namespace detail {
 
 // The part of MultiKernel that does not depend on the argument types: picks by bucket, the
@@ -183,6 +196,36 @@ struct ClonedOutput {
                                                          const std::vector<HostBuffer>& expected,
                                                          const std::optional<Tolerance>& tolerance);
 
+// One run of variant i on freshly reset clones: the written arguments' contents after it (valid
+// until the next call), or the failure of the run.
+using RunOnce = std::function<Result<std::vector<ClonedOutput>>(std::size_t variant)>;
+// The verification half of a pick, wherever the variants run: the reference (the first variant
+// in core.reference_order() whose outputs are whole and sound), then every other variant against
+// it. kOk runs are the ones to time; none is kOk when no reference was found.
+[[nodiscard]] std::vector<MultiKernelCore::VariantRun> verify_variants(const MultiKernelCore& core,
+                                                                       std::size_t variants,
+                                                                       const RunOnce& run_once);
+
+// The accessors MultiKernel and CudaMultiKernel share, over their core.
+class MultiKernelAccess {
+ public:
+  [[nodiscard]] std::optional<std::string> picked(const ShapeKey& bucket) const {
+    return core_->picked(bucket);
+  }
+  // Every variant excluded by verification so far, by bucket.
+  [[nodiscard]] std::vector<MultiKernelFailure> failures() const { return core_->failures(); }
+  // Every pick made or loaded, by bucket.
+  [[nodiscard]] std::vector<MultiKernelPick> picks() const { return core_->picks(); }
+  // How many buckets were benchmarked (not forced, not read from the cache).
+  [[nodiscard]] std::size_t benchmarks_run() const { return core_->benchmarks_run(); }
+  // The first tuning-cache failure (a pick is then kept in memory only).
+  [[nodiscard]] std::optional<Error> cache_error() const { return core_->cache_error(); }
+
+ protected:
+  explicit MultiKernelAccess(std::unique_ptr<MultiKernelCore> core) : core_(std::move(core)) {}
+  std::unique_ptr<MultiKernelCore> core_;
+};
+
 // The dtype of a pointee type where it is unambiguous (float, double, int8/32/64); nullopt for
 // others (a std::uint16_t may hold f16 or bf16: Mutated::dtype says which).
 template <class T>
@@ -242,10 +285,45 @@ constexpr std::array<bool, sizeof...(Args)> pointer_args() {
   return {kIsDataPointer<Args>...};
 }
 
+// create()'s checks of MultiKernel and CudaMultiKernel: a bucket, a function per variant, each
+// Mutated a data pointer with a size, and a dtype for each compared one (from the pointee type
+// where unset; scratch without one is bytes, never compared).
+template <class... Args, class Variant, class Bucket, class Mutated>
+Status check_typed(const std::string& where, const std::vector<Variant>& variants, Bucket bucket,
+                   std::vector<Mutated>& mutated) {
+  constexpr auto pointers = pointer_args<Args...>();
+  constexpr auto dtypes = pointee_dtypes<Args...>();
+  if (bucket == nullptr) return make_error(ErrorCode::kInvalidArgument, where + ": no bucket");
+  for (const Variant& v : variants) {
+    if (v.fn == nullptr) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        where + ": variant '" + v.name + "' has no function");
+    }
+  }
+  for (Mutated& m : mutated) {
+    if (m.arg >= pointers.size() || !pointers[m.arg] || m.bytes == nullptr) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        where + ": mutated argument " + std::to_string(m.arg) +
+                            " is not a data pointer with a size; expected one of " +
+                            std::to_string(pointers.size()) + " arguments");
+    }
+    if (!m.dtype) m.dtype = dtypes[m.arg];
+    if (m.dtype) continue;
+    if (m.use != ArgUse::kScratch) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        where + ": mutated argument " + std::to_string(m.arg) +
+                            " is compared but its pointee type names no dtype; set its dtype "
+                            "(a 16-bit type may hold f16 or bf16), or use ArgUse::kScratch");
+    }
+    m.dtype = DType::kI8;
+  }
+  return {};
+}
+
 }  // namespace detail
 
 template <class... Args>
-class MultiKernel {
+class MultiKernel : public detail::MultiKernelAccess {
  public:
   using Fn = void (*)(Args...);
   struct Variant {
@@ -253,17 +331,7 @@ class MultiKernel {
     Fn fn = nullptr;
   };
   using BucketFn = ShapeKey (*)(const Args&...);
-  // A pointer argument that variants write: its index and its size in bytes for this call. While
-  // benchmarking, variants write a clone of it; arguments equal to it (in place) see the same
-  // clone. Arguments that overlap it without being equal are not supported.
-  // `use` says whether its contents are compared (ArgUse); `dtype`, unset, comes from the
-  // pointee type (float: f32, ...), which a compared argument of another type must set.
-  struct Mutated {
-    std::size_t arg = 0;
-    std::size_t (*bytes)(const Args&...) = nullptr;
-    ArgUse use = ArgUse::kInOut;
-    std::optional<DType> dtype = std::nullopt;
-  };
+  using Mutated = MutatedArg<Args...>;
 
   // kInvalidArgument: no variant, an empty or repeated name, a forced pick (options or an entry
   // of $KTUNE_FORCE_PICK naming this operation) that is no variant's name, a null function, a
@@ -272,30 +340,9 @@ class MultiKernel {
   [[nodiscard]] static Result<MultiKernel> create(MultiKernelOptions options,
                                                   std::vector<Variant> variants, BucketFn bucket,
                                                   std::vector<Mutated> mutated = {}) {
-    constexpr auto pointers = detail::pointer_args<Args...>();
     const std::string where = "MultiKernel '" + options.name + "'";
-    if (bucket == nullptr) return make_error(ErrorCode::kInvalidArgument, where + ": no bucket");
-    for (const Variant& v : variants) {
-      if (v.fn == nullptr) {
-        return make_error(ErrorCode::kInvalidArgument,
-                          where + ": variant '" + v.name + "' has no function");
-      }
-    }
-    constexpr auto dtypes = detail::pointee_dtypes<Args...>();
-    for (Mutated& m : mutated) {
-      if (m.arg >= pointers.size() || !pointers[m.arg] || m.bytes == nullptr) {
-        return make_error(ErrorCode::kInvalidArgument,
-                          where + ": mutated argument " + std::to_string(m.arg) +
-                              " is not a data pointer with a size; expected one of " +
-                              std::to_string(pointers.size()) + " arguments");
-      }
-      if (!m.dtype) m.dtype = dtypes[m.arg];
-      if (!m.dtype && m.use != ArgUse::kScratch) {
-        return make_error(ErrorCode::kInvalidArgument,
-                          where + ": mutated argument " + std::to_string(m.arg) +
-                              " is compared but its pointee type names no dtype; set its dtype "
-                              "(a 16-bit type may hold f16 or bf16), or use ArgUse::kScratch");
-      }
+    if (Status s = detail::check_typed<Args...>(where, variants, bucket, mutated); !s) {
+      return std::unexpected(s.error());
     }
     std::vector<std::string> names;
     names.reserve(variants.size());
@@ -316,23 +363,12 @@ class MultiKernel {
     variants_[e->index].fn(args...);
   }
 
-  [[nodiscard]] std::optional<std::string> picked(const ShapeKey& bucket) const {
-    return core_->picked(bucket);
-  }
-  // Every variant excluded by verification so far, by bucket.
-  [[nodiscard]] std::vector<MultiKernelFailure> failures() const { return core_->failures(); }
-  // Every pick made or loaded, by bucket.
-  [[nodiscard]] std::vector<MultiKernelPick> picks() const { return core_->picks(); }
-  // How many buckets were benchmarked (not forced, not read from the cache).
-  [[nodiscard]] std::size_t benchmarks_run() const { return core_->benchmarks_run(); }
-  // The first tuning-cache failure (a pick is then kept in memory only).
-  [[nodiscard]] std::optional<Error> cache_error() const { return core_->cache_error(); }
   [[nodiscard]] const std::vector<Variant>& variants() const { return variants_; }
 
  private:
   MultiKernel(std::unique_ptr<detail::MultiKernelCore> core, std::vector<Variant> variants,
               BucketFn bucket, std::vector<Mutated> mutated)
-      : core_(std::move(core)),
+      : MultiKernelAccess(std::move(core)),
         variants_(std::move(variants)),
         bucket_(bucket),
         mutated_(std::move(mutated)) {}
@@ -379,36 +415,18 @@ class MultiKernel {
       }
       return out;
     };
-    std::vector<VariantRun> runs(variants_.size());
-    // The reference: the first variant in reference order whose outputs are whole and sound.
-    std::vector<HostBuffer> expected;
-    std::optional<std::size_t> reference;
-    for (std::size_t r : core_->reference_order()) {
-      restore(true);
-      std::apply(variants_[r].fn, call);
-      runs[r] = detail::check_reference(outputs());
-      if (runs[r].outcome != Outcome::kOk) continue;
-      for (const detail::ClonedOutput& o : outputs()) {
-        expected.push_back(HostBuffer::allocate(o.bytes, 0));
-        std::memcpy(expected.back().data(), o.data, o.bytes);
-      }
-      reference = r;
-      break;
-    }
-    for (std::size_t i = 0; i < variants_.size() && reference; ++i) {
-      // The reference, and the variants that failed before it as reference candidates.
-      if (i == *reference || runs[i].outcome != Outcome::kOk) continue;
-      restore(true);
-      std::apply(variants_[i].fn, call);
-      runs[i] = detail::verify_outputs(outputs(), expected, core_->tolerance());
-    }
+    std::vector<VariantRun> runs =
+        detail::verify_variants(*core_, variants_.size(), [&](std::size_t i) {
+          restore(true);
+          std::apply(variants_[i].fn, call);
+          return Result<std::vector<detail::ClonedOutput>>(outputs());
+        });
     CpuBenchmarker bench(core_->bench_options());
     std::vector<std::pair<const void*, std::size_t>> ranges;
     for (const Clone& c : clones) ranges.emplace_back(c.work.data(), c.work.bytes());
     if (!ranges.empty()) bench.set_flush_ranges(std::move(ranges));
     for (std::size_t i = 0; i < variants_.size(); ++i) {
-      // Checked and sound only (a variant whose reference turn failed was never compared).
-      if (!reference || runs[i].outcome != Outcome::kOk) continue;
+      if (runs[i].outcome != Outcome::kOk) continue;  // verified ones only
       restore(false);
       const Variant& v = variants_[i];
       Result<BenchStats> s = bench.measure([&]() -> Status {
@@ -421,7 +439,6 @@ class MultiKernel {
     return runs;
   }
 
-  std::unique_ptr<detail::MultiKernelCore> core_;
   std::vector<Variant> variants_;
   BucketFn bucket_ = nullptr;
   std::vector<Mutated> mutated_;
