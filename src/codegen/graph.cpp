@@ -30,6 +30,7 @@ constexpr OpInfo kOps[] = {
     {OpKind::kTranspose, "transpose", 1},
     {OpKind::kRowSoftmax, "row_softmax", 1},
     {OpKind::kRowSum, "row_sum", 1},
+    {OpKind::kLayerNorm, "layer_norm", 3},
 };
 
 bool is_identifier(std::string_view text) {
@@ -104,6 +105,21 @@ std::expected<TensorSpec, std::string> infer(const GraphNode& n,
     case OpKind::kRowSum:
       if (auto ok = need_rank(x, 2, "X of row_sum"); !ok) return std::unexpected(ok.error());
       return TensorSpec::contiguous(x.dtype, {x.sizes[0]});
+    case OpKind::kLayerNorm: {
+      if (auto ok = need_rank(x, 2, "X of layer_norm"); !ok) return std::unexpected(ok.error());
+      const TensorSpec& gamma = *in[1];
+      const TensorSpec& beta = *in[2];
+      const auto is_row = [&](const TensorSpec& t) {
+        return t.sizes.size() == 1 && t.sizes[0] == x.sizes[1];
+      };
+      if (!is_row(gamma) || !is_row(beta)) {
+        return std::unexpected(fmt::format(
+            "shape mismatch: layer_norm needs X[M, N], gamma[N] and beta[N]; got X{}, gamma{} "
+            "and beta{}",
+            shape_str(x), shape_str(gamma), shape_str(beta)));
+      }
+      return TensorSpec::contiguous(x.dtype, x.sizes);
+    }
   }
   return std::unexpected(std::string("unknown op"));
 }

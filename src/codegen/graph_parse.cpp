@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -76,7 +77,7 @@ Status parse_input(const Reader& r, const YAML::Node& node, std::size_t index, G
 
 Status parse_node(const Reader& r, const YAML::Node& node, std::size_t index, GraphNode& out) {
   const std::string path = item("nodes", index);
-  if (auto ok = r.check_keys(node, path, {"name", "op", "inputs", "alpha"}); !ok) return ok;
+  if (auto ok = r.check_keys(node, path, {"name", "op", "inputs", "alpha", "eps"}); !ok) return ok;
   out.where = r.where(node);
   auto name = r.require(node, path, "name");
   if (!name) return std::unexpected(name.error());
@@ -92,7 +93,7 @@ Status parse_node(const Reader& r, const YAML::Node& node, std::size_t index, Gr
   if (!op) {
     return r.fail(*op_node, field(path, "op"),
                   fmt::format("unknown op '{}'; expected one of gemm, bias_add, relu, gelu, add, "
-                              "scale, transpose, row_softmax, row_sum",
+                              "scale, transpose, row_softmax, row_sum, layer_norm",
                               *op_text));
   }
   out.op = *op;
@@ -108,6 +109,17 @@ Status parse_node(const Reader& r, const YAML::Node& node, std::size_t index, Gr
     out.alpha = *v;
   } else if (out.op == OpKind::kScale) {
     return r.fail(node, field(path, "alpha"), "missing required field (scale needs alpha)");
+  }
+  if (YAML::Node e = node["eps"]; e.IsDefined()) {
+    if (out.op != OpKind::kLayerNorm) {
+      return r.fail(e, field(path, "eps"), "only layer_norm takes eps");
+    }
+    auto v = r.number(e, field(path, "eps"));
+    if (!v) return std::unexpected(v.error());
+    if (!(*v > 0) || !std::isfinite(*v)) {
+      return r.fail(e, field(path, "eps"), fmt::format("expected a positive number; got {}", *v));
+    }
+    out.eps = *v;
   }
   return {};
 }
@@ -212,6 +224,7 @@ std::string graph_to_json(const Graph& g) {
     nlohmann::ordered_json node = {
         {"name", n.name}, {"op", std::string(op_name(n.op))}, {"inputs", n.inputs}};
     if (n.op == OpKind::kScale) node["alpha"] = n.alpha;
+    if (n.op == OpKind::kLayerNorm) node["eps"] = n.eps;
     j["nodes"].push_back(std::move(node));
   }
   j["outputs"] = g.outputs;

@@ -154,6 +154,9 @@ std::string step_call(const GraphNode& n, const std::map<std::string, GemmPick>&
     case OpKind::kRowSum:
       return fmt::format("ktune_row_sum({}, {}, {}, {});", n.name, n.inputs[0], x.sizes[0],
                          x.sizes[1]);
+    case OpKind::kLayerNorm:
+      return fmt::format("ktune_layer_norm({}, {}, {}, {}, {}, {}, {});", n.name, n.inputs[0],
+                         n.inputs[1], n.inputs[2], float_literal(n.eps), x.sizes[0], x.sizes[1]);
   }
   return "";
 }

@@ -124,6 +124,26 @@ static void ktune_transpose(float* y, const float* x, long m, long n) {
     for (long j = 0; j < n; ++j) y[j * m + i] = x[i * n + j];
 }
 )";
+    case OpKind::kLayerNorm:
+      return R"(// Each row: (x - mean) / sqrt(var + eps) * gamma + beta, the biased variance (as
+// PyTorch's layer_norm), both moments accumulated in double.
+static void ktune_layer_norm(float* y, const float* x, const float* gamma, const float* beta,
+                             float eps, long m, long n) {
+  for (long i = 0; i < m; ++i) {
+    const float* xi = x + i * n;
+    float* yi = y + i * n;
+    double sum = 0.0;
+    for (long j = 0; j < n; ++j) sum += xi[j];
+    const double mean = sum / static_cast<double>(n);
+    double sq = 0.0;
+    for (long j = 0; j < n; ++j) sq += (xi[j] - mean) * (xi[j] - mean);
+    const float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(n) + eps));
+    for (long j = 0; j < n; ++j) {
+      yi[j] = static_cast<float>(xi[j] - mean) * inv * gamma[j] + beta[j];
+    }
+  }
+}
+)";
     case OpKind::kRowSoftmax:
       return R"(// Each row: exp(x - max) / sum, the max subtracted so that exp cannot overflow.
 static void ktune_row_softmax(float* y, const float* x, long m, long n) {

@@ -27,10 +27,11 @@ enum class OpKind {
   kTranspose,   // Y[N,M] = X[M,N]
   kRowSoftmax,  // Y[M,N] = softmax of each row of X
   kRowSum,      // Y[M] = sum of each row of X[M,N]
+  kLayerNorm,   // Y[M,N] = (X - mean) / sqrt(var + eps) * gamma[N] + beta[N], over each row
 };
 
 // The name in graph files: "gemm", "bias_add", "relu", "gelu", "add", "scale", "transpose",
-// "row_softmax", "row_sum".
+// "row_softmax", "row_sum", "layer_norm".
 [[nodiscard]] std::string_view op_name(OpKind op);
 [[nodiscard]] std::optional<OpKind> parse_op(std::string_view name);
 [[nodiscard]] int op_arity(OpKind op);
@@ -46,6 +47,7 @@ struct GraphNode {
   OpKind op = OpKind::kRelu;
   std::vector<std::string> inputs;
   double alpha = 1;   // kScale
+  double eps = 1e-5;  // kLayerNorm: added to the variance (PyTorch's default)
   TensorSpec out;     // filled by validate_graph()
   std::string where;  // as GraphInput::where
 };

@@ -91,6 +91,26 @@ inline Values reference_eval(const codegen::Graph& g, Values v) {
           y[i] = s;
         }
         break;
+      case OpKind::kLayerNorm: {
+        const auto& gamma = v[n.inputs[1]];
+        const auto& beta = v[n.inputs[2]];
+        for (std::int64_t i = 0; i < rows; ++i) {
+          double mean = 0, var = 0;
+          for (std::int64_t j = 0; j < cols; ++j) mean += x[i * cols + j];
+          mean /= static_cast<double>(cols);
+          for (std::int64_t j = 0; j < cols; ++j) {
+            const double d = x[i * cols + j] - mean;
+            var += d * d;
+          }
+          var /= static_cast<double>(cols);  // biased, as PyTorch's layer_norm
+          for (std::int64_t j = 0; j < cols; ++j) {
+            y[i * cols + j] = (x[i * cols + j] - mean) / std::sqrt(var + n.eps) *
+                                  gamma[static_cast<std::size_t>(j)] +
+                              beta[static_cast<std::size_t>(j)];
+          }
+        }
+        break;
+      }
     }
     v[n.name] = std::move(y);
     shape[n.name] = n.out.sizes;

@@ -50,6 +50,34 @@ outputs: [s, q]
   EXPECT_EQ(g->nodes[5].alpha, 0.5);
 }
 
+TEST(Graph, LayerNormTakesGammaBetaAndEps) {
+  auto g = parse_graph(kHeader + R"(nodes:
+  - {name: h, op: gemm, inputs: [x, w]}
+  - {name: n, op: layer_norm, inputs: [h, b, b], eps: 1e-6}
+outputs: [n]
+)",
+                       "g.yaml");
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  EXPECT_EQ(g->nodes[1].out.sizes, (std::vector<std::int64_t>{4, 16}));
+  EXPECT_EQ(g->nodes[1].eps, 1e-6);
+  auto back = parse_graph(graph_to_json(*g), "g.json");
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->nodes[1].eps, 1e-6);
+}
+
+TEST(GraphErrors, LayerNorm) {
+  EXPECT_EQ(error_of("nodes:\n  - {name: n, op: layer_norm, inputs: [x, b, b]}\noutputs: [n]\n"),
+            "g.yaml:7:5: nodes[0]: shape mismatch: layer_norm needs X[M, N], gamma[N] and "
+            "beta[N]; got X[4, 8], gamma[16] and beta[16]");
+  EXPECT_EQ(error_of("nodes:\n  - {name: n, op: relu, inputs: [x], eps: 1e-5}\noutputs: [n]\n"),
+            "g.yaml:7:43: nodes[0].eps: only layer_norm takes eps");
+  EXPECT_EQ(error_of("nodes:\n  - {name: h, op: gemm, inputs: [x, w]}\n"
+                     "  - {name: n, op: layer_norm, inputs: [h, b, b], eps: -1}\noutputs: [n]\n"),
+            "g.yaml:8:55: nodes[1].eps: expected a positive number; got -1");
+  EXPECT_EQ(error_of("nodes:\n  - {name: n, op: layer_norm, inputs: [x, b]}\noutputs: [n]\n"),
+            "g.yaml:7:5: nodes[0].inputs: layer_norm takes 3 input(s); got 2");
+}
+
 TEST(GraphErrors, UnknownInput) {
   EXPECT_EQ(error_of("nodes:\n  - {name: h, op: gemm, inputs: [x, w2]}\noutputs: [h]\n"),
             "g.yaml:7:5: nodes[0].inputs[1]: unknown input 'w2'; not a graph input or an earlier "
@@ -77,7 +105,7 @@ TEST(GraphErrors, UseBeforeDefinitionAndCycles) {
 TEST(GraphErrors, UnknownOpArityAndOutputs) {
   EXPECT_EQ(error_of("nodes:\n  - {name: a, op: conv, inputs: [x]}\noutputs: [a]\n"),
             "g.yaml:7:19: nodes[0].op: unknown op 'conv'; expected one of gemm, bias_add, relu, "
-            "gelu, add, scale, transpose, row_softmax, row_sum");
+            "gelu, add, scale, transpose, row_softmax, row_sum, layer_norm");
   EXPECT_EQ(error_of("nodes:\n  - {name: a, op: add, inputs: [x]}\noutputs: [a]\n"),
             "g.yaml:7:5: nodes[0].inputs: add takes 2 input(s); got 1");
   EXPECT_EQ(error_of("nodes:\n  - {name: a, op: relu, inputs: [x]}\noutputs: [z]\n"),
