@@ -34,17 +34,19 @@ class Exhaustive final : public Strategy {
 // bench/search_strategies.sh (docs/benchmarks.md, "Search strategies on recorded spaces"): four
 // real spaces recorded in full (bench/search_strategies/recorded/), median over 50 seeds of the
 // evaluations to reach within 2% of the optimum, `auto` under its own budget (a tenth):
-//   space (configs)        auto (reached)   Kernel Tuner's best
-//   cpu_conv2d (792)       44 (80%)         bayes_opt 78
-//   cpu_matmul (540)       24 (66%)         bayes_opt 26
+//   space (configs)        auto (reached)   Kernel Tuner's best (two runs: its bayes_opt varies)
+//   cpu_conv2d (792)       44 (80%)         bayes_opt 73-78
+//   cpu_matmul (540)       24 (66%)         bayes_opt 26-28
 //   cuda_conv2d (816)      - (30%)          firefly_algorithm 51 (56%)
-//   cuda_gemm (1122)       24 (100%)        bayes_opt 26
+//   cuda_gemm (1122)       24 (100%)        bayes_opt 26-32
 // The model needs the fewest evaluations of ktune's strategies on three of the four, and a tenth
 // is enough on two thirds of the seeds or more there. cuda_conv2d is the exception: its optimum
-// is a needle next to a broad plateau within 3-4%, which the model finds on a third of the seeds
-// and hill climbing (with a fifth as budget) on 86%, at 74 evaluations; nothing we tried was
-// under 51 there on more seeds than these 50. Below 500 candidates a tenth would be too tight to
-// be sure, and measuring every candidate costs little more.
+// is a needle next to a plateau at 3-6.5%, which the model finds on a third of the seeds
+// and hill climbing (with a fifth as budget) on 86%, at 74 evaluations. Of the variants tried
+// (a Hamming-radius trust region, climbs restarted from the model's picks, a Hamming kernel,
+// other acquisitions), the best there had a median of 38 on these 50 seeds but 56 on 150, and
+// cost the other spaces 10-30 evaluations: not kept. Below 500 candidates a tenth would be too
+// tight to be sure, and measuring every candidate costs little more.
 constexpr std::size_t kAutoExhaustiveUpTo = 500;
 constexpr std::string_view kAutoStrategy = "model";
 constexpr std::uint64_t kAutoBudgetDivisor = 10;
