@@ -42,8 +42,9 @@ class Model final : public Strategy {
   std::vector<std::size_t> propose(std::size_t n) override {
     std::vector<std::size_t> out;
     index_.take_library(n, out);
-    // A random start of max(5, d + 1) points: enough for a slope per parameter; more random
-    // points cost evaluations the model places better (2 (d + 1) needed 10-30% more).
+    // A random start of max(5, d + 1) points: enough for a slope per parameter. With 2 (d + 1)
+    // (150 seeds, docs/benchmarks.md's spaces): cpu_matmul 32.5 and cuda_gemm 29 evaluations
+    // instead of 26.5 and 24, cpu_conv2d 41 instead of 44.
     while (out.size() < n && observed_.size() + pending_ < initial_) {
       auto r = index_.random_unproposed();
       if (!r) return out;
