@@ -31,18 +31,22 @@ class Exhaustive final : public Strategy {
 
 // Up to this many candidates, `auto` measures every one; above, the default budgeted strategy
 // (kAutoStrategy) with a budget of a tenth of the candidates unless the user gave one. Chosen by
-// bench/search_strategies.sh (docs/benchmarks.md, "Search strategies on recorded spaces"): two
-// real spaces recorded in full on the 2-core VM (bench/search_strategies/recorded/), median over
-// 50 seeds of the evaluations to reach within 2% of the optimum, each strategy with a fifth of
-// the space as budget:
-//   space (configs)            random  hill_climbing  annealing  genetic  model  Kernel Tuner's best
-//   CPU matmul 256^3 (540)     84      29             60         70       32     bayes_opt 28
-//   CPU conv2d 7x7 (792)       -       -              108        110      44     bayes_opt 76
-// The model needs the fewest evaluations on the convolution and is within 3 of the fewest on the
-// matmul (where it reaches on 88% of the seeds), and reaches under a budget of a tenth on 74% and
-// 80% of the seeds (`auto`): from 500 candidates on, a tenth (>= 50) is enough on three quarters
-// of the seeds or more; below, the budget would be too tight to be sure, and measuring every
-// candidate costs little more. (Earlier synthetic spaces, two of 1638 and 5568 configs, agreed.)
+// bench/search_strategies.sh (docs/benchmarks.md, "Search strategies on recorded spaces"): four
+// real spaces recorded in full (bench/search_strategies/recorded/), median over 50 seeds of the
+// evaluations to reach within 2% of the optimum, `auto` under its own budget (a tenth):
+//   space (configs)        auto (reached)   Kernel Tuner's best (two runs: its bayes_opt varies)
+//   cpu_conv2d (792)       44 (80%)         bayes_opt 73-78
+//   cpu_matmul (540)       24 (66%)         bayes_opt 26-28
+//   cuda_conv2d (816)      - (30%)          firefly_algorithm 51 (56%)
+//   cuda_gemm (1122)       24 (100%)        bayes_opt 26-32
+// The model needs the fewest evaluations of ktune's strategies on three of the four, and a tenth
+// is enough on two thirds of the seeds or more there. cuda_conv2d is the exception: its optimum
+// is a needle next to a plateau at 3-6.5%, which the model finds on a third of the seeds
+// and hill climbing (with a fifth as budget) on 86%, at 74 evaluations. Of the variants tried
+// (a Hamming-radius trust region, climbs restarted from the model's picks, a Hamming kernel,
+// other acquisitions), the best there had a median of 38 on these 50 seeds but 56 on 150, and
+// cost the other spaces 10-30 evaluations: not kept. Below 500 candidates a tenth would be too
+// tight to be sure, and measuring every candidate costs little more.
 constexpr std::size_t kAutoExhaustiveUpTo = 500;
 constexpr std::string_view kAutoStrategy = "model";
 constexpr std::uint64_t kAutoBudgetDivisor = 10;
