@@ -131,8 +131,11 @@ void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed,
   const bool flat = row_major_dense(spec);
   std::byte* base = buffer.data();
   // On every usable core (two 8192^2 inputs take seconds on one), each chunk's generator skipped
-  // to its first element: the values do not depend on the split.
-  parallel_for(spec.numel(), std::int64_t{1} << 18, [&](std::int64_t begin, std::int64_t end, int) {
+  // to its first element: the values do not depend on the split. Row-major dense views only: in
+  // another view two logical elements may share storage (a stride of 0), where the last write
+  // must win as it did in one pass; those are filled in one chunk.
+  const std::int64_t grain = flat ? std::int64_t{1} << 18 : std::max<std::int64_t>(spec.numel(), 1);
+  parallel_for(spec.numel(), grain, [&](std::int64_t begin, std::int64_t end, int) {
     SplitMix64 rng(seed, static_cast<std::uint64_t>(begin));
     for (std::int64_t i = begin; i < end; ++i) {
       const std::int64_t at = flat ? spec.offset + i : spec.storage_index(i);
