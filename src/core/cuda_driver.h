@@ -33,6 +33,7 @@ struct CudaDriver {
   X(CtxSetCurrent) \
   X(CtxSynchronize) \
   X(CtxGetDevice) \
+  X(CtxGetCurrent) \
   X(CtxGetLimit) \
   X(ModuleLoadData) \
   X(ModuleUnload) \

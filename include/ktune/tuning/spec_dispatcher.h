@@ -16,6 +16,8 @@
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
 
+struct CUstream_st;  // cudaStream_t and CUstream point to it
+
 namespace ktune {
 
 struct DispatcherOptions {
@@ -28,6 +30,10 @@ struct DispatcherOptions {
   // candidates isolated in a ktune-worker) while serving the nearest or default pick. A shape
   // tuned in an earlier run is found by that Selector in the tuning cache without measuring.
   bool tune_unseen = false;
+  // kernel.language cuda specs: the stream every call is enqueued on (a cudaStream_t or
+  // CUstream; null: the legacy default stream). Calls take device addresses for buffers. The
+  // CUDA context current when open_dispatcher runs is the one kernels are loaded in.
+  CUstream_st* cuda_stream = nullptr;
   // For background tuning. Its seed and tolerance are replaced by the spec's, as the CLI does by
   // default, so that the tuning-cache keys match `ktune tune`'s.
   SelectorOptions selector = [] {

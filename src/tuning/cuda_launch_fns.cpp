@@ -1,0 +1,113 @@
+// CudaLaunchFns (cuda_launch_fns.h): cubins through CudaKernel, cuBLAS/cuBLASLt through
+// CublasGemmRunner, both on the caller's stream.
+#include "tuning/cuda_launch_fns.h"
+
+#include <cuda.h>
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "backend/cuda_module.h"
+#include "choice/cublas_gemm_runner.h"
+#include "core/cuda_driver.h"
+
+namespace ktune {
+namespace {
+
+bool is_buffer(const ProblemArg& a) { return a.param.role != ArgRole::kScalar; }
+
+}  // namespace
+
+CudaLaunchFns::CudaLaunchFns(CUstream_st* stream, CUctx_st* context)
+    : stream_(stream), context_(context) {}
+
+CudaLaunchFns::~CudaLaunchFns() = default;
+
+Result<std::unique_ptr<CudaLaunchFns>> CudaLaunchFns::create(CUstream_st* stream) {
+  Result<const CudaDriver*> cu = cuda_driver();
+  if (!cu) return std::unexpected(cu.error());
+  CUcontext context = nullptr;
+  if ((*cu)->CtxGetCurrent(&context) != CUDA_SUCCESS || context == nullptr) {
+    return make_error(ErrorCode::kUnavailable,
+                      "the dispatcher of a CUDA spec needs a current CUDA context (cudaSetDevice "
+                      "and any runtime call, or cuCtxSetCurrent) when it is opened");
+  }
+  return std::unique_ptr<CudaLaunchFns>(new CudaLaunchFns(stream, context));
+}
+
+Result<KernelFn> CudaLaunchFns::make(const LaunchSpec& spec, const Problem& problem) {
+  const CudaDriver& cu = **cuda_driver();
+  if (CUresult r = cu.CtxSetCurrent(context_); r != CUDA_SUCCESS) {
+    return std::unexpected(cuda_status(cu, r, "CtxSetCurrent").error());
+  }
+  std::vector<KernelFn> steps;
+  const std::vector<ProblemArg>& args = problem.args;
+  const LaunchSpec* s = &spec;
+  {
+    if (s->kind == LaunchKind::kCudaCubin) {
+      const std::string key =
+          fmt::format("{} {} {}", s->artifact.string(), s->entry, s->shared_bytes);
+      std::shared_ptr<CudaKernel> kernel;
+      {
+        std::lock_guard lock(mu_);
+        auto it = kernels_.find(key);
+        if (it == kernels_.end()) {
+          auto k = CudaKernel::load(cu, s->artifact, s->entry, s->shared_bytes);
+          if (!k) return std::unexpected(k.error());
+          it = kernels_.emplace(key, std::shared_ptr<CudaKernel>(std::move(*k))).first;
+        }
+        kernel = it->second;
+      }
+      const LaunchGeometry geometry{s->grid, s->block, s->shared_bytes};
+      CUstream stream = stream_;
+      steps.push_back([kernel, geometry, stream, args](void* const* values) -> Status {
+        // kernelParams: the address of each buffer's device pointer, each scalar's own address.
+        std::vector<CUdeviceptr> ptrs(args.size(), 0);
+        std::vector<void*> params(args.size(), nullptr);
+        for (std::size_t i = 0; i < args.size(); ++i) {
+          if (is_buffer(args[i])) {
+            ptrs[i] = reinterpret_cast<CUdeviceptr>(values[i]);
+            params[i] = &ptrs[i];
+          } else {
+            params[i] = values[i];
+          }
+        }
+        const CudaDriver& d = **cuda_driver();
+        if (CUresult r = kernel->launch(geometry, stream, params.data()); r != CUDA_SUCCESS) {
+          return std::unexpected(cuda_status(d, r, "LaunchKernel").error());
+        }
+        return {};
+      });
+    } else if (s->kind == LaunchKind::kCudaLibrary) {
+      auto runner = CublasGemmRunner::create(*s, problem, stream_);
+      if (!runner) return std::unexpected(runner.error());
+      std::shared_ptr<CublasGemmRunner> shared(std::move(*runner));
+      steps.push_back([shared, args](void* const* values) -> Status {
+        std::vector<CUdeviceptr> ptrs(args.size(), 0);
+        for (std::size_t i = 0; i < args.size(); ++i) {
+          if (is_buffer(args[i])) ptrs[i] = reinterpret_cast<CUdeviceptr>(values[i]);
+        }
+        return shared->run(ptrs);
+      });
+    } else {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("a CUDA dispatcher cannot run launch kind {}", launch_kind_name(s->kind)));
+    }
+  }
+  // The launches after this one, in order (each with its own `then`, if any).
+  for (const LaunchSpec& next : spec.then) {
+    Result<KernelFn> fn = make(next, problem);
+    if (!fn) return std::unexpected(fn.error());
+    steps.push_back(std::move(*fn));
+  }
+  if (steps.size() == 1) return steps.front();
+  return KernelFn([steps = std::move(steps)](void* const* values) -> Status {
+    for (const KernelFn& step : steps) {
+      if (Status s = step(values); !s) return s;
+    }
+    return {};
+  });
+}
+
+}  // namespace ktune
