@@ -69,7 +69,8 @@ static void edge(float* out, const float* in, const float* filter, int W, int y0
     for (int x = x0; x < x1; ++x) {
       float s = 0;
       for (int fy = 0; fy < FH; ++fy)
-        for (int fx = 0; fx < FW; ++fx) s += in[(long)(y + fy) * ldi + x + fx] * filter[fy * FW + fx];
+        for (int fx = 0; fx < FW; ++fx)
+          s += in[(long)(y + fy) * ldi + x + fx] * filter[fy * FW + fx];
       out[(long)y * W + x] = s;
     }
 }

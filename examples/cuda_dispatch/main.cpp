@@ -49,9 +49,9 @@ bool serve(Dispatcher& d, cudaStream_t stream, int n) {
   if (!cuda_ok(cudaMalloc(&dx, x.size() * sizeof(float)), "cudaMalloc") ||
       !cuda_ok(cudaMalloc(&dout, sizeof(float)), "cudaMalloc") ||
       !cuda_ok(cudaMalloc(&dpartials, 4096 * sizeof(float)), "cudaMalloc") ||
-      !cuda_ok(cudaMemcpyAsync(dx, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice,
-                               stream),
-               "cudaMemcpyAsync")) {
+      !cuda_ok(
+          cudaMemcpyAsync(dx, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice, stream),
+          "cudaMemcpyAsync")) {
     return false;
   }
   const Sizes sizes = {{"n", n}};
@@ -64,10 +64,11 @@ bool serve(Dispatcher& d, cudaStream_t stream, int n) {
   void* args[] = {dout, dx, dpartials, &n};
   Status s = d.call(sizes, args);
   float got = 0;
-  const bool copied = s && cuda_ok(cudaMemcpyAsync(&got, dout, sizeof(float),
-                                                   cudaMemcpyDeviceToHost, stream),
-                                   "cudaMemcpyAsync") &&
-                      cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  const bool copied =
+      s &&
+      cuda_ok(cudaMemcpyAsync(&got, dout, sizeof(float), cudaMemcpyDeviceToHost, stream),
+              "cudaMemcpyAsync") &&
+      cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   cudaFree(dx);
   cudaFree(dout);
   cudaFree(dpartials);

@@ -34,8 +34,8 @@ TEST(Model, EverySecondModelPickIsANeighbourOfTheIncumbent) {
         const std::size_t d = hamming(r.space.coords[i], at);
         bool open_neighbour = false;  // the incumbent has a neighbour not proposed yet
         for (std::size_t j = 0; j < r.space.size(); ++j) {
-          open_neighbour = open_neighbour ||
-                           (!proposed.contains(j) && hamming(r.space.coords[j], at) == 1);
+          open_neighbour =
+              open_neighbour || (!proposed.contains(j) && hamming(r.space.coords[j], at) == 1);
         }
         if ((p - kInitial) % 2 == 1 && open_neighbour) {
           EXPECT_EQ(d, 1u) << "seed " << seed << " proposal " << p << " is a local pick";
