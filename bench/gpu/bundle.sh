@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds, on this (CPU) machine, what bench/gpu/run.sh runs on the GPU machine: ktune,
-# ktune-worker and the CUDA and OpenCL test binaries, release mode, stripped, with the shared libraries that
+# Builds, on this (CPU) machine, what bench/gpu/*.sh run on the GPU machine: ktune,
+# ktune-worker, the CUDA and OpenCL test binaries, the benchmark programs (abandon_regret,
+# cuda_multi_kernel_overhead) and examples/cuda_dispatch, release mode, stripped, with the shared libraries that
 # machine lacks or names differently (../shared/gpu/README.md) beside them, into gpu-bundle/
 # (ignored by git; pass it to the device tool's `carry`). The GPU machine has no SQLite or
 # muparser headers, so the build happens here: Debian 12's glibc 2.36 binaries run on its 2.39.
@@ -29,4 +30,16 @@ libs="libyaml-cpp.so.0.7 libmuparser.so.2 libfmt.so.9 libsqlite3.so.0 libbenchma
 for lib in $libs; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" gpu-bundle/lib/
 done
+# examples/cuda_dispatch, a plain CUDA program, against this build installed into a scratch
+# prefix (as a user would), with the CUDA runtime it links.
+prefix=$(mktemp -d)
+cmake --install "$build" --prefix "$prefix" >/dev/null
+cmake -S examples/cuda_dispatch -B "$build/cuda_dispatch" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build/cuda_dispatch" -j"$(nproc)" >/dev/null
+cp "$build/cuda_dispatch/cuda_dispatch" gpu-bundle/bin/ && strip gpu-bundle/bin/cuda_dispatch
+rm -rf "$prefix"
+cudart=$(find /usr/local/cuda/lib /usr/local/cuda/lib64 /usr/local/cuda/targets -name 'libcudart.so.1[23]' \
+           2>/dev/null | head -1)
+[ -n "$cudart" ] && cp -L "$cudart" gpu-bundle/lib/
 du -sh gpu-bundle
