@@ -1,10 +1,8 @@
 // `ktune simulate`: replays the strategies against a fully measured space (a tuning record of the
 // cache, or a T4 results file) over many seeds and reports how soon each reaches the optimum.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -17,6 +15,7 @@
 #include "core/file_util.h"
 #include "ktune/cache/t4.h"
 #include "ktune/search/simulate.h"
+#include "select/candidate_space.h"
 
 namespace ktune::cli {
 namespace {
@@ -40,61 +39,22 @@ int fail(std::string_view what) {
   return kExitError;
 }
 
-std::optional<std::int64_t> as_integer(const std::string& s) {
-  std::int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-// The records' parameters as a CandidateSpace: each parameter's values in order of first
-// appearance, numerically sorted when all are integers (so that neighbouring indices are
-// neighbouring values); candidates without parameters are library calls (no coordinates).
+// The records' parameters as the space a selection over the same candidates searches
+// (make_candidate_space: the same coordinates, so that a simulated strategy walks the
+// neighbourhoods a tuning would); candidates without parameters are library calls.
 Result<RecordedSpace> to_recorded(const std::vector<CandidateRecord>& cs) {
   RecordedSpace r;
+  std::vector<CandidateParams> params;
+  params.reserve(cs.size());
   for (const CandidateRecord& c : cs) {
-    if (c.params.empty()) continue;
-    for (const auto& p : c.params) r.space.names.push_back(p.first);
-    break;
-  }
-  const std::size_t d = r.space.names.size();
-  std::vector<std::vector<std::string>> values(d);
-  for (const CandidateRecord& c : cs) {
-    if (c.params.empty()) continue;
-    bool same = c.params.size() == d;
-    for (std::size_t p = 0; same && p < d; ++p) same = c.params[p].first == r.space.names[p];
-    if (!same) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("candidate {} has other parameters than the first ({})", c.name,
-                                    fmt::join(r.space.names, ", ")));
-    }
-    for (std::size_t p = 0; p < d; ++p) {
-      if (std::find(values[p].begin(), values[p].end(), c.params[p].second) == values[p].end()) {
-        values[p].push_back(c.params[p].second);
-      }
-    }
-  }
-  for (auto& v : values) {
-    if (std::all_of(v.begin(), v.end(), [](const std::string& s) { return as_integer(s); })) {
-      std::sort(v.begin(), v.end(), [](const std::string& a, const std::string& b) {
-        return *as_integer(a) < *as_integer(b);
-      });
-    }
-    r.space.dims.push_back(v.size());
-  }
-  for (const CandidateRecord& c : cs) {
-    std::vector<std::uint32_t> coords;
-    for (std::size_t p = 0; p < c.params.size(); ++p) {
-      const auto it = std::find(values[p].begin(), values[p].end(), c.params[p].second);
-      coords.push_back(static_cast<std::uint32_t>(it - values[p].begin()));
-    }
-    r.space.coords.push_back(std::move(coords));
+    params.push_back(c.params);
     // Only a measurement to the budget is a time to reach: an abandoned candidate's partial
     // median comes from a tuning that stopped it (record spaces with --no-abandon).
     const bool timed = c.stats && c.outcome == Outcome::kOk;
     r.time_ns.push_back(timed ? std::optional(c.stats->median_ns) : std::nullopt);
     r.cost_s.push_back((c.stats ? c.stats->median_ns * 1e-9 * c.stats->runs : 0) + c.compile_s);
   }
+  r.space = make_candidate_space(params);
   if (auto s = check_recorded_space(r); !s) return std::unexpected(s.error());
   return r;
 }
