@@ -29,15 +29,6 @@ Result<const CudaDriver*> driver() {
   return cu;
 }
 
-// The poison pattern of `dtype` as a 1-, 2-, 4- or 8-byte word (HostBuffer::poison's bytes).
-std::uint64_t poison_word(DType dtype) {
-  HostBuffer b = HostBuffer::allocate(sizeof(std::uint64_t), 0);
-  b.poison(dtype);
-  std::uint64_t bits = 0;
-  std::memcpy(&bits, b.data(), dtype_size(dtype));
-  return bits;
-}
-
 }  // namespace
 
 struct CudaTrial::Clone {
@@ -110,7 +101,7 @@ Status CudaTrial::restore(bool poison_outputs) {
       continue;
     }
     const std::size_t size = dtype_size(c.dtype);
-    const std::uint64_t word = poison_word(c.dtype);
+    const std::uint64_t word = poison_bits(c.dtype);
     const std::size_t n = c.bytes / size;
     switch (size) {
       case 1:

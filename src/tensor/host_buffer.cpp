@@ -64,6 +64,13 @@ PoisonPattern poison_pattern(DType dtype) {
 
 }  // namespace
 
+std::uint64_t poison_bits(DType dtype) {
+  const PoisonPattern pattern = poison_pattern(dtype);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, pattern.bytes.data(), pattern.size);  // little-endian: the low bytes
+  return bits;
+}
+
 void HostBuffer::Free::operator()(std::byte* p) const {
   ::operator delete (p, std::align_val_t{kAlignment});
 }

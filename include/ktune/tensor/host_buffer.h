@@ -44,6 +44,9 @@ class HostBuffer {
   std::size_t redzone_bytes_ = 0;
 };
 
+// The poison pattern of `dtype` as an integer of its width (in the low bytes): what a device
+// fills an output with (cuMemsetD16/D32) or compares an element against.
+[[nodiscard]] std::uint64_t poison_bits(DType dtype);
 // True when the element at `p` still holds the poison pattern of `dtype` (bitwise).
 [[nodiscard]] bool is_poison(DType dtype, const std::byte* p);
 

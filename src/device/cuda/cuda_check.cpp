@@ -126,15 +126,6 @@ int screen_index(DType dtype) {
   }
 }
 
-// The poison pattern of `dtype` as an integer of its width (HostBuffer::poison's bytes).
-std::uint64_t poison_bits(DType dtype) {
-  HostBuffer b = HostBuffer::allocate(sizeof(std::uint64_t), 0);
-  b.poison(dtype);
-  std::uint64_t bits = 0;
-  std::memcpy(&bits, b.data(), dtype_size(dtype));  // little-endian: the low bytes
-  return bits;
-}
-
 }  // namespace
 
 CudaChecker::CudaChecker(const CudaDriver& cu, int sm_count)

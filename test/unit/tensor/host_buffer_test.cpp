@@ -135,5 +135,20 @@ TEST(HostBuffer, CloneIsDeepAndCopiesRedzones) {
   EXPECT_EQ(c.redzone_bytes(), 64u);
 }
 
+// poison_bits is the pattern poison() writes: its low bytes, stored as one element, are poison,
+// and a buffer poisoned holds it in every element.
+TEST(HostBuffer, PoisonBitsAreThePoisonOfOneElement) {
+  for (DType dtype : kAllDTypes) {
+    const std::uint64_t bits = poison_bits(dtype);
+    std::byte element[8] = {};
+    std::memcpy(element, &bits, dtype_size(dtype));
+    EXPECT_TRUE(is_poison(dtype, element)) << dtype_name(dtype);
+    HostBuffer b = HostBuffer::allocate(4 * dtype_size(dtype));
+    b.poison(dtype);
+    EXPECT_EQ(std::memcmp(b.data() + 3 * dtype_size(dtype), element, dtype_size(dtype)), 0)
+        << dtype_name(dtype);
+  }
+}
+
 }  // namespace
 }  // namespace ktune
