@@ -41,59 +41,70 @@ Result<KernelFn> CudaLaunchFns::make(const LaunchSpec& spec, const Problem& prob
     return std::unexpected(cuda_status(cu, r, "CtxSetCurrent").error());
   }
   std::vector<KernelFn> steps;
-  const std::vector<ProblemArg>& args = problem.args;
-  const LaunchSpec* s = &spec;
-  {
-    if (s->kind == LaunchKind::kCudaCubin) {
-      const std::string key =
-          fmt::format("{} {} {}", s->artifact.string(), s->entry, s->shared_bytes);
-      std::shared_ptr<CudaKernel> kernel;
-      {
-        std::lock_guard lock(mu_);
-        auto it = kernels_.find(key);
-        if (it == kernels_.end()) {
-          auto k = CudaKernel::load(cu, s->artifact, s->entry, s->shared_bytes);
-          if (!k) return std::unexpected(k.error());
-          it = kernels_.emplace(key, std::shared_ptr<CudaKernel>(std::move(*k))).first;
-        }
-        kernel = it->second;
+  // Which arguments are buffers (passed by their device address), decided once, not per call.
+  std::vector<char> buffer(problem.args.size());
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = is_buffer(problem.args[i]);
+  const LaunchSpec& s = spec;
+  if (s.kind == LaunchKind::kCudaCubin) {
+    const std::string key = fmt::format("{} {} {}", s.artifact.string(), s.entry, s.shared_bytes);
+    std::shared_ptr<CudaKernel> kernel;
+    {
+      std::lock_guard lock(mu_);
+      auto it = kernels_.find(key);
+      if (it == kernels_.end()) {
+        auto k = CudaKernel::load(cu, s.artifact, s.entry, s.shared_bytes);
+        if (!k) return std::unexpected(k.error());
+        it = kernels_.emplace(key, std::shared_ptr<CudaKernel>(std::move(*k))).first;
       }
-      const LaunchGeometry geometry{s->grid, s->block, s->shared_bytes};
-      CUstream stream = stream_;
-      steps.push_back([kernel, geometry, stream, args](void* const* values) -> Status {
-        // kernelParams: the address of each buffer's device pointer, each scalar's own address.
-        std::vector<CUdeviceptr> ptrs(args.size(), 0);
-        std::vector<void*> params(args.size(), nullptr);
-        for (std::size_t i = 0; i < args.size(); ++i) {
-          if (is_buffer(args[i])) {
-            ptrs[i] = reinterpret_cast<CUdeviceptr>(values[i]);
-            params[i] = &ptrs[i];
-          } else {
-            params[i] = values[i];
-          }
-        }
-        const CudaDriver& d = **cuda_driver();
-        if (CUresult r = kernel->launch(geometry, stream, params.data()); r != CUDA_SUCCESS) {
-          return std::unexpected(cuda_status(d, r, "LaunchKernel").error());
-        }
-        return {};
-      });
-    } else if (s->kind == LaunchKind::kCudaLibrary) {
-      auto runner = CublasGemmRunner::create(*s, problem, stream_);
-      if (!runner) return std::unexpected(runner.error());
-      std::shared_ptr<CublasGemmRunner> shared(std::move(*runner));
-      steps.push_back([shared, args](void* const* values) -> Status {
-        std::vector<CUdeviceptr> ptrs(args.size(), 0);
-        for (std::size_t i = 0; i < args.size(); ++i) {
-          if (is_buffer(args[i])) ptrs[i] = reinterpret_cast<CUdeviceptr>(values[i]);
-        }
-        return shared->run(ptrs);
-      });
-    } else {
-      return make_error(
-          ErrorCode::kInvalidArgument,
-          fmt::format("a CUDA dispatcher cannot run launch kind {}", launch_kind_name(s->kind)));
+      kernel = it->second;
     }
+    const LaunchGeometry geometry{s.grid, s.block, s.shared_bytes};
+    CUstream stream = stream_;
+    steps.push_back([kernel, geometry, stream, buffer](void* const* values) -> Status {
+      // kernelParams: the address of each buffer's device pointer, each scalar's own address;
+      // on the stack for the usual few arguments (a call's only allocation-free path).
+      constexpr std::size_t kInline = 16;
+      const std::size_t n = buffer.size();
+      CUdeviceptr inline_ptrs[kInline];
+      void* inline_params[kInline];
+      std::vector<CUdeviceptr> heap_ptrs;
+      std::vector<void*> heap_params;
+      CUdeviceptr* ptrs = inline_ptrs;
+      void** params = inline_params;
+      if (n > kInline) {
+        heap_ptrs.resize(n);
+        heap_params.resize(n);
+        ptrs = heap_ptrs.data();
+        params = heap_params.data();
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        if (buffer[i]) {
+          ptrs[i] = reinterpret_cast<CUdeviceptr>(values[i]);
+          params[i] = &ptrs[i];
+        } else {
+          params[i] = values[i];
+        }
+      }
+      if (CUresult r = kernel->launch(geometry, stream, params); r != CUDA_SUCCESS) {
+        return std::unexpected(cuda_status(**cuda_driver(), r, "LaunchKernel").error());
+      }
+      return {};
+    });
+  } else if (s.kind == LaunchKind::kCudaLibrary) {
+    auto runner = CublasGemmRunner::create(s, problem, stream_);
+    if (!runner) return std::unexpected(runner.error());
+    std::shared_ptr<CublasGemmRunner> shared(std::move(*runner));
+    steps.push_back([shared, buffer](void* const* values) -> Status {
+      std::vector<CUdeviceptr> ptrs(buffer.size(), 0);  // the runner's interface takes a vector
+      for (std::size_t i = 0; i < buffer.size(); ++i) {
+        if (buffer[i]) ptrs[i] = reinterpret_cast<CUdeviceptr>(values[i]);
+      }
+      return shared->run(ptrs);
+    });
+  } else {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("a CUDA dispatcher cannot run launch kind {}", launch_kind_name(s.kind)));
   }
   // The launches after this one, in order (each with its own `then`, if any).
   for (const LaunchSpec& next : spec.then) {
