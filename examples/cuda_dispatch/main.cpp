@@ -19,18 +19,6 @@ namespace {
 
 using namespace ktune;
 
-const char* source_name(Dispatcher::Source s) {
-  switch (s) {
-    case Dispatcher::Source::kExact:
-      return "exact";
-    case Dispatcher::Source::kNearest:
-      return "nearest";
-    case Dispatcher::Source::kDefault:
-      return "default";
-  }
-  return "?";
-}
-
 bool cuda_ok(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return true;
   std::fprintf(stderr, "error: %s: %s\n", what, cudaGetErrorString(e));
@@ -79,7 +67,7 @@ bool serve(Dispatcher& d, cudaStream_t stream, int n) {
   if (!copied) return false;
   const bool right = std::fabs(got - want) <= 1e-3 * (1 + std::fabs(want)) + 1e-6 * n;
   std::printf("n=%-9d -> %s (%s): sum %.6g, expected %.6g%s\n", n, served->name->c_str(),
-              source_name(served->source), got, want, right ? "" : "  WRONG");
+              dispatch_source_name(served->source), got, want, right ? "" : "  WRONG");
   return right;
 }
 

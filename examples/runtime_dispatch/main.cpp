@@ -22,18 +22,6 @@ int fail(const Error& e) {
   return 1;
 }
 
-const char* source_name(Dispatcher::Source s) {
-  switch (s) {
-    case Dispatcher::Source::kExact:
-      return "exact";
-    case Dispatcher::Source::kNearest:
-      return "nearest";
-    case Dispatcher::Source::kDefault:
-      return "default";
-  }
-  return "?";
-}
-
 // One call through the dispatcher on random data, checked against a naive loop.
 Status serve(Dispatcher& d, int m, int n, int k) {
   std::vector<float> a(m * k), b(k * n), c(m * n);
@@ -45,7 +33,7 @@ Status serve(Dispatcher& d, int m, int n, int k) {
   auto served = d.lookup(sizes);
   if (!served) return std::unexpected(served.error());
   std::printf("M=%-3d N=%-3d K=%-3d -> %-14s (%s)\n", m, n, k, served->name->c_str(),
-              source_name(served->source));
+              dispatch_source_name(served->source));
   void* args[] = {c.data(), a.data(), b.data(), &m, &n, &k};
   if (Status s = d.call(sizes, args); !s) return s;
   for (int i = 0; i < m; ++i) {

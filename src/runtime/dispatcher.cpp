@@ -231,4 +231,16 @@ Status Dispatcher::add_tuned(std::vector<std::int64_t> sizes, const std::string&
   return first;
 }
 
+const char* dispatch_source_name(Dispatcher::Source source) {
+  switch (source) {
+    case Dispatcher::Source::kExact:
+      return "exact";
+    case Dispatcher::Source::kNearest:
+      return "nearest";
+    case Dispatcher::Source::kDefault:
+      return "default";
+  }
+  return "?";
+}
+
 }  // namespace ktune

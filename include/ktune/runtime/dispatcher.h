@@ -111,4 +111,7 @@ class Dispatcher {
   std::unique_ptr<State> s_;
 };
 
+// "exact", "nearest" or "default": for messages and a program's own output.
+[[nodiscard]] const char* dispatch_source_name(Dispatcher::Source source);
+
 }  // namespace ktune

@@ -152,5 +152,11 @@ TEST_F(DispatchTableTest, RefusesWhatGeneratedCodeCannotServe) {
   EXPECT_NE(refused.error().message.find("'library' has no shared object"), std::string::npos);
 }
 
+TEST(DispatchSourceName, NamesEachSource) {
+  EXPECT_STREQ(dispatch_source_name(Dispatcher::Source::kExact), "exact");
+  EXPECT_STREQ(dispatch_source_name(Dispatcher::Source::kNearest), "nearest");
+  EXPECT_STREQ(dispatch_source_name(Dispatcher::Source::kDefault), "default");
+}
+
 }  // namespace
 }  // namespace ktune
