@@ -52,28 +52,10 @@ def main():
     # Kernel Tuner in this process (its imports are slow once, not per strategy).
     with open(a.t4) as f:
         doc, best = kt_simulate.t4_to_kt_cache(json.load(f), space)
-    target = best * 1.02
-    import tempfile
-    kt_rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, space + "_kt_cache.json")
-        with open(path, "w") as f:
-            json.dump(doc, f)
-        for strategy in a.kt_strategies.split(","):
-            evals, secs, error = [], [], None
-            for seed in range(a.seeds):
-                try:
-                    s = kt_simulate.score(kt_simulate.run_one(path, strategy, seed, cap),
-                                          doc["tune_params_keys"], target)
-                except Exception as e:  # a strategy that does not run here: say why
-                    error = f"{type(e).__name__}: {e}"[:120]
-                    break
-                if s:
-                    evals.append(s[0])
-                    secs.append(s[1])
-            kt_rows.append((strategy, error, kt_simulate.median_or_none(evals, a.seeds),
-                            kt_simulate.median_or_none(secs, a.seeds), len(evals) / a.seeds))
-            print(f"{space}: Kernel Tuner {strategy} done", file=sys.stderr)
+    kt_rows = [(r["strategy"], r["error"], r.get("evals_median"), r.get("time_s_median"),
+                r.get("reached_fraction", 0))
+               for r in kt_simulate.score_strategies(doc, space, a.kt_strategies.split(","),
+                                                     a.seeds, cap, best * 1.02)]
 
     print(f"\n#### {space}: {n} configs, {probe['candidates_within']} within 2% of the optimum "
           f"({probe['optimum_ns'] / 1e3:.1f} us)\n")

@@ -124,6 +124,38 @@ def median_or_none(xs, n):
     return None if math.isinf(m) else m
 
 
+def score_strategies(doc, name, strategies, seeds, max_fevals, target):
+    """Each strategy over `seeds` seeds on the cache document `doc` (t4_to_kt_cache): a row with
+    the median evaluations and simulated seconds to `target` and the fraction of seeds that
+    reached it, or the error of a strategy that does not run here."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, name + "_kt_cache.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        for strategy in strategies:
+            evals, secs, error = [], [], None
+            t0 = time.time()
+            for seed in range(seeds):
+                try:
+                    s = score(run_one(path, strategy, seed, max_fevals), doc["tune_params_keys"],
+                              target)
+                except Exception as e:  # a strategy that does not run here: say why, go on
+                    error = f"{type(e).__name__}: {e}"[:200]
+                    break
+                if s:
+                    evals.append(s[0])
+                    secs.append(s[1])
+            row = {"strategy": strategy, "error": error}
+            if not error:
+                row.update(evals_median=median_or_none(evals, seeds),
+                           time_s_median=median_or_none(secs, seeds),
+                           reached_fraction=len(evals) / seeds)
+            print(f"{name} {strategy}: {row} ({time.time() - t0:.0f} s)", file=sys.stderr)
+            rows.append(row)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("t4")
@@ -144,30 +176,8 @@ def main():
     target = best * (1 + a.within)
     out = {"space": name, "valid": valid, "max_fevals": max_fevals, "seeds": a.seeds,
            "strategies": []}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, name + "_kt_cache.json")
-        with open(path, "w") as f:
-            json.dump(doc, f)
-        for strategy in a.strategies.split(","):
-            evals, secs, error = [], [], None
-            t0 = time.time()
-            for seed in range(a.seeds):
-                try:
-                    s = score(run_one(path, strategy, seed, max_fevals), doc["tune_params_keys"],
-                              target)
-                except Exception as e:  # a strategy that does not run here: say why, go on
-                    error = f"{type(e).__name__}: {e}"[:200]
-                    break
-                if s:
-                    evals.append(s[0])
-                    secs.append(s[1])
-            row = {"strategy": strategy, "error": error}
-            if not error:
-                row.update(evals_median=median_or_none(evals, a.seeds),
-                           time_s_median=median_or_none(secs, a.seeds),
-                           reached_fraction=len(evals) / a.seeds)
-            print(f"{name} {strategy}: {row} ({time.time() - t0:.0f} s)", file=sys.stderr)
-            out["strategies"].append(row)
+    out["strategies"] = score_strategies(doc, name, a.strategies.split(","), a.seeds, max_fevals,
+                                         target)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)
