@@ -25,6 +25,7 @@ constexpr OpInfo kOps[] = {
     {OpKind::kBiasAdd, "bias_add", 2},
     {OpKind::kRelu, "relu", 1},
     {OpKind::kGelu, "gelu", 1},
+    {OpKind::kSilu, "silu", 1},
     {OpKind::kAdd, "add", 2},
     {OpKind::kScale, "scale", 1},
     {OpKind::kTranspose, "transpose", 1},
@@ -94,6 +95,7 @@ std::expected<TensorSpec, std::string> infer(const GraphNode& n,
       return TensorSpec::contiguous(x.dtype, x.sizes);
     case OpKind::kRelu:
     case OpKind::kGelu:
+    case OpKind::kSilu:
     case OpKind::kScale:
       return TensorSpec::contiguous(x.dtype, x.sizes);
     case OpKind::kTranspose:
@@ -127,10 +129,10 @@ std::expected<TensorSpec, std::string> infer(const GraphNode& n,
 Status check_input(const GraphInput& in, std::size_t i) {
   const std::string path = fmt::format("inputs[{}]", i);
   const TensorSpec& t = in.spec;
-  if (t.dtype != DType::kF32) {
-    return fail(
-        in.where, path + ".dtype",
-        fmt::format("unsupported dtype '{}'; the CPU codegen supports f32", dtype_name(t.dtype)));
+  if (t.dtype != DType::kF32 && t.dtype != DType::kF16 && t.dtype != DType::kBF16) {
+    return fail(in.where, path + ".dtype",
+                fmt::format("unsupported dtype '{}'; expected f32, f16 or bf16",
+                            dtype_name(t.dtype)));
   }
   if (t.sizes.empty() || t.sizes.size() > 8) {
     return fail(in.where, path + ".shape",
@@ -149,7 +151,7 @@ Status check_input(const GraphInput& in, std::size_t i) {
   if (t.strides != row_major.strides || t.offset != 0) {
     return fail(
         in.where, path + ".strides",
-        fmt::format("the CPU codegen needs row-major inputs; expected strides [{}], got [{}]",
+        fmt::format("the codegens need row-major inputs; expected strides [{}], got [{}]",
                     fmt::join(row_major.strides, ", "), fmt::join(t.strides, ", ")));
   }
   return {};
@@ -237,6 +239,14 @@ Status validate_graph(Graph& g) {
                     fmt::format("unknown input '{}'; not a graph input or an earlier node", name));
       }
       in.push_back(&it->second.spec);
+      // One dtype per node: the generated kernels do not convert their inputs.
+      if (in.back()->dtype != in.front()->dtype) {
+        return fail(n.where, fmt::format("{}.inputs[{}]", path, k),
+                    fmt::format("dtype mismatch: '{}' is {} but '{}' is {}; every input of {} "
+                                "must have one dtype",
+                                name, dtype_name(in.back()->dtype), n.inputs[0],
+                                dtype_name(in.front()->dtype), op_name(n.op)));
+      }
     }
     auto out = infer(n, in);
     if (!out) return fail(n.where, path, out.error());
@@ -270,6 +280,24 @@ Status validate_graph(Graph& g) {
       if (g.outputs[j] == g.outputs[i]) {
         return fail(where, path, fmt::format("duplicate output '{}'", g.outputs[i]));
       }
+    }
+  }
+  return {};
+}
+
+std::string_view target_name(CodegenTarget target) {
+  return target == CodegenTarget::kCuda ? "cuda" : "cpu";
+}
+
+Status check_target(const Graph& g, CodegenTarget target) {
+  if (target == CodegenTarget::kCuda) return {};  // every op, in f32, f16 and bf16
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    const GraphInput& in = g.inputs[i];
+    if (in.spec.dtype != DType::kF32) {
+      return fail(in.where, fmt::format("inputs[{}].dtype", i),
+                  fmt::format("the CPU codegen supports f32; got '{}' (compile with --device "
+                              "cuda)",
+                              dtype_name(in.spec.dtype)));
     }
   }
   return {};

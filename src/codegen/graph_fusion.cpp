@@ -85,6 +85,8 @@ std::vector<FusionChain> find_fusions(const Graph& g) {
         op.kind = EpilogueOpKind::kRelu;
       } else if (n.op == OpKind::kGelu) {
         op.kind = EpilogueOpKind::kGelu;
+      } else if (n.op == OpKind::kSilu) {
+        op.kind = EpilogueOpKind::kSilu;
       } else if (n.op == OpKind::kScale) {
         op.kind = EpilogueOpKind::kScale;
         op.scale = n.alpha;

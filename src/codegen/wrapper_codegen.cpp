@@ -140,6 +140,8 @@ std::string step_call(const GraphNode& n, const std::map<std::string, GemmPick>&
       return fmt::format("ktune_relu({}, {}, {});", n.name, n.inputs[0], numel);
     case OpKind::kGelu:
       return fmt::format("ktune_gelu({}, {}, {});", n.name, n.inputs[0], numel);
+    case OpKind::kSilu:
+      return fmt::format("ktune_silu({}, {}, {});", n.name, n.inputs[0], numel);
     case OpKind::kAdd:
       return fmt::format("ktune_add({}, {}, {}, {});", n.name, n.inputs[0], n.inputs[1], numel);
     case OpKind::kScale:

@@ -23,8 +23,12 @@ Result<FusedGraph> apply_fusions(const Graph& g, const std::map<std::string, Gem
   for (const auto& [gemm, pick] : picks) {
     if (pick.fused.empty()) continue;
     auto at = index.find(gemm);
-    if (pick.is_extern || at == index.end()) {
-      return bad_pick(g, gemm, "only a template pick of a gemm node can compute other nodes");
+    // A CPU extern is the bare library call; a CUDA launch (a library GEMM with cuBLASLt's or a
+    // separate epilogue, too) computes what its `epilogue` says.
+    if ((pick.is_extern && !pick.launch) || at == index.end()) {
+      return bad_pick(g, gemm,
+                      "only a template pick (or a CUDA launch) of a gemm node can compute other "
+                      "nodes");
     }
     for (const std::string& f : pick.fused) {
       auto it = index.find(f);

@@ -107,6 +107,11 @@ static void ktune_gelu(float* y, const float* x, long n) {
   for (long i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
 }
 )";
+    case OpKind::kSilu:
+      return R"(static void ktune_silu(float* y, const float* x, long n) {
+  for (long i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
+)";
     case OpKind::kAdd:
       return R"(static void ktune_add(float* y, const float* a, const float* b, long n) {
   for (long i = 0; i < n; ++i) y[i] = a[i] + b[i];

@@ -48,6 +48,7 @@ int run_compile(const CompileFlags& f, const CliContext& ctx) {
   auto graph = load_graph(f.graph);
   if (!graph) return fail(graph.error());
   if (!f.gemm_spec.empty()) graph->gemm_spec = f.gemm_spec;
+  if (Status s = check_target(*graph, CodegenTarget::kCpu); !s) return fail(s.error());
 
   std::map<std::string, GemmPick> picks;
   int gemms = 0, hits = 0;
@@ -144,7 +145,7 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
                   "tuning");
   cmd->add_flag("--no-fuse", f->no_fuse,
                 "Keep every gemm apart from the pointwise nodes after it (by default each gemm "
-                "followed by bias_add/relu/gelu/scale/add nodes is also tuned with them fused "
+                "followed by bias_add/relu/gelu/silu/scale/add nodes is also tuned with them fused "
                 "into its store, and fused when a fused config wins)");
   add_selector_flags(*cmd, f->selector,
                      SelectorFlagDefaults{compile_defaults(), std::nullopt, true,

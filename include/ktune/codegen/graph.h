@@ -22,6 +22,7 @@ enum class OpKind {
   kBiasAdd,     // Y[M,N] = X[M,N] + b[N] (the bias added to every row)
   kRelu,        // Y = max(X, 0)
   kGelu,        // Y = X/2 (1 + erf(X/sqrt 2))
+  kSilu,        // Y = X / (1 + exp(-X))
   kAdd,         // Y = X + Z, same shapes
   kScale,       // Y = alpha X
   kTranspose,   // Y[N,M] = X[M,N]
@@ -30,15 +31,15 @@ enum class OpKind {
   kLayerNorm,   // Y[M,N] = (X - mean) / sqrt(var + eps) * gamma[N] + beta[N], over each row
 };
 
-// The name in graph files: "gemm", "bias_add", "relu", "gelu", "add", "scale", "transpose",
-// "row_softmax", "row_sum", "layer_norm".
+// The name in graph files: "gemm", "bias_add", "relu", "gelu", "silu", "add", "scale",
+// "transpose", "row_softmax", "row_sum", "layer_norm".
 [[nodiscard]] std::string_view op_name(OpKind op);
 [[nodiscard]] std::optional<OpKind> parse_op(std::string_view name);
 [[nodiscard]] int op_arity(OpKind op);
 
 struct GraphInput {
   std::string name;
-  TensorSpec spec;    // strides are kept; the CPU codegen accepts row-major ones only
+  TensorSpec spec;    // f32, f16 or bf16; strides are kept; the codegens take row-major ones only
   std::string where;  // "graph.yaml:4:5" or "graph 'mlp'": the position in error messages
 };
 
@@ -66,9 +67,19 @@ struct Graph {
 };
 
 // Checks names (identifiers, unique), inputs (known, defined before use: this also rules out
-// cycles), arity, dtypes (f32) and shapes, and fills every node's `out`. Errors read
+// cycles), arity, dtypes (f32, f16 or bf16; every input of a node of one dtype, which its output
+// has) and shapes, and fills every node's `out`. Errors read
 // "graph.yaml:12:5: nodes[2].inputs[1]: 'h3' is used before it is defined (by nodes[4])".
 [[nodiscard]] Status validate_graph(Graph& graph);
+
+// Where `ktune compile` emits a graph's program: C++ for the CPU, or CUDA C++ for a GPU.
+enum class CodegenTarget { kCpu, kCuda };
+[[nodiscard]] std::string_view target_name(CodegenTarget target);  // "cpu", "cuda"
+// What the target's codegen cannot emit, found before any tuning, at the input or node's
+// position: the CPU codegen computes in f32 only ("graph.yaml:4:5: inputs[0].dtype: the CPU
+// codegen supports f32; got 'bf16' (compile with --device cuda)"); the CUDA one every op in f32,
+// f16 and bf16.
+[[nodiscard]] Status check_target(const Graph& graph, CodegenTarget target);
 
 // Reads and validates a graph file (.yaml, .yml or .json; JSON is read as YAML, so that both
 // report lines and columns).

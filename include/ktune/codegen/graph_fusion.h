@@ -27,7 +27,7 @@ struct FusionChain {
 };
 
 // Every gemm's longest fusible chain, in node order (gemms without one are left out). A node
-// joins when it is bias_add (-> bias), relu, gelu, scale (-> scale=alpha) or add of an [M, N]
+// joins when it is bias_add (-> bias), relu, gelu, silu, scale (-> scale=alpha) or add of an [M, N]
 // value (-> residual); the value it reads is read by nothing else and is not a graph output; its
 // other input is a graph input or a node before the gemm (the fused call runs where the gemm
 // was); and the chain has no bias (or residual) yet, as Epilogue allows each operand once.

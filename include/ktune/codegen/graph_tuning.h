@@ -22,6 +22,7 @@
 #include "ktune/backend/backend.h"
 #include "ktune/codegen/graph.h"
 #include "ktune/core/epilogue.h"
+#include "ktune/core/launch_spec.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
 
@@ -46,6 +47,14 @@ struct GemmPick {
   // ("1.16x the best unfused pair") or not ("openblas+epilogue won"). Empty otherwise.
   std::string chain;
   std::string fusion;
+  // CUDA picks (pick_cuda_gemms, ktune compile --device cuda): the winner's launch, bound to the
+  // problem's arguments C, A, B, M, N, K, then the epilogue's operands (cuda_gemm_problem): a
+  // cubin from the code cache with its grid, or a cuBLAS / cuBLASLt call (algo: the index in
+  // cuBLASLt's heuristic answer; library_epilogue: its own fused epilogue), with `then`: the
+  // separate epilogue kernel after a library GEMM. `epilogue` is what the launch computes after
+  // the product: every candidate of a fused CUDA problem computes the whole chain.
+  std::optional<LaunchSpec> launch;
+  Epilogue epilogue;
 };
 
 // The spec of a graph's gemms, checked to compute C[M,N] = A[M,K] B[K,N].

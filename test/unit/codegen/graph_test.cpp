@@ -105,13 +105,42 @@ TEST(GraphErrors, UseBeforeDefinitionAndCycles) {
 TEST(GraphErrors, UnknownOpArityAndOutputs) {
   EXPECT_EQ(error_of("nodes:\n  - {name: a, op: conv, inputs: [x]}\noutputs: [a]\n"),
             "g.yaml:7:19: nodes[0].op: unknown op 'conv'; expected one of gemm, bias_add, relu, "
-            "gelu, add, scale, transpose, row_softmax, row_sum, layer_norm");
+            "gelu, silu, add, scale, transpose, row_softmax, row_sum, layer_norm");
   EXPECT_EQ(error_of("nodes:\n  - {name: a, op: add, inputs: [x]}\noutputs: [a]\n"),
             "g.yaml:7:5: nodes[0].inputs: add takes 2 input(s); got 1");
   EXPECT_EQ(error_of("nodes:\n  - {name: a, op: relu, inputs: [x]}\noutputs: [z]\n"),
             "g.yaml:8:10: outputs[0]: unknown output 'z'; expected a node's name");
   EXPECT_EQ(error_of("nodes:\n  - {name: x, op: relu, inputs: [w]}\noutputs: [x]\n"),
             "g.yaml:7:5: nodes[0].name: duplicate name 'x'");
+}
+
+// bf16 and f16 graphs load (the CUDA codegen takes them) and the CPU target refuses them at the
+// input's position, before any tuning; a node mixing dtypes is an error where it is written.
+TEST(GraphErrors, DtypesPerNodeAndPerTarget) {
+  const std::string head = R"(name: g
+inputs:
+  - {name: x, dtype: bf16, shape: [4, 8]}
+  - {name: w, dtype: bf16, shape: [8, 16]}
+  - {name: b, dtype: f16, shape: [16]}
+)";
+  auto g = parse_graph(head + "nodes:\n  - {name: h, op: gemm, inputs: [x, w]}\n"
+                              "  - {name: s, op: silu, inputs: [h]}\noutputs: [s]\n",
+                       "g.yaml");
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  EXPECT_EQ(g->nodes[1].out.dtype, DType::kBF16);
+  EXPECT_TRUE(check_target(*g, CodegenTarget::kCuda));
+  Status cpu = check_target(*g, CodegenTarget::kCpu);
+  ASSERT_FALSE(cpu);
+  EXPECT_EQ(cpu.error().message,
+            "g.yaml:3:5: inputs[0].dtype: the CPU codegen supports f32; got 'bf16' (compile with "
+            "--device cuda)");
+  g = parse_graph(head + "nodes:\n  - {name: h, op: gemm, inputs: [x, w]}\n"
+                         "  - {name: hb, op: bias_add, inputs: [h, b]}\noutputs: [hb]\n",
+                  "g.yaml");
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.error().message,
+            "g.yaml:8:5: nodes[1].inputs[1]: dtype mismatch: 'b' is f16 but 'h' is bf16; every "
+            "input of bias_add must have one dtype");
 }
 
 TEST(GraphErrors, BadInputsAndSyntax) {
@@ -121,14 +150,14 @@ TEST(GraphErrors, BadInputsAndSyntax) {
       "g.yaml");
   ASSERT_FALSE(g.has_value());
   EXPECT_EQ(g.error().message,
-            "g.yaml:3:5: inputs[0].dtype: unsupported dtype 'f64'; the CPU codegen supports f32");
+            "g.yaml:3:5: inputs[0].dtype: unsupported dtype 'f64'; expected f32, f16 or bf16");
   g = parse_graph(
       "name: g\ninputs:\n  - {name: x, shape: [2, 3], strides: [1, 2]}\nnodes: []\n"
       "outputs: []\n",
       "g.yaml");
   ASSERT_FALSE(g.has_value());
   EXPECT_EQ(g.error().message,
-            "g.yaml:3:5: inputs[0].strides: the CPU codegen needs row-major inputs; expected "
+            "g.yaml:3:5: inputs[0].strides: the codegens need row-major inputs; expected "
             "strides [3, 1], got [1, 2]");
   g = parse_graph("name: g\ninputs: [\n", "g.yaml");
   ASSERT_FALSE(g.has_value());
