@@ -67,7 +67,7 @@ add_compile_definitions(KTUNE_HAVE_CUDA=${KTUNE_HAVE_CUDA} KTUNE_HAVE_OPENCL=${K
 # The sources left out without the support, by path under src/ (src/CMakeLists.txt filters the
 # modules' globs with them). The public headers of what they define are not installed either.
 set(KTUNE_CUDA_SOURCES_REGEX
-    "/src/(core/cuda_|backend/cuda_|backend/nvrtc_|choice/cublas_|device/cuda/|ops/cuda_|runtime/cuda_|tuning/cuda_)")
+    "/src/(core/cuda_|backend/cuda_|backend/nvrtc_|choice/cublas_|device/cuda/|ops/cuda_|runtime/cuda_|tuning/cuda_|codegen/cuda_gemm_picks)")
 set(KTUNE_OPENCL_SOURCES_REGEX "/src/(backend/opencl_|device/opencl/|ops/opencl_)")
 set(KTUNE_CUDA_PUBLIC_HEADERS cuda_backend.h cublas_choice.h cuda_gemm.h cuda_multi_kernel.h)
 set(KTUNE_OPENCL_PUBLIC_HEADERS opencl_backend.h opencl_ops.h)

@@ -130,9 +130,9 @@ Status check_input(const GraphInput& in, std::size_t i) {
   const std::string path = fmt::format("inputs[{}]", i);
   const TensorSpec& t = in.spec;
   if (t.dtype != DType::kF32 && t.dtype != DType::kF16 && t.dtype != DType::kBF16) {
-    return fail(in.where, path + ".dtype",
-                fmt::format("unsupported dtype '{}'; expected f32, f16 or bf16",
-                            dtype_name(t.dtype)));
+    return fail(
+        in.where, path + ".dtype",
+        fmt::format("unsupported dtype '{}'; expected f32, f16 or bf16", dtype_name(t.dtype)));
   }
   if (t.sizes.empty() || t.sizes.size() > 8) {
     return fail(in.where, path + ".shape",
@@ -149,10 +149,9 @@ Status check_input(const GraphInput& in, std::size_t i) {
   }
   const TensorSpec row_major = TensorSpec::contiguous(t.dtype, t.sizes);
   if (t.strides != row_major.strides || t.offset != 0) {
-    return fail(
-        in.where, path + ".strides",
-        fmt::format("the codegens need row-major inputs; expected strides [{}], got [{}]",
-                    fmt::join(row_major.strides, ", "), fmt::join(t.strides, ", ")));
+    return fail(in.where, path + ".strides",
+                fmt::format("the codegens need row-major inputs; expected strides [{}], got [{}]",
+                            fmt::join(row_major.strides, ", "), fmt::join(t.strides, ", ")));
   }
   return {};
 }

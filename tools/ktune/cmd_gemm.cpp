@@ -38,7 +38,7 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: --epilogue: {}\n", epilogue.error().message);
     return kExitUsage;
   }
-  SelectorOptions checked = to_selector_options(f.options.selector, gemm_selector_defaults());
+  SelectorOptions checked = to_selector_options(f.options.selector, cuda_gemm_selector_defaults());
   checked.isolate = checked.isolate && !f.options.compile_only;  // compiling runs no worker
   if (int code = preflight(checked); code != 0) return code;
   auto backend = open_gemm_backend(f.options, ctx);
@@ -79,7 +79,7 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(-1, 1000))
       ->capture_default_str();
   add_selector_flags(*cmd, f->options.selector,
-                     SelectorFlagDefaults{gemm_selector_defaults(), std::nullopt, false});
+                     SelectorFlagDefaults{cuda_gemm_selector_defaults(), std::nullopt, false});
   cmd->add_option("--regret-rounds", f->options.regret_rounds,
                   "After tuning, measure the pick and the fastest candidates again side by side "
                   "for this many rounds and print the pick's regret; 0: off")

@@ -38,7 +38,7 @@ std::size_t half_of_physical_memory_mb() {
 struct TuneFlags {
   std::string spec;
   std::vector<std::string> problems;  // names or 0-based indices; empty: all
-  // Unset: tune_defaults() for a kernel spec, gemm_selector_defaults() for an op spec; the seed
+  // Unset: tune_defaults() for a kernel spec, cuda_gemm_selector_defaults() for an op spec; the seed
   // defaults to the spec's.
   SelectorFlags selector;
   std::string cxx;
@@ -429,7 +429,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     return kExitUsage;
   }
   if (!problems_match(f, *spec)) return kExitUsage;
-  SelectorOptions base = op_spec || language == "cuda" ? gemm_selector_defaults()
+  SelectorOptions base = op_spec || language == "cuda" ? cuda_gemm_selector_defaults()
                          : language == "opencl"        ? opencl_defaults()
                                                        : tune_defaults();
   base.seed = spec->seed;
@@ -494,7 +494,7 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
   // Defaults said in words: an op spec takes `ktune gemm`'s, a kernel spec the CPU's.
   add_selector_flags(*cmd, f->selector,
                      SelectorFlagDefaults{.defaults = tune_defaults(),
-                                          .op_defaults = gemm_selector_defaults(),
+                                          .op_defaults = cuda_gemm_selector_defaults(),
                                           .host_flags = true,
                                           .opencl_defaults = opencl_defaults()});
   cmd->add_option("--cxx", f->cxx, "C++ compiler (default: $CXX, else c++)");

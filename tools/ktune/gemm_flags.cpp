@@ -21,14 +21,4 @@ void add_gemm_target_flags(CLI::App& cmd, GemmOptions& o, std::string_view appli
                            applies_to));
 }
 
-SelectorOptions gemm_selector_defaults() {
-  SelectorOptions o;
-  o.bench.budget_ms = 20;
-  o.bench.min_runs = 5;
-  o.bench.max_runs = 100;
-  o.bench.warmup_runs = 2;
-  o.close_call_band = 0.10;
-  return o;
-}
-
 }  // namespace ktune::cli

@@ -74,34 +74,24 @@ std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const C
   return std::move(*backend);
 }
 
-int gemm_graph_calls(const GemmShape& shape, int requested) {
-  if (requested >= 0) return requested;
-  const double flop = 2.0 * double(shape.m) * double(shape.n) * double(shape.k);
-  return flop < 4e9 ? 10 : 0;
-}
-
 GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const GemmOptions& options,
                   const CliContext& ctx, std::chrono::steady_clock::time_point start) {
   const GemmShape& s = shape;
   const GemmOptions& f = options;
   const std::chrono::steady_clock::time_point t0 = start;
-  const Problem problem = cuda_gemm_problem(s.m, s.n, s.k, s.dtype, f.device, s.epilogue);
-  // The wgmma template compiles for Hopper only.
-  CudaGemmCandidates set = cuda_gemm_candidates(s.dtype, f.cublaslt_algos, &problem, f.simt,
-                                                s.epilogue, backend.arch() == "sm_90a");
-  if (f.compile_only) return {compile_only(backend, set.candidates)};
+  CudaGemmRequest request{
+      s.m, s.n, s.k, s.dtype, s.epilogue, f.device, f.cublaslt_algos, f.simt, f.graph_calls};
+  CudaGemmTuning tuning = cuda_gemm_tuning(
+      backend, request, to_selector_options(f.selector, cuda_gemm_selector_defaults()));
+  const Problem& problem = tuning.problem;
+  if (f.compile_only) return {compile_only(backend, tuning.candidates)};
 
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return {kExitError};
-  SelectorOptions sopts = to_selector_options(f.selector, gemm_selector_defaults());
-  sopts.bench.graph_calls = gemm_graph_calls(s, f.graph_calls);
-  // Each element of C sums K products, in another order in each algorithm than in cuBLAS.
-  sopts.tolerance = reduction_tolerance(s.dtype, s.k);
-  // One worker per GPU: it sees only this one, as its device 0.
-  sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(f.device));
+  const SelectorOptions& sopts = tuning.options;
   Selector selector(backend, *cache, with_device_lock(sopts, ctx));
 
-  auto sel = selector.select(problem, set.candidates, set.reference.get());
+  auto sel = selector.select(problem, tuning.candidates, tuning.reference.get());
   if (!sel) {
     fmt::print(stderr, "error: {}\n", sel.error().message);
     return {kExitError};
@@ -130,11 +120,11 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
     // candidate within 25% of the pick's first time, plus cuBLAS.
     std::vector<Choice*> again;
     std::vector<std::string> names;
-    for (std::size_t i = 0; i < set.candidates.size(); ++i) {
+    for (std::size_t i = 0; i < tuning.candidates.size(); ++i) {
       const CandidateRecord& c = sel->record.candidates[i];
       if (c.outcome != Outcome::kOk || !c.stats) continue;
       if (c.stats->median_ns <= pick_ns * 1.25 || c.name == "cublas_gemm") {
-        again.push_back(set.candidates[i].get());
+        again.push_back(tuning.candidates[i].get());
         names.push_back(c.name);
       }
     }
@@ -143,7 +133,7 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
     round.min_runs = 5;
     round.max_runs = 5;
     auto stats =
-        selector.measure_again(problem, again, set.reference.get(), round, f.regret_rounds);
+        selector.measure_again(problem, again, tuning.reference.get(), round, f.regret_rounds);
     if (!stats) {
       fmt::print(stderr, "error: re-measuring for the regret: {}\n", stats.error().message);
       return {kExitError};

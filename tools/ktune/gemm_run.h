@@ -13,6 +13,7 @@
 #include "ktune/backend/cuda_backend.h"
 #include "ktune/core/dtype.h"
 #include "ktune/core/epilogue.h"
+#include "ktune/tuning/cuda_gemm_tuning.h"
 #include "options.h"
 
 namespace ktune::cli {
@@ -29,18 +30,12 @@ struct GemmOptions {
   std::string arch;  // empty: the GPU's
   bool compile_only = false;
   int cublaslt_algos = 8;
-  // Calls per timed CUDA graph; -1: auto (gemm_graph_calls), 0: events around each call.
+  // Calls per timed CUDA graph; -1: auto (cuda_gemm_graph_calls), 0: events around each call.
   int graph_calls = -1;
   int regret_rounds = 0;
   bool simt = false;
-  SelectorFlags selector;  // over gemm_selector_defaults()
+  SelectorFlags selector;  // over cuda_gemm_selector_defaults()
 };
-
-// `ktune gemm`'s defaults of the shared flags (both commands show them in --help).
-// GPU kernels take micro- to milliseconds: a smaller budget than the CPU's still gives dozens of
-// samples, and the close calls are measured again anyway; the close-call band is wider than the
-// Selector's 5%: a GPU's clocks under its power cap move more than a CPU's.
-[[nodiscard]] SelectorOptions gemm_selector_defaults();
 
 // The CUDA backend for options.arch and options.device; on failure (no GPU and no --arch) prints
 // the error and returns nullopt.
@@ -50,12 +45,6 @@ struct GemmOptions {
 // --device, --arch and --compile-only, bound to `options`: `ktune gemm`'s and, each help text led
 // by `applies_to`, `ktune tune`'s.
 void add_gemm_target_flags(CLI::App& cmd, GemmOptions& options, std::string_view applies_to = "");
-
-// --graph-calls auto: 10 calls per timed CUDA graph for problems under 4 GFLOP (2*M*N*K), whose
-// kernels run for a few microseconds so that a single timed launch is largely launch cost and
-// flush noise (on an H100 at 1024^3 bf16, single launches put cuBLAS first where a re-measurement
-// found a cuBLASLt algorithm 7.8% faster); 0 (one call, L2 flushed before each) for larger ones.
-[[nodiscard]] int gemm_graph_calls(const GemmShape& shape, int requested);
 
 struct GemmRun {
   int exit_code = 0;

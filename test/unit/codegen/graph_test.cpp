@@ -123,8 +123,9 @@ inputs:
   - {name: w, dtype: bf16, shape: [8, 16]}
   - {name: b, dtype: f16, shape: [16]}
 )";
-  auto g = parse_graph(head + "nodes:\n  - {name: h, op: gemm, inputs: [x, w]}\n"
-                              "  - {name: s, op: silu, inputs: [h]}\noutputs: [s]\n",
+  auto g = parse_graph(head +
+                           "nodes:\n  - {name: h, op: gemm, inputs: [x, w]}\n"
+                           "  - {name: s, op: silu, inputs: [h]}\noutputs: [s]\n",
                        "g.yaml");
   ASSERT_TRUE(g.has_value()) << g.error().message;
   EXPECT_EQ(g->nodes[1].out.dtype, DType::kBF16);
@@ -134,8 +135,9 @@ inputs:
   EXPECT_EQ(cpu.error().message,
             "g.yaml:3:5: inputs[0].dtype: the CPU codegen supports f32; got 'bf16' (compile with "
             "--device cuda)");
-  g = parse_graph(head + "nodes:\n  - {name: h, op: gemm, inputs: [x, w]}\n"
-                         "  - {name: hb, op: bias_add, inputs: [h, b]}\noutputs: [hb]\n",
+  g = parse_graph(head +
+                      "nodes:\n  - {name: h, op: gemm, inputs: [x, w]}\n"
+                      "  - {name: hb, op: bias_add, inputs: [h, b]}\noutputs: [hb]\n",
                   "g.yaml");
   ASSERT_FALSE(g.has_value());
   EXPECT_EQ(g.error().message,
