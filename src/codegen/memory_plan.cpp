@@ -11,8 +11,8 @@
 namespace ktune::codegen {
 namespace {
 
-std::size_t round_up(std::size_t bytes) {
-  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+std::size_t round_up(std::size_t bytes, std::size_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
 }
 
 // First and last step of every buffer. A buffer nobody reads dies at the step that writes it;
@@ -57,12 +57,15 @@ Result<std::vector<BufferPlacement>> lifetimes(const PlanInput& in) {
   return out;
 }
 
-std::size_t lower_bound(const std::vector<BufferPlacement>& p, std::size_t steps) {
+std::size_t lower_bound(const PlanInput& in, const std::vector<BufferPlacement>& p,
+                        std::size_t steps) {
   std::size_t best = 0;
   for (std::size_t s = 0; s < steps; ++s) {
     std::size_t live = 0;
-    for (const BufferPlacement& b : p) {
-      if (b.first_step <= s && s <= b.last_step) live += b.bytes;
+    for (std::size_t b = 0; b < p.size(); ++b) {
+      if (!in.buffers[b].external && p[b].first_step <= s && s <= p[b].last_step) {
+        live += p[b].bytes;
+      }
     }
     best = std::max(best, live);
   }
@@ -126,26 +129,27 @@ void plan_pool(const PlanInput& in, MemoryPlan& plan) {
 // them when the call returns), then greedy by size with best fit: each other buffer, largest
 // first, goes into the smallest gap between the already placed buffers whose lifetimes overlap
 // its own, or above all of them. An output's bytes serve other buffers before it is written.
-void plan_arena(const PlanInput& in, MemoryPlan& plan) {
+void plan_arena(const PlanInput& in, MemoryPlan& plan, std::size_t alignment) {
+  const auto aligned = [alignment](std::size_t bytes) { return round_up(bytes, alignment); };
   std::vector<BufferPlacement>& p = plan.placements;
   std::vector<std::size_t> placed;
   for (std::size_t b = 0; b < p.size(); ++b) {
-    if (!in.buffers[b].is_output) continue;
+    if (!in.buffers[b].is_output || in.buffers[b].external) continue;
     p[b].offset = plan.arena_output_bytes;
     p[b].in_arena = true;
-    plan.arena_output_bytes += round_up(p[b].bytes);
+    plan.arena_output_bytes += aligned(p[b].bytes);
     placed.push_back(b);
   }
   plan.arena_bytes = plan.arena_output_bytes;
   std::vector<std::size_t> order;
   for (std::size_t b = 0; b < p.size(); ++b) {
-    if (!in.buffers[b].is_output) order.push_back(b);
+    if (!in.buffers[b].is_output && !in.buffers[b].external) order.push_back(b);
   }
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return round_up(p[a].bytes) > round_up(p[b].bytes);
+    return aligned(p[a].bytes) > aligned(p[b].bytes);
   });
   for (std::size_t b : order) {
-    const std::size_t size = round_up(p[b].bytes);
+    const std::size_t size = aligned(p[b].bytes);
     std::vector<std::size_t> conflicts;
     for (std::size_t q : placed) {
       if (p[q].first_step <= p[b].last_step && p[b].first_step <= p[q].last_step) {
@@ -163,7 +167,7 @@ void plan_arena(const PlanInput& in, MemoryPlan& plan) {
           best_gap = gap;
         }
       }
-      end = std::max(end, p[q].offset + round_up(p[q].bytes));
+      end = std::max(end, p[q].offset + aligned(p[q].bytes));
     }
     p[b].offset = best == SIZE_MAX ? end : best;
     p[b].in_arena = true;
@@ -191,17 +195,21 @@ Result<Planner> parse_planner(std::string_view name) {
                     fmt::format("planner: unknown planner '{}'; expected pool or arena", name));
 }
 
-Result<MemoryPlan> plan_memory(const PlanInput& input, Planner planner) {
+Result<MemoryPlan> plan_memory(const PlanInput& input, Planner planner, std::size_t alignment) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("memory plan: alignment {} is not a power of two", alignment));
+  }
   auto placements = lifetimes(input);
   if (!placements) return std::unexpected(placements.error());
   MemoryPlan plan;
   plan.planner = planner;
   plan.placements = std::move(*placements);
-  plan.lower_bound_bytes = lower_bound(plan.placements, input.steps.size());
+  plan.lower_bound_bytes = lower_bound(input, plan.placements, input.steps.size());
   if (planner == Planner::kPool) {
     plan_pool(input, plan);
   } else {
-    plan_arena(input, plan);
+    plan_arena(input, plan, alignment);
   }
   return plan;
 }

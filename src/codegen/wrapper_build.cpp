@@ -6,22 +6,23 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "codegen/wrapper_snippets.h"
 #include "core/file_util.h"
 #include "core/subprocess.h"
 #include "ktune/codegen/wrapper_codegen.h"
 
 namespace ktune::codegen {
-namespace {
+namespace detail {
 
-Status run_compiler(const std::vector<std::string>& argv, const WrapperBuildOptions& options) {
+Status run_compiler(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   ProcessOptions popts;
-  popts.timeout = options.timeout;
+  popts.timeout = timeout;
   popts.max_output_bytes = 64 << 10;
   auto r = run_process(argv, popts);
   if (!r) return std::unexpected(r.error());
   if (r->timed_out) {
     return make_error(ErrorCode::kTimeout, fmt::format("{}: compiler passed its deadline of {} ms",
-                                                       argv.back(), options.timeout.count()));
+                                                       argv.back(), timeout.count()));
   }
   if (!r->ok()) {
     return make_error(ErrorCode::kCompile,
@@ -31,7 +32,7 @@ Status run_compiler(const std::vector<std::string>& argv, const WrapperBuildOpti
   return {};
 }
 
-}  // namespace
+}  // namespace detail
 
 WrapperFiles wrapper_files(const Graph& graph, const Wrapper& wrapper,
                            const std::filesystem::path& dir, const WrapperBuildOptions& options) {
@@ -64,10 +65,10 @@ Result<WrapperFiles> write_wrapper(const Graph& graph, const Wrapper& wrapper,
   WrapperFiles f = wrapper_files(graph, wrapper, dir, options);
   if (Status s = write_file_atomic(f.source, wrapper.source); !s) return std::unexpected(s.error());
   if (!build) return f;
-  if (Status s = run_compiler(f.library_command, options); !s) {
+  if (Status s = detail::run_compiler(f.library_command, options.timeout); !s) {
     return std::unexpected(s.error());
   }
-  if (Status s = run_compiler(f.executable_command, options); !s) {
+  if (Status s = detail::run_compiler(f.executable_command, options.timeout); !s) {
     return std::unexpected(s.error());
   }
   return f;

@@ -3,9 +3,13 @@
 // helpers), as C++ text. wrapper_codegen.cpp writes the parts that depend on the graph.
 #pragma once
 
+#include <chrono>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ktune/codegen/graph.h"
+#include "ktune/core/status.h"
 
 namespace ktune::codegen::detail {
 
@@ -23,5 +27,10 @@ inline constexpr std::string_view kWrapperIncludes[] = {
 [[nodiscard]] std::string_view op_snippet(OpKind op);
 // ktune_random_fill and ktune_median_ms, for the benchmark main().
 [[nodiscard]] std::string_view benchmark_snippet();
+
+// Runs a compiler command line (wrapper_build.cpp; the CUDA codegen's nvcc too): kCompile with
+// its output's tail when it fails, kTimeout past `timeout`. The last argument names the output.
+[[nodiscard]] Status run_compiler(const std::vector<std::string>& argv,
+                                  std::chrono::milliseconds timeout);
 
 }  // namespace ktune::codegen::detail

@@ -36,6 +36,9 @@ struct PlanBuffer {
   DType dtype = DType::kF32;
   std::size_t bytes = 0;   // storage bytes
   bool is_output = false;  // returned to the caller: live until the end, never freed
+  // Storage the caller provides (the CUDA program's outputs): planned for lifetimes only, never
+  // placed in the arena nor counted in its bounds. The CPU codegen has none.
+  bool external = false;
 };
 struct PlanStep {
   std::size_t writes = 0;          // index into buffers; each buffer is written by one step
@@ -85,9 +88,14 @@ struct MemoryPlan {
 
 // Offsets in the arena are multiples of this, for aligned vector loads.
 inline constexpr std::size_t kArenaAlignment = 64;
+// The CUDA codegen's: what cudaMalloc returns, so that every buffer is as aligned as its own
+// allocation would be (cuBLASLt's and the templates' vector accesses).
+inline constexpr std::size_t kCudaArenaAlignment = 256;
 
 // kInvalidArgument when the input is inconsistent (a buffer written twice or never, a read of a
-// buffer before the step that writes it, an index out of range).
-[[nodiscard]] Result<MemoryPlan> plan_memory(const PlanInput& input, Planner planner);
+// buffer before the step that writes it, an index out of range). `alignment` (a power of two):
+// the kArena offsets' multiple.
+[[nodiscard]] Result<MemoryPlan> plan_memory(const PlanInput& input, Planner planner,
+                                             std::size_t alignment = kArenaAlignment);
 
 }  // namespace ktune::codegen

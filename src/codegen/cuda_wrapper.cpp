@@ -1,0 +1,377 @@
+// emit_cuda_wrapper: the picks checked and flattened into launches, the arena planned, and the
+// program's fixed parts around them: the embedded cubins, the program object with create() and
+// destroy(). The forward, capture and run() are in cuda_wrapper_run.cpp, building in
+// cuda_wrapper_build.cpp.
+#include "ktune/codegen/cuda_wrapper.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "codegen/cuda_wrapper_emit.h"
+#include "codegen/cuda_wrapper_snippets.h"
+#include "codegen/wrapper_snippets.h"
+#include "core/file_util.h"
+
+namespace ktune::codegen {
+namespace {
+
+using detail::CudaProgram;
+using detail::CudaStep;
+
+// cuBLASLt's CUBLASLT_EPILOGUE_BIAS bit (cublasLt.h is not included here: this file builds
+// without the CUDA toolkit).
+constexpr int kLtBiasBit = 4;
+
+// A row_softmax reading a scale that nothing else reads (and that is not an output) computes it:
+// softmax(alpha x) in one pass, the scaled matrix never written.
+void fold_scales(CudaProgram& p) {
+  Graph& g = p.fg.graph;
+  std::map<std::string, int> readers;
+  for (const GraphNode& n : g.nodes)
+    for (const std::string& x : n.inputs) ++readers[x];
+  std::map<std::string, const GraphNode*> scales;
+  for (const GraphNode& n : g.nodes) {
+    const bool output = std::find(g.outputs.begin(), g.outputs.end(), n.name) != g.outputs.end();
+    if (n.op == OpKind::kScale && readers[n.name] == 1 && !output) scales.emplace(n.name, &n);
+  }
+  std::vector<std::string> gone;
+  for (GraphNode& n : g.nodes) {
+    if (n.op != OpKind::kRowSoftmax) continue;
+    auto s = scales.find(n.inputs[0]);
+    if (s == scales.end()) continue;
+    p.softmax_scale[n.name] = s->second->alpha;
+    p.folded[n.name] = s->first;
+    n.inputs[0] = s->second->inputs[0];
+    gone.push_back(s->first);
+  }
+  std::erase_if(g.nodes, [&](const GraphNode& n) {
+    return std::find(gone.begin(), gone.end(), n.name) != gone.end();
+  });
+}
+
+std::unexpected<Error> bad_pick(const Graph& g, const std::string& node, const GemmPick& pick,
+                                const std::string& what) {
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("{}: gemm '{}' (pick '{}'): {}", g.file.string(), node,
+                                pick.choice, what));
+}
+
+void flatten(const LaunchSpec& s, std::vector<const LaunchSpec*>& out) {
+  out.push_back(&s);
+  for (const LaunchSpec& t : s.then) flatten(t, out);
+}
+
+Status add_cubin(CudaProgram& p, const GraphNode& n, const GemmPick& pick, CudaStep& step) {
+  const LaunchSpec& s = step.spec;
+  const auto zero = [](const std::array<std::uint64_t, 3>& v) {
+    return std::find(v.begin(), v.end(), 0) != v.end();
+  };
+  if (s.entry.empty() || zero(s.grid) || zero(s.block)) {
+    return bad_pick(p.fg.graph, n.name, pick, "a cubin launch without an entry, grid or block");
+  }
+  auto bytes = read_file(s.artifact);
+  if (!bytes) {
+    return make_error(ErrorCode::kIo, fmt::format("{}: gemm '{}' (pick '{}'): {}",
+                                                  p.fg.graph.file.string(), n.name, pick.choice,
+                                                  bytes.error().message));
+  }
+  auto m = std::find_if(p.modules.begin(), p.modules.end(),
+                        [&](const detail::CudaModule& x) { return x.bytes == *bytes; });
+  if (m == p.modules.end()) {
+    p.modules.push_back({pick.choice, std::move(*bytes)});
+    m = p.modules.end() - 1;
+  }
+  const auto module = static_cast<std::size_t>(m - p.modules.begin());
+  auto f = std::find_if(p.functions.begin(), p.functions.end(), [&](const auto& x) {
+    return x.module == module && x.entry == s.entry;
+  });
+  if (f == p.functions.end()) {
+    p.functions.push_back({module, s.entry, 0});
+    f = p.functions.end() - 1;
+  }
+  f->shared_bytes = std::max(f->shared_bytes, s.shared_bytes);
+  step.kind = CudaStep::Kind::kCubin;
+  step.fn = static_cast<std::size_t>(f - p.functions.begin());
+  return {};
+}
+
+// A library launch binds C, A, B, M, N, K to the problem's arguments 0..5 (cuda_gemm_candidates
+// does), and cuBLASLt's bias to one of the epilogue's operands.
+Status add_library(CudaProgram& p, const GraphNode& n, const GemmPick& pick, CudaStep& step) {
+  const LaunchSpec& s = step.spec;
+  const Graph& g = p.fg.graph;
+  const std::vector<int> plain = {0, 1, 2, 3, 4, 5};
+  const bool bias = (s.library_epilogue & kLtBiasBit) != 0;
+  if (s.bind.size() < 6 || !std::equal(plain.begin(), plain.end(), s.bind.begin()) ||
+      s.bind.size() != (bias ? 7u : 6u)) {
+    return bad_pick(g, n.name, pick,
+                    fmt::format("bind {{{}}}; the CUDA codegen takes {{0, 1, 2, 3, 4, 5}} (C, A, "
+                                "B, M, N, K), with cuBLASLt's bias epilogue one more",
+                                fmt::join(s.bind, ", ")));
+  }
+  if (s.library == "cublas") {
+    if (s.library_epilogue != 0) {
+      return bad_pick(g, n.name, pick, "library epilogues are cuBLASLt's; cublas has none");
+    }
+    step.kind = CudaStep::Kind::kCublas;
+    p.uses_cublas = true;
+    return {};
+  }
+  if (s.library != "cublaslt") {
+    return bad_pick(g, n.name, pick,
+                    fmt::format("library '{}'; the CUDA codegen calls cublas and cublaslt",
+                                s.library));
+  }
+  if (s.algo < 0) return bad_pick(g, n.name, pick, "cublaslt needs algo >= 0");
+  if (bias) {
+    const std::size_t operand = static_cast<std::size_t>(s.bind[6]);
+    if (operand < 6 || operand - 6 + 2 >= n.inputs.size()) {
+      return bad_pick(g, n.name, pick,
+                      fmt::format("the bias is bound to argument {}; not an epilogue operand",
+                                  s.bind[6]));
+    }
+    step.bias = n.inputs[operand - 6 + 2];
+  }
+  const TensorSpec& a = p.specs.at(n.inputs[0]);
+  step.kind = CudaStep::Kind::kCublasLt;
+  step.lt = p.lt.size();
+  p.lt.push_back({n.name, detail::cuda_data_type(n.out.dtype), n.out.sizes[0], n.out.sizes[1],
+                  a.sizes[1], s.library_epilogue, s.algo});
+  return {};
+}
+
+Status add_gemm(CudaProgram& p, const GraphNode& n) {
+  const Graph& g = p.fg.graph;
+  auto it = p.fg.picks.find(n.name);
+  if (it == p.fg.picks.end()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: gemm '{}' has no pick", g.file.string(), n.name));
+  }
+  const GemmPick& pick = it->second;
+  if (!pick.launch) {
+    return bad_pick(g, n.name, pick,
+                    "not a CUDA launch (the CUDA codegen takes pick_cuda_gemms()'s picks)");
+  }
+  if (pick.epilogue.ops().size() != pick.fused.size() ||
+      pick.epilogue.operands().size() != pick.epilogue_args.size()) {
+    return bad_pick(g, n.name, pick,
+                    fmt::format("its epilogue '{}' does not match its {} fused nodes and {} "
+                                "operands",
+                                pick.epilogue.name(), pick.fused.size(),
+                                pick.epilogue_args.size()));
+  }
+  std::vector<const LaunchSpec*> all;
+  flatten(*pick.launch, all);
+  std::vector<CudaStep>& steps = p.gemms[n.name];
+  for (const LaunchSpec* s : all) {
+    CudaStep step;
+    step.spec = *s;
+    step.spec.then.clear();
+    Status st;
+    if (s->kind == LaunchKind::kCudaCubin) {
+      st = add_cubin(p, n, pick, step);
+    } else if (s->kind == LaunchKind::kCudaLibrary) {
+      st = add_library(p, n, pick, step);
+    } else {
+      st = bad_pick(g, n.name, pick,
+                    fmt::format("a {} launch; the CUDA codegen runs {} and {} (cublas, cublaslt)",
+                                launch_kind_name(s->kind),
+                                launch_kind_name(LaunchKind::kCudaCubin),
+                                launch_kind_name(LaunchKind::kCudaLibrary)));
+    }
+    if (!st) return st;
+    steps.push_back(std::move(step));
+  }
+  return {};
+}
+
+std::string byte_array(const std::string& name, const std::string& bytes) {
+  std::string out = fmt::format("alignas(64) static const unsigned char {}[{}] = {{", name,
+                                bytes.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    out += i % 24 == 0 ? "\n   " : "";
+    out += fmt::format(" {},", static_cast<unsigned>(static_cast<unsigned char>(bytes[i])));
+  }
+  return out + "\n};\n";
+}
+
+std::string emit_program(const CudaProgram& p) {
+  const Graph& g = p.fg.graph;
+  const std::string& G = g.name;
+  std::string out = fmt::format(
+      "// ---- The program: what create() sets up once.\n"
+      "extern \"C\" {{\ntypedef struct {0}_program {0}_program;\n}}\n"
+      "struct {0}_program {{\n"
+      "  char error[KTUNE_ERROR_BYTES];\n"
+      "  int device;\n"
+      "  unsigned char* arena;  // {1} bytes: the plan's buffers, then the library workspace\n"
+      "  cudaStream_t capture;  // private: the forward is captured here, never run here\n"
+      "  cudaGraphExec_t exec;\n"
+      "  const void* bound[{2}];  // the inputs' and outputs' addresses `exec` was captured with\n",
+      G, p.arena_bytes, g.inputs.size() + g.outputs.size());
+  if (!p.modules.empty()) out += fmt::format("  CUmodule modules[{}];\n", p.modules.size());
+  if (!p.functions.empty()) out += fmt::format("  CUfunction fns[{}];\n", p.functions.size());
+  if (p.uses_cublas) out += "  cublasHandle_t cublas;\n";
+  if (!p.lt.empty()) {
+    out += fmt::format(
+        "  cublasLtHandle_t lt;\n  cublasLtMatmulDesc_t lt_desc[{0}];\n"
+        "  cublasLtMatrixLayout_t lt_layout[{0}][3];  // B^T, A^T, C^T\n"
+        "  cublasLtMatmulAlgo_t lt_algo[{0}];\n",
+        p.lt.size());
+  }
+  out += "};\n\n";
+  out += fmt::format(
+      "extern \"C\" size_t {0}_arena_bytes(void) {{ return {1}; }}\n\n"
+      "extern \"C\" const char* {0}_last_error(const {0}_program* p) {{\n"
+      "  return p != nullptr ? p->error : \"no program (out of host memory)\";\n}}\n\n",
+      G, p.arena_bytes);
+  // destroy: after the queued work that may still use the arena.
+  out += fmt::format("extern \"C\" void {0}_destroy({0}_program* p) {{\n  if (p == nullptr) return;\n"
+                     "  if (p->capture) cudaStreamSynchronize(p->capture);\n"
+                     "  cudaDeviceSynchronize();\n"
+                     "  if (p->exec) cudaGraphExecDestroy(p->exec);\n",
+                     G);
+  for (std::size_t i = 0; i < p.lt.size(); ++i) {
+    out += fmt::format(
+        "  for (cublasLtMatrixLayout_t l : p->lt_layout[{0}]) if (l) cublasLtMatrixLayoutDestroy(l);\n"
+        "  if (p->lt_desc[{0}]) cublasLtMatmulDescDestroy(p->lt_desc[{0}]);\n",
+        i);
+  }
+  if (!p.lt.empty()) out += "  if (p->lt) cublasLtDestroy(p->lt);\n";
+  if (p.uses_cublas) out += "  if (p->cublas) cublasDestroy(p->cublas);\n";
+  for (std::size_t i = 0; i < p.modules.size(); ++i) {
+    out += fmt::format("  if (p->modules[{0}]) cuModuleUnload(p->modules[{0}]);\n", i);
+  }
+  out +=
+      "  if (p->capture) cudaStreamDestroy(p->capture);\n  if (p->arena) cudaFree(p->arena);\n"
+      "  delete p;\n}\n\n";
+
+  // create
+  out += fmt::format(
+      "// On the current device. *out is set even when it fails, so that {0}_last_error can tell\n"
+      "// why; {0}_destroy frees it either way.\n"
+      "extern \"C\" int {0}_create({0}_program** out) {{\n"
+      "  const char* ktune_where = \"{0}_create\";\n"
+      "  {0}_program* p = new (std::nothrow) {0}_program();\n"
+      "  *out = p;\n  if (p == nullptr) return 1;\n"
+      "  char* ktune_error = p->error;\n"
+      "  KTUNE_CUDA(cudaFree(nullptr));  // the primary context, current for the driver calls\n"
+      "  KTUNE_CUDA(cudaGetDevice(&p->device));\n"
+      "  KTUNE_CUDA(cudaMalloc(reinterpret_cast<void**>(&p->arena), {1}));  // the one allocation\n"
+      "  KTUNE_CUDA(cudaStreamCreateWithFlags(&p->capture, cudaStreamNonBlocking));\n",
+      G, std::max<std::size_t>(p.arena_bytes, 256));
+  for (std::size_t i = 0; i < p.modules.size(); ++i) {
+    out += fmt::format("  KTUNE_CU(cuModuleLoadData(&p->modules[{0}], ktune_cubin_{0}));\n", i);
+  }
+  for (std::size_t i = 0; i < p.functions.size(); ++i) {
+    const detail::CudaFunction& f = p.functions[i];
+    out += fmt::format("  KTUNE_CU(cuModuleGetFunction(&p->fns[{}], p->modules[{}], \"{}\"));\n", i,
+                       f.module, f.entry);
+    if (f.shared_bytes > 48 * 1024) {
+      out += fmt::format(
+          "  KTUNE_CU(cuFuncSetAttribute(p->fns[{}], "
+          "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, {}));\n",
+          i, f.shared_bytes);
+    }
+  }
+  const std::string ws = fmt::format("p->arena + {}", p.workspace_offset);
+  if (p.uses_cublas) {
+    // cublasSetStream resets the handle's workspace to cuBLAS's own pool: the stream first.
+    out += fmt::format(
+        "  KTUNE_CUBLAS(cublasCreate(&p->cublas));\n"
+        "  KTUNE_CUBLAS(cublasSetStream(p->cublas, p->capture));  // before the workspace: it "
+        "resets it\n"
+        "  KTUNE_CUBLAS(cublasSetWorkspace(p->cublas, {}, {}));\n",
+        ws, p.workspace_bytes);
+  }
+  if (!p.lt.empty()) out += "  KTUNE_CUBLASLT(cublasLtCreate(&p->lt));\n";
+  for (std::size_t i = 0; i < p.lt.size(); ++i) {
+    const detail::CudaLtGemm& l = p.lt[i];
+    out += fmt::format(
+        "  if (ktune_lt_setup(ktune_error, ktune_where, \"{}\", p->lt, {}, {}, {}, {}, {}, {}, "
+        "{},\n                     &p->lt_desc[{}], p->lt_layout[{}], &p->lt_algo[{}]) != 0) "
+        "return 1;\n",
+        l.node, l.type, l.m, l.n, l.k, l.epilogue, l.algo, p.workspace_bytes, i, i, i);
+  }
+  out += "  return 0;\n}\n\n";
+  return out;
+}
+
+}  // namespace
+
+Result<Wrapper> emit_cuda_wrapper(const Graph& graph,
+                                  const std::map<std::string, GemmPick>& picks) {
+  if (Status s = check_target(graph, CodegenTarget::kCuda); !s) return std::unexpected(s.error());
+  auto fused = apply_fusions(graph, picks);
+  if (!fused) return std::unexpected(fused.error());
+  CudaProgram p;
+  p.fg = std::move(*fused);
+  fold_scales(p);
+  const Graph& g = p.fg.graph;
+  for (const GraphInput& in : g.inputs) p.specs.emplace(in.name, in.spec);
+  for (const GraphNode& n : g.nodes) p.specs.emplace(n.name, n.out);
+  for (const GraphNode& n : g.nodes) {
+    if (n.op != OpKind::kGemm) continue;
+    if (Status s = add_gemm(p, n); !s) return std::unexpected(s.error());
+  }
+  PlanInput in = plan_input(g);
+  for (PlanBuffer& b : in.buffers) b.external = b.is_output;
+  auto plan = plan_memory(in, Planner::kArena, kCudaArenaAlignment);
+  if (!plan) return std::unexpected(plan.error());
+  p.plan = std::move(*plan);
+  p.workspace_offset = p.plan.arena_bytes;
+  p.workspace_bytes = p.uses_cublas || !p.lt.empty() ? kCudaWorkspaceBytes : 0;
+  p.arena_bytes = p.workspace_offset + p.workspace_bytes;
+
+  Wrapper w;
+  w.plan = p.plan;
+  std::string& s = w.source;
+  s += fmt::format("// {}.cu: generated by `ktune compile --device cuda` from graph '{}' ({}).\n",
+                   g.name, g.name, g.file.filename().string());
+  s += "// Do not edit: change the graph and compile again.\n//\n";
+  s += fmt::format(
+      "// Device memory: one arena of {} bytes: the intermediates' plan ({} bytes, lower bound {})"
+      "\n// and {} bytes of cuBLAS / cuBLASLt workspace; the outputs are the caller's.\n",
+      p.arena_bytes, p.plan.arena_bytes, p.plan.lower_bound_bytes, p.workspace_bytes);
+  s += "// Build (what ktune compile runs, ARCH e.g. sm_90a):\n";
+  s += fmt::format(
+      "//   nvcc -O3 -std=c++17 -arch=ARCH -shared -Xcompiler -fPIC {0}.cu -o lib{0}.so "
+      "-lcublasLt -lcublas -lcuda\n"
+      "//   nvcc -O3 -std=c++17 -arch=ARCH -DKTUNE_BENCHMARK_MAIN {0}.cu -o {0} -lcublasLt "
+      "-lcublas -lcuda\n",
+      g.name);
+  for (std::string_view i : detail::kCudaWrapperIncludes) s += fmt::format("#include {}\n", i);
+  s += "\n";
+  s += detail::cuda_runtime_snippet();
+  for (std::size_t i = 0; i < p.modules.size(); ++i) {
+    s += fmt::format("\n// ---- Cubin {}: {} ({} bytes).\n", i, p.modules[i].choice,
+                     p.modules[i].bytes.size());
+    s += byte_array(fmt::format("ktune_cubin_{}", i), p.modules[i].bytes);
+  }
+  s += "\n";
+  s += detail::cuda_kernels_snippet();
+  if (!p.lt.empty()) s += fmt::format("\n{}", detail::cuda_cublaslt_snippet());
+  s += "\n" + emit_program(p);
+  s += detail::emit_cuda_run(p);
+  s += detail::benchmark_snippet();
+  s += detail::cuda_benchmark_snippet();
+  s += fmt::format("\n{}", detail::emit_cuda_main(p));
+  return w;
+}
+
+namespace detail {
+
+std::string cuda_ctype(DType dtype) {
+  return dtype == DType::kF16 ? "__half" : dtype == DType::kBF16 ? "__nv_bfloat16" : "float";
+}
+int cuda_dtype_code(DType dtype) {
+  return dtype == DType::kF16 ? 1 : dtype == DType::kBF16 ? 2 : 0;
+}
+std::string cuda_data_type(DType dtype) {
+  return dtype == DType::kF16 ? "CUDA_R_16F" : dtype == DType::kBF16 ? "CUDA_R_16BF" : "CUDA_R_32F";
+}
+
+}  // namespace detail
+}  // namespace ktune::codegen

@@ -1,0 +1,28 @@
+// Private to the codegen module: the fixed parts of a generated CUDA program (the tensor ABI and
+// its checks, the error and launch helpers, the pointwise and row kernels, the benchmark's
+// device helpers), as CUDA C++ text. cuda_wrapper.cpp writes the parts that depend on the graph.
+#pragma once
+
+#include <string_view>
+
+namespace ktune::codegen::detail {
+
+// Includes of every generated CUDA program.
+inline constexpr std::string_view kCudaWrapperIncludes[] = {
+    "<cuda.h>",     "<cuda_runtime.h>", "<cuda_fp16.h>", "<cuda_bf16.h>", "<cublas_v2.h>",
+    "<cublasLt.h>", "<algorithm>",      "<cmath>",       "<cstdarg>",     "<cstddef>",
+    "<cstdint>",    "<cstdio>",         "<cstdlib>",     "<cstring>",     "<initializer_list>",
+    "<new>",        "<vector>",
+};
+
+// KtuneCudaTensor, ktune_fail, ktune_check_tensor, the CUDA / driver / cuBLAS status macros.
+[[nodiscard]] std::string_view cuda_runtime_snippet();
+// The element conversions, the pointwise kernel with its functors, transpose, row_softmax,
+// row_sum and layer_norm, each templated on the element type.
+[[nodiscard]] std::string_view cuda_kernels_snippet();
+// ktune_lt_setup: a cuBLASLt GEMM's descriptors and its heuristic answer, as the worker's.
+[[nodiscard]] std::string_view cuda_cublaslt_snippet();
+// ktune_upload (host floats to a device tensor of a dtype), for the benchmark main().
+[[nodiscard]] std::string_view cuda_benchmark_snippet();
+
+}  // namespace ktune::codegen::detail

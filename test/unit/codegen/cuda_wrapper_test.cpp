@@ -1,0 +1,223 @@
+// The CUDA codegen without a GPU: the emitted program's structure for examples/mlp_block and
+// examples/transformer_block in bf16 and f32 with every kind of CUDA pick (a template cubin
+// compiled by NVRTC for sm_90a, cuBLAS, cuBLASLt with and without its fused epilogue, cuBLAS
+// followed by the separate epilogue kernel), nvcc building it (skipped without nvcc), and the
+// picks it refuses.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ktune/codegen/cuda_wrapper.h"
+#include "support/temp_dir.h"
+
+#if KTUNE_HAVE_CUDA
+#include "unit/codegen/cuda_picks.h"
+#endif
+
+namespace ktune::test {
+namespace {
+
+using codegen::emit_cuda_wrapper;
+using codegen::GemmPick;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+const std::filesystem::path kExamples = std::filesystem::path(KTUNE_SOURCE_DIR) / "examples";
+
+TEST(CudaWrapper, RefusesPicksThatAreNotCudaLaunches) {
+  codegen::Graph g;
+  auto built = codegen::GraphBuilder("tiny")
+                   .input("x", TensorSpec::contiguous(DType::kBF16, {16, 16}))
+                   .input("w", TensorSpec::contiguous(DType::kBF16, {16, 16}))
+                   .node("y", codegen::OpKind::kGemm, {"x", "w"})
+                   .output("y")
+                   .build();
+  ASSERT_TRUE(built.has_value()) << built.error().message;
+  GemmPick cpu;
+  cpu.choice = "openblas";
+  cpu.is_extern = true;
+  auto r = emit_cuda_wrapper(*built, {{"y", cpu}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(r.error().message, HasSubstr("gemm 'y' (pick 'openblas'): not a CUDA launch"));
+
+  GemmPick so;
+  so.choice = "cpu_template";
+  so.launch = LaunchSpec{};  // kCpuSharedObject
+  r = emit_cuda_wrapper(*built, {{"y", so}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("a cpu_so launch; the CUDA codegen runs cuda_cubin"));
+
+  GemmPick other;
+  other.choice = "rocblas";
+  other.launch = LaunchSpec{};
+  other.launch->kind = LaunchKind::kCudaLibrary;
+  other.launch->library = "rocblas";
+  other.launch->bind = {0, 1, 2, 3, 4, 5};
+  r = emit_cuda_wrapper(*built, {{"y", other}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("library 'rocblas'"));
+
+  other.launch->library = "cublas";
+  other.launch->bind = {1, 0, 2, 3, 4, 5};
+  r = emit_cuda_wrapper(*built, {{"y", other}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("bind {1, 0, 2, 3, 4, 5}"));
+
+  other.launch->bind = {0, 1, 2, 3, 4, 5};
+  LaunchSpec missing;
+  missing.kind = LaunchKind::kCudaCubin;
+  missing.artifact = "/nonexistent/k.cubin";
+  missing.entry = "gemm_epilogue";
+  other.launch->then.push_back(missing);
+  r = emit_cuda_wrapper(*built, {{"y", other}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kIo);
+  EXPECT_THAT(r.error().message, HasSubstr("/nonexistent/k.cubin"));
+
+  EXPECT_FALSE(emit_cuda_wrapper(*built, {}).has_value());  // no pick at all
+}
+
+#if KTUNE_HAVE_CUDA
+
+struct Emitted {
+  codegen::Graph graph;
+  codegen::Wrapper wrapper;
+};
+
+class CudaWrapperEmit : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cache_ = new TempDir("cuda-wrapper-cache");
+    auto b = CudaBackend::create({.arch = "sm_90a"}, cache_->path());
+    if (b) backend_ = new CudaBackend(std::move(*b));
+  }
+  static void TearDownTestSuite() {
+    delete backend_;
+    delete cache_;
+    backend_ = nullptr;
+    cache_ = nullptr;
+  }
+  void SetUp() override {
+    if (backend_ == nullptr) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
+  }
+  static Emitted emit(const char* example, DType dtype,
+                      const std::vector<CudaPickSpec>& specs) {
+    Emitted e;
+    e.graph = graph_as(kExamples / example / "graph.yaml", dtype);
+    auto w = emit_cuda_wrapper(e.graph, cuda_picks(e.graph, *backend_, specs));
+    EXPECT_TRUE(w.has_value()) << w.error().message;
+    if (w) e.wrapper = std::move(*w);
+    return e;
+  }
+  static TempDir* cache_;
+  static CudaBackend* backend_;
+};
+TempDir* CudaWrapperEmit::cache_ = nullptr;
+CudaBackend* CudaWrapperEmit::backend_ = nullptr;
+
+// What every program has: the ABI, one device allocation, the checks, the capture and replay.
+void expect_program(const Emitted& e) {
+  const std::string& s = e.wrapper.source;
+  const std::string& G = e.graph.name;
+  EXPECT_THAT(s, HasSubstr("#ifndef KTUNE_CUDA_TENSOR_DEFINED"));
+  for (const std::string fn : {"_create(", "_run(", "_last_error(", "_destroy(", "_arena_bytes("}) {
+    EXPECT_THAT(s, HasSubstr("extern \"C\"")) << fn;
+    EXPECT_THAT(s, HasSubstr(G + fn)) << fn;
+  }
+  EXPECT_EQ(count(s, "cudaMalloc("), 2u) << "the arena, and the benchmark's ktune_upload";
+  EXPECT_EQ(count(s, "cudaMalloc(reinterpret_cast<void**>(&p->arena)"), 1u);
+  EXPECT_THAT(s, Not(HasSubstr("cuMemAlloc")));
+  EXPECT_THAT(s, HasSubstr("cudaStreamBeginCapture(p->capture, cudaStreamCaptureModeThreadLocal)"));
+  EXPECT_THAT(s, HasSubstr("cudaGraphExecUpdate(p->exec, graph, &info)"));
+  EXPECT_THAT(s, HasSubstr("cudaGraphLaunch(p->exec, stream)"));
+  for (const codegen::GraphInput& in : e.graph.inputs) {
+    EXPECT_THAT(s, HasSubstr(fmt::format("\"input\", \"{}\", inputs[", in.name)));
+  }
+  for (const std::string& o : e.graph.outputs) {
+    EXPECT_THAT(s, HasSubstr(fmt::format("\"output\", \"{}\", outputs[", o)));
+    EXPECT_THAT(s, HasSubstr(fmt::format("* {} = static_cast<", o)));
+  }
+  EXPECT_THAT(s, HasSubstr("int main(int argc, char** argv)"));
+  EXPECT_EQ(e.wrapper.plan.arena_output_bytes, 0u) << "outputs are the caller's";
+}
+
+TEST_F(CudaWrapperEmit, MlpBlockBf16) {
+  const Emitted e = emit("mlp_block", DType::kBF16, mlp_picks());
+  expect_program(e);
+  const std::string& s = e.wrapper.source;
+  EXPECT_THAT(s, HasSubstr("// fused: h = gemm(x, w1); h_bias = bias_add(h, b1); a = relu(h_bias)"));
+  EXPECT_THAT(s, HasSubstr("ktune_lt_setup(ktune_error, ktune_where, \"a\", p->lt, CUDA_R_16BF, "
+                           "64, 512, 256, 6, 0,"));
+  EXPECT_THAT(s, HasSubstr("const void* ktune_bias = b1;"));
+  EXPECT_THAT(s, HasSubstr("// fused: o = gemm(a, w2); y = bias_add(o, b2)"));
+  EXPECT_THAT(s, HasSubstr("void* ktune_args[] = {&y, &a, &w2, &ktune_m, &ktune_n, &ktune_k, &b2};"));
+  EXPECT_EQ(count(s, "cuModuleLoadData("), 1u);
+  EXPECT_THAT(s, HasSubstr("__nv_bfloat16* a = reinterpret_cast<__nv_bfloat16*>(ktune_p->arena + 0);"));
+  EXPECT_EQ(e.wrapper.plan.arena_bytes, 64u * 512 * 2);
+}
+
+TEST_F(CudaWrapperEmit, TransformerBlockF32) {
+  const Emitted e = emit("transformer_block", DType::kF32, transformer_picks());
+  expect_program(e);
+  const std::string& s = e.wrapper.source;
+  EXPECT_EQ(count(s, "KTUNE_CUBLAS(cublasGemmEx("), 3u);  // q, attn, proj
+  EXPECT_EQ(count(s, "KTUNE_CUBLASLT(cublasLtMatmul("), 3u);  // k, scores, m
+  EXPECT_EQ(count(s, "CUDA_R_32F, 64, 64, 64, 0, 1,"), 1u);  // k: answer 1 of the heuristic
+  // proj: cuBLAS, then the separate residual kernel on the same arguments.
+  EXPECT_THAT(s, HasSubstr("// fused: proj = gemm(attn, wo); h = add(proj, x)"));
+  EXPECT_THAT(s, HasSubstr("{  // gemm_epilogue"));
+  EXPECT_THAT(s, HasSubstr("void* ktune_args[] = {&h, &attn, &wo, &ktune_m, &ktune_n, &ktune_k, &x};"));
+  // The scale before the softmax is folded into it; the transpose and norms are kernels.
+  EXPECT_THAT(s, HasSubstr("row_softmax((scores) * 0.125f), the scale 'scaled' folded in"));
+  EXPECT_THAT(s, HasSubstr("ktune_row_softmax<<<64, 32, 0, ktune_stream>>>(p, scores, 64, 0.125f);"));
+  EXPECT_THAT(s, Not(HasSubstr("KtuneScale{")));
+  EXPECT_THAT(s, HasSubstr("ktune_launch_transpose(kt, k, 64, 64, ktune_stream);"));
+  EXPECT_EQ(count(s, "ktune_layer_norm<<<64, 32, 0, ktune_stream>>>("), 2u);
+  EXPECT_THAT(s, HasSubstr("ktune_launch_pointwise<true>(y, m_bias, h, 4096LL, 0LL, KtuneAdd{}"));
+  // Two template cubins (v and f) and the separate epilogue's.
+  EXPECT_EQ(count(s, "cuModuleLoadData("), 3u);
+  for (const auto& p : e.wrapper.plan.placements) {
+    if (p.in_arena) {
+      EXPECT_EQ(p.offset % 256, 0u);
+    }
+  }
+}
+
+// Both programs of one dtype each through nvcc: the library and the benchmark.
+TEST_F(CudaWrapperEmit, NvccBuildsTheLibraryAndTheBenchmark) {
+  codegen::CudaBuildOptions options;
+  const std::string probe = options.nvcc + " --version >/dev/null 2>&1";
+  if (std::system(probe.c_str()) != 0) GTEST_SKIP() << "[SKIP] nvcc not found: " << options.nvcc;
+  for (const auto& [example, dtype] : {std::pair{"transformer_block", DType::kBF16},
+                                       std::pair{"mlp_block", DType::kF32}}) {
+    const Emitted e = emit(example, dtype,
+                           example == std::string("mlp_block") ? mlp_picks() : transformer_picks());
+    TempDir dir("cuda-wrapper-build");
+    auto files = codegen::write_cuda_wrapper(e.graph, e.wrapper, dir.path(), options, true);
+    ASSERT_TRUE(files.has_value()) << files.error().message;
+    EXPECT_TRUE(std::filesystem::exists(files->library));
+    EXPECT_TRUE(std::filesystem::exists(files->executable));
+    EXPECT_EQ(files->source.extension(), ".cu");
+    EXPECT_THAT(files->library_command,
+                ::testing::IsSupersetOf({"-gencode", "arch=compute_90a,code=sm_90a", "-shared"}));
+  }
+}
+
+TEST_F(CudaWrapperEmit, TheTextIsDeterministic) {
+  const Emitted a = emit("mlp_block", DType::kBF16, mlp_picks());
+  const Emitted b = emit("mlp_block", DType::kBF16, mlp_picks());
+  EXPECT_EQ(a.wrapper.source, b.wrapper.source);
+  EXPECT_THAT(a.wrapper.source, Not(HasSubstr(cache_->path().string())));
+}
+
+#endif  // KTUNE_HAVE_CUDA
+
+}  // namespace
+}  // namespace ktune::test
