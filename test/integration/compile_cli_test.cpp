@@ -172,6 +172,22 @@ TEST(CompileCli, Errors) {
   EXPECT_NE(r.output.find("no candidate named 'nope'"), std::string::npos) << r.output;
   r = run_cli(cache.path(), {"compile", kGraph});
   EXPECT_EQ(r.exit_code, 2) << r.output;  // usage: -o is required
+  // The target: a bf16 graph is refused by the CPU codegen before any tuning, where it says so.
+  const std::string bf16 = write_text(out.path(), "bf16.yaml",
+                                      "name: b\ninputs:\n  - {name: x, dtype: bf16, shape: [2, 3]}\n"
+                                      "nodes:\n  - {name: y, op: silu, inputs: [x]}\n"
+                                      "outputs: [y]\n");
+  r = run_cli(cache.path(), {"compile", bf16, "-o", out.path().string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output, "error: " + bf16 +
+                          ":3:5: inputs[0].dtype: the CPU codegen supports f32; got 'bf16' "
+                          "(compile with --device cuda)\n");
+  r = run_cli(cache.path(), {"compile", kGraph, "-o", out.path().string(), "--device", "gpu"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output, "error: --device: expected cpu, cuda or cuda:N (N a GPU index); got 'gpu'\n");
+  r = run_cli(cache.path(), {"compile", kGraph, "-o", out.path().string(), "--arch", "sm_90a"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output, "error: --arch, --nvcc and --cublaslt-algos apply to --device cuda\n");
   r = run_cli(cache.path(), {"compile", "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("--planner"), std::string::npos);

@@ -3,9 +3,12 @@
 // into a shared library and a benchmark executable.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstdlib>
 
 #include "cli.h"
+#include "compile_flags.h"
+#include "core/build_support.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/cache/tuning_cache.h"
 #include "ktune/codegen/graph.h"
@@ -15,19 +18,25 @@
 #include "options.h"
 
 namespace ktune::cli {
-namespace {
+namespace {}  // namespace
 
-struct CompileFlags {
-  std::string graph;
-  std::string output;
-  std::string planner = "pool";
-  bool no_build = false;
-  std::string gemm_spec;
-  std::string force_pick;
-  bool no_fuse = false;
-  SelectorFlags selector;  // over compile_defaults(); --quiet also silences the tables
-  std::string cxx;
-};
+Result<CompileDevice> parse_compile_device(const std::string& text) {
+  if (text == "cpu") return CompileDevice{};
+  if (text == "cuda") return CompileDevice{true, 0};
+  if (text.starts_with("cuda:")) {
+    const std::string n = text.substr(5);
+    int index = -1;
+    auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), index);
+    if (ec == std::errc() && end == n.data() + n.size() && !n.empty() && index >= 0 &&
+        index <= 1023) {
+      return CompileDevice{true, index};
+    }
+  }
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("expected cpu, cuda or cuda:N (N a GPU index); got '{}'", text));
+}
+
+namespace {
 
 int fail(const Error& e) {
   fmt::print(stderr, "error: {}\n", e.message);
@@ -43,6 +52,24 @@ SelectorOptions compile_defaults() {
 
 int run_compile(const CompileFlags& f, const CliContext& ctx) {
   using namespace ktune::codegen;
+  auto target = parse_compile_device(f.device);
+  if (!target) {
+    fmt::print(stderr, "error: --device: {}\n", target.error().message);
+    return kExitUsage;
+  }
+  if (target->cuda) {
+#if KTUNE_HAVE_CUDA
+    return run_compile_cuda(f, target->index, ctx);
+#else
+    fmt::print(stderr, "error: ktune compile --device cuda: {}\n",
+               not_built(BuildFeature::kCuda).message);
+    return kExitError;
+#endif
+  }
+  if (f.arch_set || f.nvcc_set || f.cublaslt_algos_set) {
+    fmt::print(stderr, "error: --arch, --nvcc and --cublaslt-algos apply to --device cuda\n");
+    return kExitUsage;
+  }
   auto planner = parse_planner(f.planner);
   if (!planner) return fail(planner.error());
   auto graph = load_graph(f.graph);
@@ -136,7 +163,8 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--planner", f->planner,
                   "Memory planner: pool (Inductor's reuse pool) or arena (lifetimes and offsets "
                   "in one arena, best fit)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([f](const std::string&) { f->planner_set = true; });
   cmd->add_flag("--no-build", f->no_build, "Write the source only; do not run the compiler");
   cmd->add_option("--gemm-spec", f->gemm_spec,
                   "Spec whose candidates compete for every gemm (default: the graph's gemm_spec)");
@@ -151,6 +179,23 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
                      SelectorFlagDefaults{compile_defaults(), std::nullopt, true,
                                           "No AUTOTUNE tables or progress lines"});
   cmd->add_option("--cxx", f->cxx, "C++ compiler for the program (default: $CXX, else c++)");
+  cmd->add_option("--device", f->device,
+                  "Where the program runs: cpu (C++), or cuda / cuda:N (a CUDA C++ program: "
+                  "gemms tuned on GPU N over ktune's CUDA GEMM candidates with `ktune gemm`'s "
+                  "defaults, bf16/f16/f32 graphs, one device arena, the forward in a CUDA graph)")
+      ->capture_default_str();
+  cmd->add_option("--arch", f->arch,
+                  "--device cuda: compile for this architecture (sm_90a, ...); default: the GPU's")
+      ->each([f](const std::string&) { f->arch_set = true; });
+  cmd->add_option("--nvcc", f->nvcc,
+                  "--device cuda: the CUDA compiler (default: $KTUNE_NVCC, else nvcc on PATH or "
+                  "in the CUDA toolkit)")
+      ->each([f](const std::string&) { f->nvcc_set = true; });
+  cmd->add_option("--cublaslt-algos", f->cublaslt_algos,
+                  "--device cuda: cuBLASLt heuristic algorithms among each gemm's candidates")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str()
+      ->each([f](const std::string&) { f->cublaslt_algos_set = true; });
   cmd->callback([f, &ctx] { ctx.exit_code = run_compile(*f, ctx); });
 }
 

@@ -1,0 +1,110 @@
+// `ktune compile --device cuda`: without a GPU (NVRTC and nvcc for sm_90a, forced picks) the
+// program is emitted and built; the flags that belong to the CPU path are usage errors. On a GPU:
+// tuned, built, its benchmark run, and its bad arguments refused with exit 2.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/cuda_driver.h"
+#include "core/file_util.h"
+#include "ktune/codegen/cuda_wrapper.h"
+#include "support/cli_run.h"
+
+namespace ktune::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+// examples/mlp_block in bf16 with a SiLU: two gemms with their chains.
+const char* kMlp = R"(name: mlp_block
+inputs:
+  - {name: x, dtype: bf16, shape: [64, 256]}
+  - {name: w1, dtype: bf16, shape: [256, 512]}
+  - {name: b1, dtype: bf16, shape: [512]}
+  - {name: w2, dtype: bf16, shape: [512, 256]}
+  - {name: b2, dtype: bf16, shape: [256]}
+nodes:
+  - {name: h, op: gemm, inputs: [x, w1]}
+  - {name: h_bias, op: bias_add, inputs: [h, b1]}
+  - {name: a, op: silu, inputs: [h_bias]}
+  - {name: o, op: gemm, inputs: [a, w2]}
+  - {name: y, op: bias_add, inputs: [o, b2]}
+outputs: [y]
+)";
+
+bool nvcc_found() {
+  std::error_code ec;
+  const std::string nvcc = codegen::CudaBuildOptions::default_nvcc();
+  return nvcc.find('/') == std::string::npos ? true : std::filesystem::exists(nvcc, ec);
+}
+
+CliResult run_program(const std::vector<std::string>& argv) {
+  auto r = run_process(argv);
+  if (!r) return {-1, r.error().message};
+  return {r->exit_code, r->output};
+}
+
+TEST(CompileCudaCli, ForcedPicksEmitAndBuildWithoutAGpu) {
+  ScratchDir cache("compile-cuda-cache"), out("compile-cuda-out");
+  const std::string graph = write_text(out.path(), "mlp.yaml", kMlp);
+  const std::string dir = (out.path() / "prog").string();
+  std::vector<std::string> args = {"compile",      graph,         "-o",     dir,
+                                   "--device",     "cuda",        "--arch", "sm_90a",
+                                   "--force-pick", "cublas_gemm", "-q"};
+  const bool build = nvcc_found();
+  if (!build) args.push_back("--no-build");
+  CliResult r = run_cli(cache.path(), args);
+  if (r.output.find("NVRTC") != std::string::npos && r.exit_code != 0) {
+    GTEST_SKIP() << "[SKIP] " << r.output;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("Compiled graph mlp_block for CUDA (sm_90a): 5 steps, 2 gemm(s)"));
+  EXPECT_THAT(r.output, HasSubstr("h+h_bias+a: cublas_gemm+epilogue (forced)"));
+  EXPECT_THAT(r.output, HasSubstr("o+y: cublas_gemm+epilogue (forced)"));
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/mlp_block.cu"));
+  if (build) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/libmlp_block.so"));
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/mlp_block"));
+  }
+}
+
+TEST(CompileCudaCli, CpuOnlyFlagsAreUsageErrors) {
+  ScratchDir cache("compile-cuda-cache"), out("compile-cuda-out");
+  const std::string graph = write_text(out.path(), "mlp.yaml", kMlp);
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--planner", "pool"}, {"--cxx", "g++"}, {"--gemm-spec", graph}}) {
+    std::vector<std::string> args = {"compile",  graph,    "-o",     out.path().string(),
+                                     "--device", "cuda:0", "--arch", "sm_90a"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CliResult r = run_cli(cache.path(), args);
+    EXPECT_EQ(r.exit_code, 2) << extra[0] << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("apply to --device cpu")) << extra[0];
+  }
+}
+
+TEST(CompileCudaCli, TunedProgramRunsAndRefusesBadArguments) {
+  if (auto drv = cuda_driver(); !drv) GTEST_SKIP() << "[SKIP] no GPU: " << drv.error().message;
+  ScratchDir cache("compile-cuda-cache"), out("compile-cuda-out");
+  const std::string graph = write_text(out.path(), "mlp.yaml", kMlp);
+  const std::string dir = (out.path() / "prog").string();
+  CliResult r = run_cli(cache.path(), {"compile", graph, "-o", dir, "--device", "cuda",
+                                       "--cublaslt-algos", "2", "--budget-ms", "2", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("2 gemm(s) (0 from the tuning cache)"));
+  CliResult bench = run_program({dir + "/mlp_block", "5", "1"});
+  EXPECT_EQ(bench.exit_code, 0) << bench.output;
+  CliResult bad = run_program({dir + "/mlp_block", "abc"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("usage"));
+  // The second compile: both problems from the tuning cache.
+  r = run_cli(cache.path(), {"compile", graph, "-o", dir, "--device", "cuda", "--cublaslt-algos",
+                             "2", "--budget-ms", "2", "-q", "--no-build"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("2 gemm(s) (2 from the tuning cache)"));
+}
+
+}  // namespace
+}  // namespace ktune::test

@@ -1,0 +1,96 @@
+// `ktune compile GRAPH -o DIR --device cuda[:N]`: every gemm of the graph tuned on the GPU with
+// its fusible chain (pick_cuda_gemms), then one CUDA C++ program emitted (emit_cuda_wrapper: one
+// device arena, the forward captured in a CUDA graph) and built with nvcc into DIR/lib<graph>.so
+// and the benchmark DIR/<graph>. Built with CUDA support only (tools/CMakeLists.txt).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "compile_flags.h"
+#include "ktune/backend/cuda_backend.h"
+#include "ktune/codegen/cuda_gemm_picks.h"
+#include "ktune/codegen/cuda_wrapper.h"
+#include "ktune/codegen/graph_fusion.h"
+#include "ktune/tuning/cuda_gemm_tuning.h"
+
+namespace ktune::cli {
+namespace {
+
+int fail(const Error& e) {
+  fmt::print(stderr, "error: {}\n", e.message);
+  return kExitError;
+}
+
+}  // namespace
+
+int run_compile_cuda(const CompileFlags& f, int device, const CliContext& ctx) {
+  using namespace ktune::codegen;
+  const auto t0 = std::chrono::steady_clock::now();
+  // What the CUDA path does not take: a CPU gemm spec, a compiler of C++, the pool planner (the
+  // program holds one device arena).
+  if (!f.gemm_spec.empty() || !f.cxx.empty() || (f.planner_set && f.planner != "arena")) {
+    fmt::print(stderr,
+               "error: --gemm-spec, --cxx and --planner pool apply to --device cpu; --device cuda "
+               "tunes ktune's CUDA GEMM candidates and plans one arena\n");
+    return kExitUsage;
+  }
+  auto graph = load_graph(f.graph);
+  if (!graph) return fail(graph.error());
+  if (Status s = check_target(*graph, CodegenTarget::kCuda); !s) return fail(s.error());
+
+  CudaCompileOptions copts;
+  copts.arch = f.arch;
+  copts.device = device;
+  copts.on_command = verbose_compile_hook(f.selector);
+  auto backend = CudaBackend::create(copts, ctx.cache_dir);
+  if (!backend) return fail(backend.error());
+  std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
+  if (!cache) return kExitError;
+  SelectorOptions base = to_selector_options(f.selector, cuda_gemm_selector_defaults());
+  if (f.selector.quiet) base.out = nullptr;
+  base = with_device_lock(base, ctx);
+  CudaPickOptions popts;
+  popts.device = device;
+  popts.cublaslt_algos = f.cublaslt_algos;
+  popts.fuse = !f.no_fuse;
+  if (!f.force_pick.empty()) popts.force = f.force_pick;
+  popts.progress = f.selector.quiet ? nullptr : stderr;
+  auto picks = pick_cuda_gemms(*graph, *backend, *cache, base, popts);
+  if (!picks) return fail(picks.error());
+  const double tune_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  auto wrapper = emit_cuda_wrapper(*graph, *picks);
+  if (!wrapper) return fail(wrapper.error());
+  CudaBuildOptions bopts;
+  bopts.arch = backend->arch();
+  if (!f.nvcc.empty()) bopts.nvcc = f.nvcc;
+  auto files = write_cuda_wrapper(*graph, *wrapper, f.output, bopts, !f.no_build);
+  if (!files) return fail(files.error());
+
+  int gemms = 0, hits = 0;
+  for (const auto& [node, pick] : *picks) {
+    ++gemms;
+    hits += pick.from_cache;
+  }
+  fmt::print("Compiled graph {} for CUDA ({}): {} steps, {} gemm(s) ({}{} from the tuning cache)",
+             graph->name, backend->arch(), graph->nodes.size(), gemms,
+             f.force_pick.empty() ? "" : fmt::format("forced {}; ", f.force_pick), hits);
+  for (const auto& [node, pick] : *picks) {
+    fmt::print("\n  {}: {} ({})", pick.chain.empty() ? node : pick.chain, pick.choice, pick.fusion);
+  }
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("\nMemory plan (arena): {} bytes of device memory; lower bound {} bytes\n",
+             wrapper->plan.arena_bytes, wrapper->plan.lower_bound_bytes);
+  fmt::print("Wrote {}\n", files->source.string());
+  if (!f.no_build) {
+    fmt::print("Built {} and {} (run: {} [RUNS [SEED]])\n", files->library.string(),
+               files->executable.string(), files->executable.string());
+  }
+  fmt::print("Tuned in {:.3f} s, {:.3f} s in all\n", tune_s, total_s);
+  return 0;
+}
+
+}  // namespace ktune::cli
