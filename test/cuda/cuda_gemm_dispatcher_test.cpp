@@ -138,5 +138,133 @@ TEST(CudaGemmDispatcher, OpeningWithoutAGpuSaysWhatIsMissing) {
   EXPECT_EQ(d.error().code, ErrorCode::kUnavailable) << d.error().message;
 }
 
+// bf16 of a float that has one (small integers: the GEMMs below are exact in bf16 and fp32).
+std::uint16_t bf16(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+float from_bf16(std::uint16_t h) {
+  const std::uint32_t bits = std::uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+class CudaGemmDispatcherGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<const CudaDriver*> driver = cuda_driver();
+    if (!driver) GTEST_SKIP() << "[SKIP] no GPU: " << driver.error().message;
+    cu_ = *driver;
+    ASSERT_EQ(cu_->DevicePrimaryCtxRetain(&ctx_, 0), CUDA_SUCCESS);
+    ASSERT_EQ(cu_->CtxSetCurrent(ctx_), CUDA_SUCCESS);
+    ASSERT_EQ(cu_->StreamCreate(&stream_, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  }
+  void TearDown() override {
+    if (cu_ == nullptr) return;
+    if (stream_ != nullptr) (void)cu_->StreamDestroy(stream_);
+    (void)cu_->DevicePrimaryCtxRelease(0);
+  }
+  DispatcherOptions options(const ScratchDir& cache) const {
+    DispatcherOptions o;
+    o.cache_dir = cache.path();
+    o.cuda_stream = stream_;
+    o.cuda_gemm.cublaslt_algos = 1;  // as tuned below
+    return o;
+  }
+  // C = A B through the dispatcher, A and B of -1, 0, 1; every element checked against the host.
+  void check_gemm(Dispatcher& d, std::int32_t m, std::int32_t n, std::int32_t k) {
+    std::vector<std::uint16_t> a(std::size_t(m) * k), b(std::size_t(k) * n), c(std::size_t(m) * n);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = bf16(float(int(i * 7 % 3) - 1));
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = bf16(float(int(i * 5 % 3) - 1));
+    CUdeviceptr da = 0, db = 0, dc = 0;
+    ASSERT_EQ(cu_->MemAlloc(&da, a.size() * 2), CUDA_SUCCESS);
+    ASSERT_EQ(cu_->MemAlloc(&db, b.size() * 2), CUDA_SUCCESS);
+    ASSERT_EQ(cu_->MemAlloc(&dc, c.size() * 2), CUDA_SUCCESS);
+    ASSERT_EQ(cu_->MemcpyHtoD(da, a.data(), a.size() * 2), CUDA_SUCCESS);
+    ASSERT_EQ(cu_->MemcpyHtoD(db, b.data(), b.size() * 2), CUDA_SUCCESS);
+    ASSERT_EQ(cu_->MemsetD8(dc, 0xff, c.size() * 2), CUDA_SUCCESS);  // NaN until written
+    void* args[] = {reinterpret_cast<void*>(dc), reinterpret_cast<void*>(da),
+                    reinterpret_cast<void*>(db), &m, &n, &k};
+    Status s = d.call({{"M", m}, {"N", n}, {"K", k}}, args);
+    ASSERT_TRUE(s) << s.error().message;
+    ASSERT_EQ(cu_->StreamSynchronize(stream_), CUDA_SUCCESS);
+    ASSERT_EQ(cu_->MemcpyDtoH(c.data(), dc, c.size() * 2), CUDA_SUCCESS);
+    (void)cu_->MemFree(da);
+    (void)cu_->MemFree(db);
+    (void)cu_->MemFree(dc);
+    for (std::int32_t i = 0; i < m; ++i) {
+      for (std::int32_t j = 0; j < n; ++j) {
+        float want = 0;
+        for (std::int32_t p = 0; p < k; ++p) {
+          want += from_bf16(a[std::size_t(i) * k + p]) * from_bf16(b[std::size_t(p) * n + j]);
+        }
+        ASSERT_EQ(from_bf16(c[std::size_t(i) * n + j]), want)
+            << "C[" << i << "," << j << "] of " << m << "x" << n << "x" << k;
+      }
+    }
+  }
+  const CudaDriver* cu_ = nullptr;
+  CUcontext ctx_ = nullptr;
+  CUstream stream_ = nullptr;
+};
+
+TEST_F(CudaGemmDispatcherGpu, ServesWhatKtuneTuneStoredAtExactAndNearestShapes) {
+  ScratchDir cache("gemm-dispatch-cache"), dir("gemm-dispatch-spec");
+  const std::string spec = write_text(dir.path(), "gemm.yaml", kSpec);
+  CliResult tuned =
+      run_cli(cache.path(), {"tune", spec, "--cublaslt-algos", "1", "--budget-ms", "2", "-q"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+  auto d = open_dispatcher(spec, options(cache));
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  for (const Sizes& shape : {Sizes{{"M", 128}, {"N", 256}, {"K", 64}},
+                             Sizes{{"M", 512}, {"N", 128}, {"K", 256}}}) {
+    auto served = (*d)->lookup(shape);
+    ASSERT_TRUE(served.has_value()) << served.error().message;
+    EXPECT_EQ(served->source, Dispatcher::Source::kExact);
+    check_gemm(**d, int(shape[0].second), int(shape[1].second), int(shape[2].second));
+  }
+  // An untuned shape: the nearest pick, launched for its own sizes.
+  auto nearest = (*d)->lookup({{"M", 200}, {"N", 192}, {"K", 128}});
+  ASSERT_TRUE(nearest.has_value()) << nearest.error().message;
+  EXPECT_EQ(nearest->source, Dispatcher::Source::kNearest);
+  check_gemm(**d, 200, 192, 128);
+  EXPECT_EQ((*d)->background_tunings(), 0);
+}
+
+TEST_F(CudaGemmDispatcherGpu, TunesAnUnseenShapeInTheBackgroundThenServesItExactly) {
+  ScratchDir cache("gemm-dispatch-cache"), dir("gemm-dispatch-spec");
+  const std::string spec = write_text(dir.path(), "gemm.yaml", kSpec);
+  DispatcherOptions o = options(cache);
+  o.tune_unseen = true;
+  SelectorOptions fast = cuda_gemm_selector_defaults();
+  fast.out = nullptr;
+  fast.progress = nullptr;
+  fast.bench.budget_ms = 2;
+  o.cuda_gemm.selector = fast;
+  auto d = open_dispatcher(spec, o);
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  // Nothing tuned: cuBLAS serves while the shape is tuned.
+  auto first = (*d)->lookup({{"M", 320}, {"N", 256}, {"K", 192}});
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  EXPECT_EQ(first->source, Dispatcher::Source::kDefault);
+  EXPECT_EQ(*first->name, "cublas_gemm");
+  check_gemm(**d, 320, 256, 192);
+  Status done = (*d)->wait_for_background();
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_EQ((*d)->background_tunings(), 1);
+  auto after = (*d)->lookup({{"M", 320}, {"N", 256}, {"K", 192}});
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->source, Dispatcher::Source::kExact);
+  check_gemm(**d, 320, 256, 192);
+  // Stored under `ktune gemm`'s key: its run on the same shape measures nothing.
+  CliResult gemm = run_cli(cache.path(), {"gemm", "--m", "320", "--n", "256", "--k", "192",
+                                          "--dtype", "bf16", "--cublaslt-algos", "1"});
+  ASSERT_EQ(gemm.exit_code, 0) << gemm.output;
+  EXPECT_THAT(gemm.output, HasSubstr("compiled nothing, measured nothing"));
+  EXPECT_THAT(gemm.output, HasSubstr("Pick: " + *after->name));
+}
+
 }  // namespace
 }  // namespace ktune::test
