@@ -1,8 +1,8 @@
 // spec_tuning_key and make_dispatch_table: a spec's tuned picks, read from the tuning cache under
 // the keys `ktune tune` stored them with.
-#include <fmt/format.h>
+#include "tuning/dispatch_table_build.h"
 
-#include "ktune/tuning/spec_dispatcher.h"
+#include <fmt/format.h>
 
 namespace ktune {
 
@@ -28,7 +28,27 @@ Result<DispatchTableBuild> make_dispatch_table(const Spec& spec, SpecChoices& ch
                                                const SelectorOptions& selector,
                                                const std::optional<std::string>& default_choice,
                                                bool generated_only) {
-  auto& candidates = choices.candidates;
+  // A pick is served only from a whole record whose winner is valid (check_record).
+  std::vector<CandidateId> ids;
+  ids.reserve(choices.candidates.size());
+  for (const ChoicePtr& c : choices.candidates) ids.push_back({c->name(), c->hash_key()});
+  const PickLookup lookup = [&](const ProblemDecl& decl) -> Result<StoredPick> {
+    Result<Problem> problem = make_problem(spec, decl);
+    if (!problem) return std::unexpected(problem.error());
+    Result<std::optional<TuningRecord>> hit = lookup_checked(
+        cache, spec_tuning_key(*problem, choices, backend, selector.seed, selector.tolerance), ids);
+    if (!hit) return std::unexpected(hit.error());
+    return StoredPick{problem->name, std::move(*hit)};
+  };
+  return build_dispatch_table(spec, choices.candidates, backend, lookup, default_choice,
+                              generated_only);
+}
+
+Result<DispatchTableBuild> build_dispatch_table(const Spec& spec,
+                                                std::vector<ChoicePtr>& candidates,
+                                                const Backend& backend, const PickLookup& lookup,
+                                                const std::optional<std::string>& default_choice,
+                                                bool generated_only) {
   if (candidates.empty()) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("dispatcher {}: the spec has no candidates", spec.name));
@@ -84,18 +104,12 @@ Result<DispatchTableBuild> make_dispatch_table(const Spec& spec, SpecChoices& ch
   if (Status s = compile(def); !s) return std::unexpected(s.error());
   t.default_choice = *table_index[def];
 
-  // A pick is served only from a whole record whose winner is valid (check_record).
-  std::vector<CandidateId> ids;
-  ids.reserve(candidates.size());
-  for (const ChoicePtr& c : candidates) ids.push_back({c->name(), c->hash_key()});
   for (const ProblemDecl& decl : spec.problems) {
-    Result<Problem> problem = make_problem(spec, decl);
-    if (!problem) return std::unexpected(problem.error());
-    Result<std::optional<TuningRecord>> hit = lookup_checked(
-        cache, spec_tuning_key(*problem, choices, backend, selector.seed, selector.tolerance), ids);
-    if (!hit) return std::unexpected(hit.error());
-    if (!*hit) continue;  // untuned
-    auto choice = spec_index((*hit)->winner);
+    Result<StoredPick> stored = lookup(decl);
+    if (!stored) return std::unexpected(stored.error());
+    const std::optional<TuningRecord>& hit = stored->record;
+    if (!hit) continue;  // untuned
+    auto choice = spec_index(hit->winner);
     std::vector<std::int64_t> sizes;
     for (const std::string& name : t.size_names) {
       auto v = problem_size(decl, name);
@@ -106,7 +120,7 @@ Result<DispatchTableBuild> make_dispatch_table(const Spec& spec, SpecChoices& ch
       out.notes.push_back(
           fmt::format("{}: the pick {} is a library call; served by the nearest "
                       "tuned shape",
-                      problem->name, (*hit)->winner));
+                      stored->problem, hit->winner));
       continue;
     }
     if (Status s = compile(*choice); !s) return std::unexpected(s.error());

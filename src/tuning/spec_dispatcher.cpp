@@ -2,7 +2,7 @@
 // (library calls bind each shape's sizes) and tunes unseen shapes in the background: one thread
 // per shape runs a Selector over a fresh copy of the spec's choices (candidates in a
 // ktune-worker), which stores the outcome in the tuning cache; the pick then goes to
-// Dispatcher::add_tuned.
+// Dispatcher::add_tuned. op: cuda.gemm specs: cuda_op_dispatch.cpp, with the same loader.
 #include "ktune/tuning/spec_dispatcher.h"
 
 #include <fmt/format.h>
@@ -15,50 +15,42 @@
 #include "core/file_util.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
+#include "tuning/spec_loader.h"
 #if KTUNE_HAVE_CUDA
 #include "ktune/backend/cuda_backend.h"
 #include "tuning/cuda_launch_fns.h"
+#include "tuning/cuda_op_dispatch.h"
 #endif
 
 namespace ktune {
 namespace {
 
-// A choice's KernelFn for one problem: Choice::load on the CPU; on a device, its launch spec
-// made runnable on the caller's stream (cuda_launch_fns.h).
-using MakeFn = std::function<Result<KernelFn>(Choice&, const Backend&, const Problem&)>;
-// The spec's choices for one of its problems (device kernels are built per problem, for the
-// device's limits).
-using ChoicesFor = std::function<Result<SpecChoices>(const ProblemDecl&)>;
-
 class SpecLoader final : public KernelLoader {
  public:
-  // `per_problem`: every choice's KernelFn is made per problem (a device launch's grid follows
-  // the sizes); otherwise only library calls are.
-  SpecLoader(Spec spec, SpecChoices choices, std::unique_ptr<Backend> backend, MakeFn make_fn,
-             ChoicesFor choices_for, bool per_problem, DispatcherOptions options)
+  SpecLoader(Spec spec, SpecChoices choices, std::unique_ptr<Backend> backend,
+             SpecLoaderHooks hooks, bool tune_unseen)
       : spec_(std::move(spec)),
         choices_(std::move(choices)),
         backend_(std::move(backend)),
-        make_fn_(std::move(make_fn)),
-        choices_for_(std::move(choices_for)),
-        per_problem_(per_problem),
-        options_(std::move(options)),
+        hooks_(std::move(hooks)),
+        tune_unseen_(tune_unseen && hooks_.tune),
         template_fns_(choices_.candidates.size()) {}
   ~SpecLoader() override { (void)wait(); }
 
   Status check(std::span<const std::int64_t> sizes) const override {
-    Result<Problem> p = problem_for(sizes);
+    Result<Problem> p = hooks_.problem(decl_for(sizes));
     if (!p) return std::unexpected(p.error());
     return {};
   }
 
   Result<KernelFn> load(std::size_t choice, std::span<const std::int64_t> sizes) override {
-    Result<Problem> problem = problem_for(sizes);
+    Result<Problem> problem = hooks_.problem(decl_for(sizes));
     if (!problem) return std::unexpected(problem.error());
-    if (per_problem_) return load_per_problem(choice, sizes, *problem);
+    if (hooks_.choices_for) return load_per_problem(choice, sizes, *problem);
     Choice& c = *choices_.candidates[choice];
-    // Library calls bind the problem's sizes when loaded; generated code does not.
-    const bool per_problem = c.kind() != Choice::Kind::kTemplate;
+    // Library calls bind the problem's sizes when loaded; generated code does not, unless its
+    // launch geometry follows them.
+    const bool per_problem = hooks_.launch_per_problem || c.kind() != Choice::Kind::kTemplate;
     if (!per_problem && template_fns_[choice]) {
       if (Status s = c.supports(*problem); !s) return std::unexpected(s.error());
       return *template_fns_[choice];
@@ -66,21 +58,24 @@ class SpecLoader final : public KernelLoader {
     if (c.artifact() == nullptr) {
       if (Status s = c.compile(*backend_); !s) return std::unexpected(s.error());
     }
-    Result<KernelFn> fn = make_fn_(c, *backend_, *problem);
+    Result<KernelFn> fn = hooks_.make_fn(c, *backend_, *problem);
     if (fn && !per_problem) template_fns_[choice] = *fn;
     return fn;
   }
 
   void unseen(Dispatcher& d, std::span<const std::int64_t> shape) override {
-    if (!options_.tune_unseen) return;
-    Result<Problem> problem = problem_for(shape);
+    if (!tune_unseen_) return;
+    ProblemDecl decl = decl_for(shape);
+    Result<Problem> problem = hooks_.problem(decl);
     if (!problem) return;  // check() passed before: cannot happen
     std::vector<std::int64_t> sizes(shape.begin(), shape.end());
     std::lock_guard lock(mu_);
     ++started_;
-    threads_.emplace_back([this, &d, sizes = std::move(sizes),
+    threads_.emplace_back([this, &d, sizes = std::move(sizes), decl = std::move(decl),
                            problem = std::move(*problem)]() mutable {
-      Result<std::string> winner = tune_winner(problem, decl_for(sizes));
+      // The hook builds choices of its own, since Selector::select compiles the candidates it
+      // is given while the Dispatcher loads its own; and its own cache connection (SQLite, WAL).
+      Result<std::string> winner = hooks_.tune(*backend_, problem, decl);
       Status added =
           winner ? d.add_tuned(std::move(sizes), *winner) : Status(std::unexpected(winner.error()));
       std::lock_guard lock(mu_);
@@ -114,19 +109,18 @@ class SpecLoader final : public KernelLoader {
   }
 
  private:
-  // Device kernels are built per problem (their launch geometry is the problem's): the choice of
-  // the same name among the choices for these sizes, compiled (a code-cache hit: the source and
-  // flags do not depend on the sizes) and made runnable.
+  // The choice of the same name among the choices for these sizes, compiled (a code-cache hit:
+  // the source and flags do not depend on the sizes) and made runnable.
   Result<KernelFn> load_per_problem(std::size_t choice, std::span<const std::int64_t> sizes,
                                     const Problem& problem) {
-    Result<SpecChoices> mine = choices_for_(decl_for(sizes));
+    Result<SpecChoices> mine = hooks_.choices_for(decl_for(sizes));
     if (!mine) return std::unexpected(mine.error());
     const std::string name = choices_.candidates[choice]->name();
     for (ChoicePtr& c : mine->candidates) {
       if (c->name() != name) continue;
       if (Status s = c->supports(problem); !s) return std::unexpected(s.error());
       if (Status s = c->compile(*backend_); !s) return std::unexpected(s.error());
-      return make_fn_(*c, *backend_, problem);
+      return hooks_.make_fn(*c, *backend_, problem);
     }
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{} is not a candidate at {} (the device's limits leave it out)",
@@ -139,31 +133,12 @@ class SpecLoader final : public KernelLoader {
     }
     return decl;
   }
-  Result<Problem> problem_for(std::span<const std::int64_t> sizes) const {
-    return make_problem(spec_, decl_for(sizes));
-  }
-
-  // The winner's name. Choices of its own, since Selector::select compiles the candidates it is
-  // given while the Dispatcher loads its own; its own cache connection too (SQLite, WAL).
-  Result<std::string> tune_winner(const Problem& problem, const ProblemDecl& decl) const {
-    Result<SpecChoices> choices = choices_for_(decl);
-    if (!choices) return std::unexpected(choices.error());
-    Result<std::unique_ptr<TuningCache>> cache = open_sqlite_cache(options_.cache_dir);
-    if (!cache) return std::unexpected(cache.error());
-    Selector selector(*backend_, **cache, options_.selector);
-    Result<Selection> selection =
-        selector.select(problem, choices->candidates, choices->reference.get());
-    if (!selection) return std::unexpected(selection.error());
-    return choices->candidates[selection->winner_index]->name();
-  }
 
   const Spec spec_;
   SpecChoices choices_;  // compile() and load() change them; called under the build lock
   std::unique_ptr<Backend> backend_;
-  const MakeFn make_fn_;
-  const ChoicesFor choices_for_;
-  const bool per_problem_;
-  const DispatcherOptions options_;
+  const SpecLoaderHooks hooks_;
+  const bool tune_unseen_;
   std::vector<std::optional<KernelFn>> template_fns_;  // template choices, loaded once
   mutable std::mutex mu_;                              // guards the three below
   std::vector<std::thread> threads_;                   // background tunings not joined yet
@@ -178,36 +153,37 @@ Result<std::unique_ptr<Dispatcher>> open_dispatcher(const std::filesystem::path&
   Result<Spec> spec = load_spec(spec_file);
   if (!spec) return std::unexpected(spec.error());
   if (options.cache_dir.empty()) options.cache_dir = default_cache_dir();
+  if (!spec->op.name.empty()) {
+#if KTUNE_HAVE_CUDA
+    return open_cuda_gemm_dispatcher(std::move(*spec), std::move(options));
+#else
+    return make_error(ErrorCode::kUnavailable,
+                      fmt::format("{}: op: {}: {}", spec_file.string(), spec->op.name,
+                                  not_built(BuildFeature::kCuda).message));
+#endif
+  }
   options.selector.seed = spec->seed;
   options.selector.tolerance = spec->tolerance;
 
   // The CLI's default compile options, so that the toolchain fingerprint in the keys matches.
   std::unique_ptr<Backend> owned;
-  MakeFn make_fn;
-  ChoicesFor choices_for;
-  const bool cuda = spec->kernel.language == "cuda";
-  if (!spec->op.name.empty() || spec->kernel.language == "opencl") {
-    return make_error(
-        ErrorCode::kInvalidArgument,
-        fmt::format("{}: open_dispatcher serves c++ and cuda kernel specs; this is "
-                    "{}",
-                    spec_file.string(),
-                    spec->op.name.empty() ? "an opencl kernel spec"
-                                          : "an op spec (op: " + spec->op.name + ")"));
+  SpecLoaderHooks hooks;
+  // Fresh choices for each background tuning (and each shape's, for device kernels).
+  std::function<Result<SpecChoices>(const ProblemDecl&)> choices_for;
+  if (spec->kernel.language == "opencl") {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: open_dispatcher serves c++ and cuda kernel specs and op: "
+                                  "cuda.gemm specs; this is an opencl kernel spec",
+                                  spec_file.string()));
   }
-  if (cuda) {
+  if (spec->kernel.language == "cuda") {
 #if KTUNE_HAVE_CUDA
     auto fns = CudaLaunchFns::create(options.cuda_stream);
     if (!fns) return std::unexpected(fns.error());
     Result<CudaBackend> backend = CudaBackend::create(CudaCompileOptions{}, options.cache_dir);
     if (!backend) return std::unexpected(backend.error());
     owned = std::make_unique<CudaBackend>(std::move(*backend));
-    std::shared_ptr<CudaLaunchFns> shared(std::move(*fns));
-    make_fn = [shared](Choice& c, const Backend&, const Problem& p) -> Result<KernelFn> {
-      Result<LaunchSpec> launch = c.launch_spec(p);
-      if (!launch) return std::unexpected(launch.error());
-      return shared->make(*launch, p);
-    };
+    hooks.make_fn = cuda_launch_make_fn(std::move(*fns));
     // Background tunings: the worker sees the GPU as its device 0, as `ktune tune` gives it.
     options.selector.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", "0");
     if (!spec->kernel.size_defines.empty()) {
@@ -222,9 +198,11 @@ Result<std::unique_ptr<Dispatcher>> open_dispatcher(const std::filesystem::path&
       if (!cpu) return std::unexpected(cpu.error());
       host = std::make_shared<CpuBackend>(std::move(*cpu));
     }
+    // A device kernel's launch is bound to the problem its choices are built for.
     choices_for = [spec = *spec, limits = owned->device_limits(), host](const ProblemDecl& decl) {
       return make_spec_choices(spec, {}, SpecTarget{limits, &decl, host});
     };
+    hooks.choices_for = choices_for;
 #else
     return std::unexpected(not_built(BuildFeature::kCuda));
 #endif
@@ -232,9 +210,23 @@ Result<std::unique_ptr<Dispatcher>> open_dispatcher(const std::filesystem::path&
     Result<CpuBackend> backend = CpuBackend::create(CpuCompileOptions{}, options.cache_dir);
     if (!backend) return std::unexpected(backend.error());
     owned = std::make_unique<CpuBackend>(std::move(*backend));
-    make_fn = [](Choice& c, const Backend& b, const Problem& p) { return c.load(b, p); };
+    hooks.make_fn = [](Choice& c, const Backend& b, const Problem& p) { return c.load(b, p); };
     choices_for = [spec = *spec](const ProblemDecl&) { return make_spec_choices(spec); };
   }
+  hooks.problem = [spec = *spec](const ProblemDecl& decl) { return make_problem(spec, decl); };
+  hooks.tune = [choices_for, cache_dir = options.cache_dir, selector = options.selector](
+                   const Backend& backend, const Problem& problem,
+                   const ProblemDecl& decl) -> Result<std::string> {
+    Result<SpecChoices> choices = choices_for(decl);
+    if (!choices) return std::unexpected(choices.error());
+    Result<std::unique_ptr<TuningCache>> cache = open_sqlite_cache(cache_dir);
+    if (!cache) return std::unexpected(cache.error());
+    Selector tuner(backend, **cache, selector);
+    Result<Selection> selection =
+        tuner.select(problem, choices->candidates, choices->reference.get());
+    if (!selection) return std::unexpected(selection.error());
+    return choices->candidates[selection->winner_index]->name();
+  };
   // The candidates of the spec's first problem serve every size.
   Result<SpecChoices> choices = choices_for(spec->problems.front());
   if (!choices) return std::unexpected(choices.error());
@@ -244,10 +236,17 @@ Result<std::unique_ptr<Dispatcher>> open_dispatcher(const std::filesystem::path&
       make_dispatch_table(*spec, *choices, *owned, **cache, options.selector,
                           options.default_choice, /*generated_only=*/false);
   if (!built) return std::unexpected(built.error());
-  auto loader = std::make_unique<SpecLoader>(std::move(*spec), std::move(*choices),
-                                             std::move(owned), std::move(make_fn),
-                                             std::move(choices_for), cuda, std::move(options));
-  return Dispatcher::create(std::move(built->table), std::move(loader));
+  return Dispatcher::create(
+      std::move(built->table),
+      make_spec_loader(std::move(*spec), std::move(*choices), std::move(owned), std::move(hooks),
+                       options.tune_unseen));
+}
+
+std::unique_ptr<KernelLoader> make_spec_loader(Spec spec, SpecChoices choices,
+                                               std::unique_ptr<Backend> backend,
+                                               SpecLoaderHooks hooks, bool tune_unseen) {
+  return std::make_unique<SpecLoader>(std::move(spec), std::move(choices), std::move(backend),
+                                      std::move(hooks), tune_unseen);
 }
 
 }  // namespace ktune

@@ -24,15 +24,15 @@ struct DispatcherOptions {
   // Code cache and tuning cache (tuning.sqlite3); empty: default_cache_dir(), as the CLI.
   std::filesystem::path cache_dir;
   // The candidate served when no shape is tuned; empty: the spec's first template config (the
-  // first candidate).
+  // first candidate); op: cuda.gemm specs: cuBLAS ("cublas_gemm", "cublas_gemm+epilogue").
   std::optional<std::string> default_choice;
   // Tune a shape with no tuned record in the background (one std::thread running a Selector,
   // candidates isolated in a ktune-worker) while serving the nearest or default pick. A shape
   // tuned in an earlier run is found by that Selector in the tuning cache without measuring.
   bool tune_unseen = false;
-  // kernel.language cuda specs: the stream every call is enqueued on (a cudaStream_t or
-  // CUstream; null: the legacy default stream). Calls take device addresses for buffers. The
-  // CUDA context current when open_dispatcher runs is the one kernels are loaded in.
+  // kernel.language cuda and op: cuda.gemm specs: the stream every call is enqueued on (a
+  // cudaStream_t or CUstream; null: the legacy default stream). Calls take device addresses for
+  // buffers. The CUDA context current when open_dispatcher runs is the one kernels are loaded in.
   CUstream_st* cuda_stream = nullptr;
   // For background tuning. Its seed and tolerance are replaced by the spec's, as the CLI does by
   // default, so that the tuning-cache keys match `ktune tune`'s.
@@ -42,12 +42,27 @@ struct DispatcherOptions {
     o.progress = nullptr;
     return o;
   }();
+  // op: cuda.gemm specs, whose problems are tuned as `ktune tune spec.yaml` (and `ktune gemm`)
+  // tunes them (cuda_gemm_tuning.h); `selector` above is for kernel specs.
+  struct CudaGemm {
+    // The candidate set, part of the tuning-cache key: `ktune tune`'s --cublaslt-algos and
+    // --simt, whose defaults these are.
+    int cublaslt_algos = 8;
+    bool simt = false;
+    // Background tunings; empty: cuda_gemm_selector_defaults() without output. Its seed is
+    // replaced by the spec's; cuda_gemm_tuning sets the tolerance and the worker's GPU.
+    std::optional<SelectorOptions> selector;
+  } cuda_gemm;
 };
 
 // Loads the spec and, for each of its problems, the pick that `ktune tune` stored with the
 // default options (same compiler flags, the spec's seed and tolerance); a problem without a
 // record is untuned. Every pick and the default are compiled (code-cache hits when tuned) and
 // loaded here. Fails on a bad spec, an unknown default_choice or a pick that does not load.
+// op: cuda.gemm specs: the picks of `ktune tune spec.yaml` / `ktune gemm` (the key of
+// cuda_gemm_tuning(), the spec's seed), served on cuda_stream; a call's sizes are M, N, K and its
+// arguments C, A, B (device addresses), then pointers to M, N, K as int32, then the epilogue's
+// operands (cuda_gemm_problem's order). Every candidate of every shape is served, built once.
 [[nodiscard]] Result<std::unique_ptr<Dispatcher>> open_dispatcher(const std::filesystem::path& spec,
                                                                   DispatcherOptions options = {});
 
