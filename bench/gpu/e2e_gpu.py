@@ -10,9 +10,11 @@ import traceback
 from pathlib import Path
 
 import torch
+from torch._dynamo.utils import counters
 
 import e2e_graphs as eg
 
+DEVICE = "cuda"  # a dry run of this file's logic on the CPU sets "cpu" (and fakes torch.cuda)
 
 def cuda_time_ms(fn, args):
     """Per-call time: after warm-up, CUDA events around a loop of `iters` calls on the current
@@ -140,6 +142,8 @@ def torch_sides(args, g, w, ref):
         ind["next_3_calls_s"] = time.perf_counter() - t0
         ind["peak_bytes"] = torch.cuda.max_memory_allocated() - base
         ind["reserved_bytes_after"] = torch.cuda.memory_reserved()
+        # Nonzero when Inductor fell back to running without CUDA graphs (its log says why).
+        ind["cudagraph_skips"] = counters["inductor"]["cudagraph_skips"]
         del y2
 
         def step():
@@ -154,7 +158,7 @@ def torch_sides(args, g, w, ref):
 
 def run_block(args, compile_ktune):
     block, out = args.block, Path(args.outdir)
-    dev = torch.device("cuda", torch.cuda.current_device())
+    dev = torch.device(DEVICE, torch.cuda.current_device())
     torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 reference in fp32
     torch.backends.cudnn.allow_tf32 = False
     g = eg.make_graph(block, args.tokens, args.hidden, args.ffn, args.dtype)

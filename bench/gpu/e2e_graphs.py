@@ -211,7 +211,7 @@ def cuda_tensors(ts, dtype):
     arr = (KtuneCudaTensor * len(ts))()
     for s, t in zip(arr, ts):
         _fill(s, t)
-        s.dtype, s.device = DTYPE_CODE[dtype], t.device.index
+        s.dtype, s.device = DTYPE_CODE[dtype], t.device.index or 0
     return arr
 
 
