@@ -13,9 +13,11 @@
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,6 +40,8 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--ktune-arg", action="append", default=[],
                    help="one more argument to `ktune compile` (repeatable)")
+    p.add_argument("--block-timeout", type=float, default=None,
+                   help="seconds each block's process may run (what it wrote by then is kept)")
     p.add_argument("--check-cpu", action="store_true")
     p.add_argument("--block", help=argparse.SUPPRESS)  # a child process: this one block
     a = p.parse_args(argv)
@@ -58,7 +62,6 @@ def parse_args(argv):
 def compile_ktune(args, graph_file, out, cache, device, log):
     cmd = [args.ktune, "--cache-dir", str(cache), "compile", str(graph_file), "-o", str(out)]
     cmd += (["--device", device] if device == "cuda" else []) + args.ktune_arg
-    import time
     t0 = time.perf_counter()
     with open(log, "w") as f:
         rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
@@ -92,12 +95,13 @@ def check_cpu(args):
             py = f"{ctypes.sizeof(T)} {T.ndim.offset} {T.sizes.offset} {T.strides.offset}"
             print(f"KtuneCudaTensor layout: C {c}, ctypes {py}: {'ok' if c == py else 'DIFFERENT'}")
             ok &= c == py
+        # The examples' CPU candidates (the CUDA graphs carry no gemm_spec).
+        if not any(a.startswith("--gemm-spec") for a in args.ktune_arg):
+            args.ktune_arg += ["--gemm-spec", str(eg.ROOT / "examples/matmul_cpu/matmul.yaml")]
         for block in args.blocks:
             g = eg.make_graph(block, args.tokens, args.hidden, args.ffn, "f32")
             gf = tmp / f"{block}.json"
             gf.write_text(json.dumps(g, indent=2))
-            if not any(a.startswith("--gemm-spec") for a in args.ktune_arg):
-                args.ktune_arg += ["--gemm-spec", str(eg.ROOT / "examples/matmul_cpu/matmul.yaml")]
             out = tmp / f"{block}-out"
             wall, err = compile_ktune(args, gf, out, tmp / f"{block}-cache", "cpu",
                                       tmp / f"{block}.log")
@@ -167,26 +171,46 @@ def report_table(results):
 
 
 def run_children(args, argv):
-    """One process per block (cold caches for both sides), then the table."""
+    """One process per block (cold caches for both sides), then the table of every block with a
+    result in OUTDIR (so that the blocks can be run by separate commands into one OUTDIR)."""
     outdir = Path(args.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    results = []
+    died = {}
     for block in args.blocks:
         res = outdir / f"{block}.json"
         res.unlink(missing_ok=True)
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, TORCHINDUCTOR_FORCE_DISABLE_CACHES="1",
                        TORCHINDUCTOR_CACHE_DIR=f"{cache}/inductor", TRITON_CACHE_DIR=f"{cache}/triton")
-            rc = subprocess.run([sys.executable, __file__, *argv, "--block", block], env=env).returncode
+            # Its own process group, so that a timeout also ends what it started (ktune, nvcc,
+            # Inductor's compile workers).
+            child = subprocess.Popen([sys.executable, __file__, *argv, "--block", block], env=env,
+                                     start_new_session=True)
+            try:
+                rc = child.wait(timeout=args.block_timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+                rc = f"killed after --block-timeout {args.block_timeout} s"
+        if not res.exists():
+            died[block] = f"the block's process exited {rc} with no result"
+        elif rc != 0 and rc != 1:  # 1: it finished, outside the tolerance or with a side failed
+            died[block] = f"the block's process exited {rc}; its result is partial"
+    results = []
+    for block in BLOCK_NAMES:
+        res = outdir / f"{block}.json"
         if res.exists():
             results.append(json.loads(res.read_text()))
-        else:
-            results.append({"block": block, "error": f"the block's process exited {rc} with no result"})
+        if block in died:
+            if not res.exists():
+                results.append({"block": block})
+            results[-1]["error"] = died[block]
+            results[-1]["ok"] = False
     (outdir / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     table = report_table(results)
     print(table)
     (outdir / "table.md").write_text(table + "\n")
-    return 0 if all(r.get("ok") for r in results) else 1
+    return 0 if results and all(r.get("ok") for r in results) else 1
 
 
 def main(argv):
@@ -196,7 +220,12 @@ def main(argv):
         return check_cpu(args)
     if args.block:
         import e2e_gpu
-        return e2e_gpu.run_block(args, compile_ktune)
+        try:
+            return e2e_gpu.run_block(args, compile_ktune)
+        except Exception:  # before or after its sides: not a result (exit 1 is one)
+            import traceback
+            traceback.print_exc()
+            return 3
     return run_children(args, argv)
 
 

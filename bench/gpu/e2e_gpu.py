@@ -180,6 +180,9 @@ def run_block(args, compile_ktune):
     except Exception as e:  # the ABI's failures and ctypes' (a missing symbol): on the record
         res["ktune"] = {"error": f"{type(e).__name__}: {e}"}
         traceback.print_exc()
+    res["ok"] = False
+    result = out / f"{block}.json"
+    result.write_text(json.dumps(res, indent=2) + "\n")  # kept if the torch side never returns
     torch.cuda.empty_cache()
     try:
         res["eager"], res["inductor"], y_i = torch_sides(args, g, w, ref)
@@ -190,6 +193,6 @@ def run_block(args, compile_ktune):
     if y_k is not None and y_i is not None:
         res["ktune_vs_inductor_max_abs_diff"] = (y_k.float() - y_i.float()).abs().max().item()
     res["ok"] = all(res.get(s, {}).get("pass") for s in ("ktune", "inductor"))
-    (out / f"{block}.json").write_text(json.dumps(res, indent=2) + "\n")
+    result.write_text(json.dumps(res, indent=2) + "\n")
     print(json.dumps({k: v for k, v in res.items() if k in ("block", "shape", "ok")}), flush=True)
     return 0 if res["ok"] else 1
