@@ -24,19 +24,27 @@ HERE = Path(__file__).resolve().parent
 BLOCK_NAMES = ("mlp_block", "transformer_block")
 
 
+def positive(text):
+    v = int(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number above 0; got {text}")
+    return v
+
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__)
+    p = argparse.ArgumentParser(
+        description="ktune's compiled blocks against torch.compile(mode='max-autotune') on the GPU")
     p.add_argument("outdir", nargs="?", help="results folder (required unless --check-cpu)")
     p.add_argument("--ktune", default=str(HERE.parents[1] / "gpu-bundle/bin/ktune"))
-    p.add_argument("--tokens", type=int, default=None, help="T (default 4096; 12 with --check-cpu)")
-    p.add_argument("--hidden", type=int, default=None, help="H (default 2048; 16)")
-    p.add_argument("--ffn", type=int, default=None, help="MLP width (default 4H)")
+    p.add_argument("--tokens", type=positive, default=None,
+                   help="T (default 4096; 12 with --check-cpu)")
+    p.add_argument("--hidden", type=positive, default=None, help="H (default 2048; 16)")
+    p.add_argument("--ffn", type=positive, default=None, help="MLP width (default 4H)")
     p.add_argument("--dtype", choices=("bf16", "f16", "f32"), default=None,
                    help="default bf16 (f32 with --check-cpu)")
     p.add_argument("--blocks", default=",".join(BLOCK_NAMES))
-    p.add_argument("--iters", type=int, default=20, help="calls per timed loop")
-    p.add_argument("--repeats", type=int, default=15, help="timed loops; the median is kept")
+    p.add_argument("--iters", type=positive, default=20, help="calls per timed loop")
+    p.add_argument("--repeats", type=positive, default=15, help="timed loops; the median is kept")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--ktune-arg", action="append", default=[],
                    help="one more argument to `ktune compile` (repeatable)")
@@ -84,11 +92,11 @@ def check_cpu(args):
         # The ctypes struct against the C compiler's layout of the ABI's KtuneCudaTensor.
         cc = shutil.which("cc") or shutil.which("gcc")
         if cc:
-            (tmp / "l.c").write_text(eg.struct_layout_c() + "#include <stdio.h>\n#include <stddef.h>\n"
-                                     "int main(void) { printf(\"%zu %zu %zu %zu\", sizeof(struct "
-                                     "KtuneCudaTensor), offsetof(struct KtuneCudaTensor, ndim), "
-                                     "offsetof(struct KtuneCudaTensor, sizes), offsetof(struct "
-                                     "KtuneCudaTensor, strides)); return 0; }\n")
+            (tmp / "l.c").write_text(
+                eg.struct_layout_c() + "#include <stdio.h>\n#include <stddef.h>\n"
+                "int main(void) { printf(\"%zu %zu %zu %zu\", sizeof(struct KtuneCudaTensor), "
+                "offsetof(struct KtuneCudaTensor, ndim), offsetof(struct KtuneCudaTensor, sizes), "
+                "offsetof(struct KtuneCudaTensor, strides)); return 0; }\n")
             subprocess.run([cc, str(tmp / "l.c"), "-o", str(tmp / "l")], check=True)
             c = subprocess.run([str(tmp / "l")], capture_output=True, text=True).stdout
             T = eg.KtuneCudaTensor
@@ -181,21 +189,22 @@ def run_children(args, argv):
         res.unlink(missing_ok=True)
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, TORCHINDUCTOR_FORCE_DISABLE_CACHES="1",
-                       TORCHINDUCTOR_CACHE_DIR=f"{cache}/inductor", TRITON_CACHE_DIR=f"{cache}/triton")
+                       TORCHINDUCTOR_CACHE_DIR=f"{cache}/inductor",
+                       TRITON_CACHE_DIR=f"{cache}/triton")
             # Its own process group, so that a timeout also ends what it started (ktune, nvcc,
             # Inductor's compile workers).
             child = subprocess.Popen([sys.executable, __file__, *argv, "--block", block], env=env,
                                      start_new_session=True)
             try:
-                rc = child.wait(timeout=args.block_timeout)
+                rc = f"exited {child.wait(timeout=args.block_timeout)}"
             except subprocess.TimeoutExpired:
                 os.killpg(child.pid, signal.SIGKILL)
                 child.wait()
-                rc = f"killed after --block-timeout {args.block_timeout} s"
+                rc = f"was killed after --block-timeout {args.block_timeout} s"
         if not res.exists():
-            died[block] = f"the block's process exited {rc} with no result"
-        elif rc != 0 and rc != 1:  # 1: it finished, outside the tolerance or with a side failed
-            died[block] = f"the block's process exited {rc}; its result is partial"
+            died[block] = f"the block's process {rc} with no result"
+        elif rc not in ("exited 0", "exited 1"):  # 1: outside the tolerance or a side failed
+            died[block] = f"the block's process {rc}; its result is partial"
     results = []
     for block in BLOCK_NAMES:
         res = outdir / f"{block}.json"
