@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# On the GPU machine: the MLP and transformer blocks of examples/ compiled by ktune (`ktune compile
+# --device cuda`) and by torch.compile(mode="max-autotune"), side by side (bench/gpu/e2e_blocks.py):
+# forward time, compile + tune wall, device memory, outputs against an fp32 reference. Reads
+# gpu-bundle/ (bench/gpu/bundle.sh); writes to OUTDIR: summary.txt, e2e.log, table.md,
+# results.json, <block>.json, <block>.graph.json, <block>-ktune/ (the program),
+# <block>-ktune-compile.log.
+#
+#   bash bench/gpu/e2e_blocks.sh OUTDIR [e2e_blocks.py flags]
+#   bash bench/gpu/e2e_blocks.sh OUTDIR --tokens 512 --hidden 256   # a smoke run first
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:?usage: e2e_blocks.sh OUTDIR [e2e_blocks.py flags]}
+shift
+mkdir -p "$out"
+bundle=$root/gpu-bundle
+# The CUDA libraries ktune opens with dlopen: the toolkit's, else the Python wheels' (as run.sh).
+libdirs=$(find / -xdev \( -name 'libcublasLt.so.1[23]' -o -name 'libnvrtc.so.1[23]' \) \
+            -printf '%h\n' 2>/dev/null | sort -u | paste -sd: -)
+export LD_LIBRARY_PATH=$bundle/lib:$libdirs:${LD_LIBRARY_PATH:-}
+export KTUNE_WORKER=$bundle/bin/ktune-worker
+# nvcc builds the emitted program (DIR/<graph>.cu into DIR/lib<graph>.so).
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  echo "nvcc: $(nvcc --version 2>/dev/null | tail -1)"
+  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
+  echo "libraries from: $libdirs"
+} 2>&1 | tee "$out/summary.txt"
+PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/e2e_blocks.py" "$out" --ktune "$bundle/bin/ktune" "$@" \
+  >"$out/e2e.log" 2>&1
+rc=$?
+cat "$out/table.md" 2>/dev/null | tee -a "$out/summary.txt"
+echo "e2e_blocks.py: exit $rc (0: both sides within tolerance on every block; log: $out/e2e.log)" \
+  | tee -a "$out/summary.txt"
+exit $rc
