@@ -229,7 +229,6 @@ std::string emit_program(const CudaProgram& p) {
       G, p.arena_bytes);
   // destroy: after the queued work that may still use the arena.
   out += fmt::format("extern \"C\" void {0}_destroy({0}_program* p) {{\n  if (p == nullptr) return;\n"
-                     "  if (p->capture) cudaStreamSynchronize(p->capture);\n"
                      "  cudaDeviceSynchronize();\n"
                      "  if (p->exec) cudaGraphExecDestroy(p->exec);\n",
                      G);

@@ -3,11 +3,13 @@
 // compiled by NVRTC for sm_90a, cuBLAS, cuBLASLt with and without its fused epilogue, cuBLAS
 // followed by the separate epilogue kernel), nvcc building it (skipped without nvcc), and the
 // picks it refuses.
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "ktune/codegen/cuda_wrapper.h"
+#include "core/subprocess.h"
 #include "support/temp_dir.h"
 
 #if KTUNE_HAVE_CUDA
@@ -28,7 +30,6 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-const std::filesystem::path kExamples = std::filesystem::path(KTUNE_SOURCE_DIR) / "examples";
 
 TEST(CudaWrapper, RefusesPicksThatAreNotCudaLaunches) {
   codegen::Graph g;
@@ -86,6 +87,13 @@ TEST(CudaWrapper, RefusesPicksThatAreNotCudaLaunches) {
 
 #if KTUNE_HAVE_CUDA
 
+// $KTUNE_TEST_SOURCE_DIR overrides the source folder compiled in (as support/cli_run.h's).
+std::filesystem::path example_graph(const std::string& name) {
+  const char* moved = std::getenv("KTUNE_TEST_SOURCE_DIR");
+  return std::filesystem::path(moved && *moved ? moved : KTUNE_SOURCE_DIR) / "examples" / name /
+         "graph.yaml";
+}
+
 struct Emitted {
   codegen::Graph graph;
   codegen::Wrapper wrapper;
@@ -110,7 +118,7 @@ class CudaWrapperEmit : public ::testing::Test {
   static Emitted emit(const char* example, DType dtype,
                       const std::vector<CudaPickSpec>& specs) {
     Emitted e;
-    e.graph = graph_as(kExamples / example / "graph.yaml", dtype);
+    e.graph = graph_as(example_graph(example), dtype);
     auto w = emit_cuda_wrapper(e.graph, cuda_picks(e.graph, *backend_, specs));
     EXPECT_TRUE(w.has_value()) << w.error().message;
     if (w) e.wrapper = std::move(*w);
@@ -207,6 +215,20 @@ TEST_F(CudaWrapperEmit, NvccBuildsTheLibraryAndTheBenchmark) {
     EXPECT_EQ(files->source.extension(), ".cu");
     EXPECT_THAT(files->library_command,
                 ::testing::IsSupersetOf({"-gencode", "arch=compute_90a,code=sm_90a", "-shared"}));
+    // Bad arguments are refused before the GPU is touched: usage on stderr, exit 2 (where the
+    // executable can load at all: it links the driver's libcuda.so.1).
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver == nullptr) continue;
+    dlclose(driver);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"abc"}, {"0"}, {"5", "-1"}, {"5", "1", "x"}}) {
+      std::vector<std::string> argv = {files->executable.string()};
+      argv.insert(argv.end(), args.begin(), args.end());
+      auto r = run_process(argv);
+      ASSERT_TRUE(r.has_value()) << r.error().message;
+      EXPECT_EQ(r->exit_code, 2) << args[0] << ": " << r->output;
+      EXPECT_THAT(r->output, HasSubstr("usage: " + e.graph.name + " [RUNS [SEED]]"));
+    }
   }
 }
 
