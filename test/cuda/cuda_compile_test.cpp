@@ -41,50 +41,6 @@ using ErrorFn = const char* (*)(const void*);
 using DestroyFn = void (*)(void*);
 using BytesFn = std::size_t (*)();
 
-codegen::Graph every_op_graph(DType d) {
-  using T = TensorSpec;
-  auto g = codegen::GraphBuilder("every_op")
-               .input("x", T::contiguous(d, {64, 128}))
-               .input("ln_g", T::contiguous(d, {128}))
-               .input("ln_b", T::contiguous(d, {128}))
-               .input("w1", T::contiguous(d, {128, 256}))
-               .input("b1", T::contiguous(d, {256}))
-               .input("w2", T::contiguous(d, {256, 128}))
-               .input("wq", T::contiguous(d, {128, 64}))
-               .node("a", OpKind::kLayerNorm, {"x", "ln_g", "ln_b"})
-               .node("h", OpKind::kGemm, {"a", "w1"})
-               .node("hb", OpKind::kBiasAdd, {"h", "b1"})
-               .node("r", OpKind::kRelu, {"hb"})
-               .node("s", OpKind::kSilu, {"r"})
-               .node("gl", OpKind::kGelu, {"s"})
-               .node("o", OpKind::kGemm, {"gl", "w2"})
-               .node("res", OpKind::kAdd, {"o", "x"})
-               .node("q", OpKind::kGemm, {"res", "wq"})
-               .node("qs", OpKind::kSilu, {"q"})
-               .node("qt", OpKind::kTranspose, {"qs"})
-               .node("sc", OpKind::kGemm, {"qs", "qt"})
-               .node("scs", OpKind::kScale, {"sc"}, 0.125)
-               .node("pr", OpKind::kRowSoftmax, {"scs"})
-               .node("ps", OpKind::kScale, {"pr"}, 3.0)
-               .node("rs", OpKind::kRowSum, {"ps"})
-               .node("v", OpKind::kBiasAdd, {"res", "ln_b"})
-               .node("w", OpKind::kAdd, {"v", "x"})
-               .node("u", OpKind::kRelu, {"w"})
-               .output("u")
-               .output("pr")
-               .output("rs")
-               .build();
-  EXPECT_TRUE(g.has_value()) << g.error().message;
-  return g ? *g : codegen::Graph{};
-}
-
-std::vector<CudaPickSpec> every_op_picks() {
-  return {{"h", {"hb", "r"}, {"b1"}, "bias,relu", "cublaslt_bias_relu_algo0"},
-          {"o", {"res"}, {"x"}, "residual", "template"},
-          {"q", {"qs"}, {}, "silu", "cublas_gemm+epilogue"},
-          {"sc", {}, {}, "", "cublaslt_algo0"}};
-}
-
 float round_bf16(float f) {
   std::uint32_t u;
   std::memcpy(&u, &f, 4);

@@ -232,6 +232,27 @@ TEST_F(CudaWrapperEmit, NvccBuildsTheLibraryAndTheBenchmark) {
   }
 }
 
+// The GPU test's graph (test/cuda/cuda_compile_test.cpp): emitted and built here already.
+TEST_F(CudaWrapperEmit, EveryOpGraphBuilds) {
+  const codegen::Graph g = every_op_graph(DType::kBF16);
+  auto w = emit_cuda_wrapper(g, cuda_picks(g, *backend_, every_op_picks()));
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const std::string& s = w->source;
+  for (const char* call : {"ktune_layer_norm<<<", "ktune_launch_transpose(qt, qs", "KtuneSilu{}",
+                           "KtuneGelu{}", "KtuneRelu{}", "KtuneScale{3.0f}", "ktune_row_sum<<<",
+                           "ktune_row_softmax<<<64, 32, 0, ktune_stream>>>(pr, sc, 64, 0.125f)",
+                           "ktune_launch_pointwise<true>(v, res, ln_b, 8192LL, 128LL, KtuneAdd{}"}) {
+    EXPECT_THAT(s, HasSubstr(call));
+  }
+  codegen::CudaBuildOptions options;
+  if (std::system((options.nvcc + " --version >/dev/null 2>&1").c_str()) != 0) {
+    GTEST_SKIP() << "[SKIP] nvcc not found: " << options.nvcc;
+  }
+  TempDir dir("cuda-wrapper-every-op");
+  auto files = codegen::write_cuda_wrapper(g, *w, dir.path(), options, true);
+  ASSERT_TRUE(files.has_value()) << files.error().message;
+}
+
 TEST_F(CudaWrapperEmit, TheTextIsDeterministic) {
   const Emitted a = emit("mlp_block", DType::kBF16, mlp_picks());
   const Emitted b = emit("mlp_block", DType::kBF16, mlp_picks());
