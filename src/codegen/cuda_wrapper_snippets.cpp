@@ -253,36 +253,67 @@ __device__ __forceinline__ float ktune_block_reduce(float v, bool max, float* sc
   return ktune_warp_reduce(v, max);
 }
 
+// Each element of a row: f(j, x[j]) for the block's share of row `row` of n elements, with
+// 16-byte loads under kVec (n a multiple of the vector width, so that every row is aligned).
+template <bool kVec, class T, class F>
+__device__ __forceinline__ void ktune_row_for(const T* __restrict__ row, int n, F f) {
+  if constexpr (kVec) {
+    constexpr int kWidth = 16 / sizeof(T);
+    for (int c = threadIdx.x; c < n / kWidth; c += blockDim.x) {
+      const KtuneVec<T> v = reinterpret_cast<const KtuneVec<T>*>(row)[c];
+#pragma unroll
+      for (int e = 0; e < kWidth; ++e) f(c * kWidth + e, ktune_f(v.v[e]));
+    }
+  } else {
+    for (int j = threadIdx.x; j < n; j += blockDim.x) f(j, ktune_f(row[j]));
+  }
+}
+// out[j] = g(j, in[j]) over the row, stored as wide as it was loaded.
+template <bool kVec, class T, class G>
+__device__ __forceinline__ void ktune_row_map(T* __restrict__ out, const T* __restrict__ in, int n,
+                                              G g) {
+  if constexpr (kVec) {
+    constexpr int kWidth = 16 / sizeof(T);
+    for (int c = threadIdx.x; c < n / kWidth; c += blockDim.x) {
+      const KtuneVec<T> v = reinterpret_cast<const KtuneVec<T>*>(in)[c];
+      KtuneVec<T> w;
+#pragma unroll
+      for (int e = 0; e < kWidth; ++e) w.v[e] = ktune_to<T>(g(c * kWidth + e, ktune_f(v.v[e])));
+      reinterpret_cast<KtuneVec<T>*>(out)[c] = w;
+    }
+  } else {
+    for (int j = threadIdx.x; j < n; j += blockDim.x) out[j] = ktune_to<T>(g(j, ktune_f(in[j])));
+  }
+}
+
 // softmax(scale * x) of each row, the max subtracted so that exp cannot overflow.
-template <class T>
+template <bool kVec, class T>
 __global__ void ktune_row_softmax(T* __restrict__ y, const T* __restrict__ x, int n,
                                   float scale) {
   __shared__ float scratch[32];
   const T* xr = x + static_cast<long long>(blockIdx.x) * n;
   T* yr = y + static_cast<long long>(blockIdx.x) * n;
   float mx = -INFINITY;
-  for (int j = threadIdx.x; j < n; j += blockDim.x) mx = fmaxf(mx, ktune_f(xr[j]) * scale);
+  ktune_row_for<kVec>(xr, n, [&](int, float v) { mx = fmaxf(mx, v * scale); });
   mx = ktune_block_reduce(mx, true, scratch);
   float sum = 0.0f;
-  for (int j = threadIdx.x; j < n; j += blockDim.x) sum += expf(ktune_f(xr[j]) * scale - mx);
+  ktune_row_for<kVec>(xr, n, [&](int, float v) { sum += expf(v * scale - mx); });
   const float inv = 1.0f / ktune_block_reduce(sum, false, scratch);
-  for (int j = threadIdx.x; j < n; j += blockDim.x) {
-    yr[j] = ktune_to<T>(expf(ktune_f(xr[j]) * scale - mx) * inv);
-  }
+  ktune_row_map<kVec>(yr, xr, n, [&](int, float v) { return expf(v * scale - mx) * inv; });
 }
 
-template <class T>
+template <bool kVec, class T>
 __global__ void ktune_row_sum(T* __restrict__ y, const T* __restrict__ x, int n) {
   __shared__ float scratch[32];
-  const T* xr = x + static_cast<long long>(blockIdx.x) * n;
   float sum = 0.0f;
-  for (int j = threadIdx.x; j < n; j += blockDim.x) sum += ktune_f(xr[j]);
+  ktune_row_for<kVec>(x + static_cast<long long>(blockIdx.x) * n, n,
+                      [&](int, float v) { sum += v; });
   sum = ktune_block_reduce(sum, false, scratch);
   if (threadIdx.x == 0) y[blockIdx.x] = ktune_to<T>(sum);
 }
 
 // (x - mean) / sqrt(var + eps) * gamma + beta, the biased variance from a second pass.
-template <class T>
+template <bool kVec, class T>
 __global__ void ktune_layer_norm(T* __restrict__ y, const T* __restrict__ x,
                                  const T* __restrict__ gamma, const T* __restrict__ beta, int n,
                                  float eps) {
@@ -290,17 +321,14 @@ __global__ void ktune_layer_norm(T* __restrict__ y, const T* __restrict__ x,
   const T* xr = x + static_cast<long long>(blockIdx.x) * n;
   T* yr = y + static_cast<long long>(blockIdx.x) * n;
   float sum = 0.0f;
-  for (int j = threadIdx.x; j < n; j += blockDim.x) sum += ktune_f(xr[j]);
+  ktune_row_for<kVec>(xr, n, [&](int, float v) { sum += v; });
   const float mean = ktune_block_reduce(sum, false, scratch) / n;
   float sq = 0.0f;
-  for (int j = threadIdx.x; j < n; j += blockDim.x) {
-    const float d = ktune_f(xr[j]) - mean;
-    sq += d * d;
-  }
+  ktune_row_for<kVec>(xr, n, [&](int, float v) { sq += (v - mean) * (v - mean); });
   const float rstd = rsqrtf(ktune_block_reduce(sq, false, scratch) / n + eps);
-  for (int j = threadIdx.x; j < n; j += blockDim.x) {
-    yr[j] = ktune_to<T>((ktune_f(xr[j]) - mean) * rstd * ktune_f(gamma[j]) + ktune_f(beta[j]));
-  }
+  ktune_row_map<kVec>(yr, xr, n, [&](int j, float v) {
+    return (v - mean) * rstd * ktune_f(gamma[j]) + ktune_f(beta[j]);
+  });
 }
 )KT";
 }
