@@ -1,7 +1,7 @@
 // Private to the codegen module: a graph with CUDA picks as the CUDA codegen sees it (the picks'
 // launches checked and flattened, the cubins read, the arena planned), built by
 // emit_cuda_wrapper() (cuda_wrapper.cpp) and written out by the functions below
-// (cuda_wrapper_run.cpp).
+// (cuda_wrapper_program.cpp, cuda_wrapper_run.cpp, cuda_wrapper_main.cpp).
 #pragma once
 
 #include <cstddef>
@@ -64,6 +64,10 @@ struct CudaProgram {
 [[nodiscard]] int cuda_dtype_code(DType dtype);
 [[nodiscard]] std::string cuda_data_type(DType dtype);
 
+// `bytes` as `alignas(64) static const unsigned char name[] = {...};`.
+[[nodiscard]] std::string cuda_byte_array(const std::string& name, const std::string& bytes);
+// The program struct, create(), destroy(), last_error() and arena_bytes().
+[[nodiscard]] std::string emit_cuda_program(const CudaProgram& p);
 // <graph>_forward (the steps on a stream), <graph>_capture and <graph>_run.
 [[nodiscard]] std::string emit_cuda_run(const CudaProgram& p);
 // The benchmark main(), under #ifdef KTUNE_BENCHMARK_MAIN.

@@ -115,6 +115,8 @@ std::string op_code(const CudaProgram& p, const GraphNode& n) {
   const std::string t = cuda_ctype(n.out.dtype);
   const std::int64_t numel = n.out.numel();
   const std::int64_t width = 16 / static_cast<std::int64_t>(dtype_size(n.out.dtype));
+  // Row kernels load 16 bytes at a time where every row starts 16-byte aligned.
+  const std::string row_vec = x.sizes.back() % width == 0 ? "true" : "false";
   const auto pointwise = [&](const std::string& z, std::int64_t cols, const std::string& f) {
     const bool vec = numel % width == 0 && (cols == 0 || cols % width == 0);
     return fmt::format("  ktune_launch_pointwise<{}>({}, {}, {}, {}LL, {}LL, {}, ktune_stream);\n",
@@ -149,18 +151,20 @@ std::string op_code(const CudaProgram& p, const GraphNode& n) {
       break;
     case OpKind::kRowSoftmax: {
       auto s = p.softmax_scale.find(n.name);
-      call = fmt::format("  ktune_row_softmax<<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {});\n",
-                         x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0], x.sizes[1],
+      call = fmt::format("  ktune_row_softmax<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {});\n",
+                         row_vec, x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0], x.sizes[1],
                          float_literal(s == p.softmax_scale.end() ? 1.0 : s->second));
       break;
     }
     case OpKind::kRowSum:
-      call = fmt::format("  ktune_row_sum<<<{}, {}, 0, ktune_stream>>>({}, {}, {});\n", x.sizes[0],
+      call = fmt::format("  ktune_row_sum<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {});\n",
+                         row_vec, x.sizes[0],
                          row_threads(x.sizes[1]), n.name, n.inputs[0], x.sizes[1]);
       break;
     case OpKind::kLayerNorm:
-      call = fmt::format("  ktune_layer_norm<<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {}, {}, {});\n",
-                         x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0], n.inputs[1],
+      call = fmt::format(
+          "  ktune_layer_norm<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {}, {}, {});\n",
+          row_vec, x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0], n.inputs[1],
                          n.inputs[2], x.sizes[1], float_literal(n.eps));
       break;
   }

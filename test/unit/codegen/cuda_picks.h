@@ -112,4 +112,51 @@ inline std::vector<CudaPickSpec> transformer_picks() {
           {"m", {"m_bias"}, {"b2"}, "bias", "cublaslt_bias_algo0"}};
 }
 
+// A small graph with every op at least once, in `d`: layer_norm, gemm (four, one of each pick
+// kind in every_op_picks()), bias_add, relu, silu and add fused into them and standalone, gelu,
+// transpose, a scale folded into a row_softmax and one standalone, row_sum. Outputs u, pr, rs.
+inline codegen::Graph every_op_graph(DType d) {
+  using T = TensorSpec;
+  auto g = codegen::GraphBuilder("every_op")
+               .input("x", T::contiguous(d, {64, 128}))
+               .input("ln_g", T::contiguous(d, {128}))
+               .input("ln_b", T::contiguous(d, {128}))
+               .input("w1", T::contiguous(d, {128, 256}))
+               .input("b1", T::contiguous(d, {256}))
+               .input("w2", T::contiguous(d, {256, 128}))
+               .input("wq", T::contiguous(d, {128, 64}))
+               .node("a", codegen::OpKind::kLayerNorm, {"x", "ln_g", "ln_b"})
+               .node("h", codegen::OpKind::kGemm, {"a", "w1"})
+               .node("hb", codegen::OpKind::kBiasAdd, {"h", "b1"})
+               .node("r", codegen::OpKind::kRelu, {"hb"})
+               .node("s", codegen::OpKind::kSilu, {"r"})
+               .node("gl", codegen::OpKind::kGelu, {"s"})
+               .node("o", codegen::OpKind::kGemm, {"gl", "w2"})
+               .node("res", codegen::OpKind::kAdd, {"o", "x"})
+               .node("q", codegen::OpKind::kGemm, {"res", "wq"})
+               .node("qs", codegen::OpKind::kSilu, {"q"})
+               .node("qt", codegen::OpKind::kTranspose, {"qs"})
+               .node("sc", codegen::OpKind::kGemm, {"qs", "qt"})
+               .node("scs", codegen::OpKind::kScale, {"sc"}, 0.125)
+               .node("pr", codegen::OpKind::kRowSoftmax, {"scs"})
+               .node("ps", codegen::OpKind::kScale, {"pr"}, 3.0)
+               .node("rs", codegen::OpKind::kRowSum, {"ps"})
+               .node("v", codegen::OpKind::kBiasAdd, {"res", "ln_b"})
+               .node("w", codegen::OpKind::kAdd, {"v", "x"})
+               .node("u", codegen::OpKind::kRelu, {"w"})
+               .output("u")
+               .output("pr")
+               .output("rs")
+               .build();
+  EXPECT_TRUE(g.has_value()) << g.error().message;
+  return g ? *g : codegen::Graph{};
+}
+
+inline std::vector<CudaPickSpec> every_op_picks() {
+  return {{"h", {"hb", "r"}, {"b1"}, "bias,relu", "cublaslt_bias_relu_algo0"},
+          {"o", {"res"}, {"x"}, "residual", "template"},
+          {"q", {"qs"}, {}, "silu", "cublas_gemm+epilogue"},
+          {"sc", {}, {}, "", "cublaslt_algo0"}};
+}
+
 }  // namespace ktune::test

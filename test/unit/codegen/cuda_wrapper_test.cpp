@@ -3,11 +3,13 @@
 // compiled by NVRTC for sm_90a, cuBLAS, cuBLASLt with and without its fused epilogue, cuBLAS
 // followed by the separate epilogue kernel), nvcc building it (skipped without nvcc), and the
 // picks it refuses.
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "ktune/codegen/cuda_wrapper.h"
+#include "core/subprocess.h"
 #include "support/temp_dir.h"
 
 #if KTUNE_HAVE_CUDA
@@ -28,7 +30,6 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-const std::filesystem::path kExamples = std::filesystem::path(KTUNE_SOURCE_DIR) / "examples";
 
 TEST(CudaWrapper, RefusesPicksThatAreNotCudaLaunches) {
   codegen::Graph g;
@@ -86,6 +87,13 @@ TEST(CudaWrapper, RefusesPicksThatAreNotCudaLaunches) {
 
 #if KTUNE_HAVE_CUDA
 
+// $KTUNE_TEST_SOURCE_DIR overrides the source folder compiled in (as support/cli_run.h's).
+std::filesystem::path example_graph(const std::string& name) {
+  const char* moved = std::getenv("KTUNE_TEST_SOURCE_DIR");
+  return std::filesystem::path(moved && *moved ? moved : KTUNE_SOURCE_DIR) / "examples" / name /
+         "graph.yaml";
+}
+
 struct Emitted {
   codegen::Graph graph;
   codegen::Wrapper wrapper;
@@ -110,7 +118,7 @@ class CudaWrapperEmit : public ::testing::Test {
   static Emitted emit(const char* example, DType dtype,
                       const std::vector<CudaPickSpec>& specs) {
     Emitted e;
-    e.graph = graph_as(kExamples / example / "graph.yaml", dtype);
+    e.graph = graph_as(example_graph(example), dtype);
     auto w = emit_cuda_wrapper(e.graph, cuda_picks(e.graph, *backend_, specs));
     EXPECT_TRUE(w.has_value()) << w.error().message;
     if (w) e.wrapper = std::move(*w);
@@ -176,10 +184,10 @@ TEST_F(CudaWrapperEmit, TransformerBlockF32) {
   EXPECT_THAT(s, HasSubstr("void* ktune_args[] = {&h, &attn, &wo, &ktune_m, &ktune_n, &ktune_k, &x};"));
   // The scale before the softmax is folded into it; the transpose and norms are kernels.
   EXPECT_THAT(s, HasSubstr("row_softmax((scores) * 0.125f), the scale 'scaled' folded in"));
-  EXPECT_THAT(s, HasSubstr("ktune_row_softmax<<<64, 32, 0, ktune_stream>>>(p, scores, 64, 0.125f);"));
+  EXPECT_THAT(s, HasSubstr("ktune_row_softmax<true><<<64, 32, 0, ktune_stream>>>(p, scores, 64, 0.125f);"));
   EXPECT_THAT(s, Not(HasSubstr("KtuneScale{")));
   EXPECT_THAT(s, HasSubstr("ktune_launch_transpose(kt, k, 64, 64, ktune_stream);"));
-  EXPECT_EQ(count(s, "ktune_layer_norm<<<64, 32, 0, ktune_stream>>>("), 2u);
+  EXPECT_EQ(count(s, "ktune_layer_norm<true><<<64, 32, 0, ktune_stream>>>("), 2u);
   EXPECT_THAT(s, HasSubstr("ktune_launch_pointwise<true>(y, m_bias, h, 4096LL, 0LL, KtuneAdd{}"));
   // Two template cubins (v and f) and the separate epilogue's.
   EXPECT_EQ(count(s, "cuModuleLoadData("), 3u);
@@ -207,7 +215,77 @@ TEST_F(CudaWrapperEmit, NvccBuildsTheLibraryAndTheBenchmark) {
     EXPECT_EQ(files->source.extension(), ".cu");
     EXPECT_THAT(files->library_command,
                 ::testing::IsSupersetOf({"-gencode", "arch=compute_90a,code=sm_90a", "-shared"}));
+    // Bad arguments are refused before the GPU is touched: usage on stderr, exit 2 (where the
+    // executable can load at all: it links the driver's libcuda.so.1).
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver == nullptr) continue;
+    dlclose(driver);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"abc"}, {"0"}, {"5", "-1"}, {"5", "1", "x"}}) {
+      std::vector<std::string> argv = {files->executable.string()};
+      argv.insert(argv.end(), args.begin(), args.end());
+      auto r = run_process(argv);
+      ASSERT_TRUE(r.has_value()) << r.error().message;
+      EXPECT_EQ(r->exit_code, 2) << args[0] << ": " << r->output;
+      EXPECT_THAT(r->output, HasSubstr("usage: " + e.graph.name + " [RUNS [SEED]]"));
+    }
   }
+}
+
+// The GPU test's graph (test/cuda/cuda_compile_test.cpp): emitted and built here already.
+TEST_F(CudaWrapperEmit, EveryOpGraphBuilds) {
+  const codegen::Graph g = every_op_graph(DType::kBF16);
+  auto w = emit_cuda_wrapper(g, cuda_picks(g, *backend_, every_op_picks()));
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const std::string& s = w->source;
+  for (const char* call : {"ktune_layer_norm<true><<<", "ktune_launch_transpose(qt, qs", "KtuneSilu{}",
+                           "KtuneGelu{}", "KtuneRelu{}", "KtuneScale{3.0f}", "ktune_row_sum<true><<<",
+                           "ktune_row_softmax<true><<<64, 32, 0, ktune_stream>>>(pr, sc, 64, 0.125f)",
+                           "ktune_launch_pointwise<true>(v, res, ln_b, 8192LL, 128LL, KtuneAdd{}"}) {
+    EXPECT_THAT(s, HasSubstr(call));
+  }
+  codegen::CudaBuildOptions options;
+  if (std::system((options.nvcc + " --version >/dev/null 2>&1").c_str()) != 0) {
+    GTEST_SKIP() << "[SKIP] nvcc not found: " << options.nvcc;
+  }
+  TempDir dir("cuda-wrapper-every-op");
+  auto files = codegen::write_cuda_wrapper(g, *w, dir.path(), options, true);
+  ASSERT_TRUE(files.has_value()) << files.error().message;
+}
+
+// Rows that do not divide into 16-byte vectors: the scalar kernels, and no arena workspace
+// without library GEMMs (two 300-byte buffers at 256-byte aligned offsets).
+TEST_F(CudaWrapperEmit, OddWidthsTakeTheScalarKernels) {
+  using codegen::OpKind;
+  auto g = codegen::GraphBuilder("odd")
+               .input("x", TensorSpec::contiguous(DType::kF16, {5, 30}))
+               .input("gm", TensorSpec::contiguous(DType::kF16, {30}))
+               .input("bt", TensorSpec::contiguous(DType::kF16, {30}))
+               .node("n", OpKind::kLayerNorm, {"x", "gm", "bt"})
+               .node("b", OpKind::kBiasAdd, {"n", "gm"})
+               .node("p", OpKind::kRowSoftmax, {"b"})
+               .node("t", OpKind::kTranspose, {"p"})
+               .node("s", OpKind::kRowSum, {"t"})
+               .output("s")
+               .build();
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  auto w = emit_cuda_wrapper(*g, {});
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const std::string& s = w->source;
+  EXPECT_THAT(s, HasSubstr("ktune_layer_norm<false><<<5, 32, 0, ktune_stream>>>(n, x, gm, bt, 30,"));
+  EXPECT_THAT(s, HasSubstr("ktune_launch_pointwise<false>(b, n, gm, 150LL, 30LL, KtuneAdd{}"));
+  EXPECT_THAT(s, HasSubstr("ktune_row_softmax<false><<<5, 32, 0, ktune_stream>>>(p, b, 30, 1.0f);"));
+  EXPECT_THAT(s, HasSubstr("ktune_row_sum<false><<<30, 32, 0, ktune_stream>>>(s, t, 5);"));
+  EXPECT_THAT(s, HasSubstr("__half* x = static_cast<__half*>(ktune_inputs[0].data);"));
+  EXPECT_THAT(s, Not(HasSubstr("cublasCreate")));
+  EXPECT_THAT(s, HasSubstr("extern \"C\" size_t odd_arena_bytes(void) { return 1024; }"));
+  codegen::CudaBuildOptions options;
+  if (std::system((options.nvcc + " --version >/dev/null 2>&1").c_str()) != 0) {
+    GTEST_SKIP() << "[SKIP] nvcc not found: " << options.nvcc;
+  }
+  TempDir dir("cuda-wrapper-odd");
+  auto files = codegen::write_cuda_wrapper(*g, *w, dir.path(), options, true);
+  ASSERT_TRUE(files.has_value()) << files.error().message;
 }
 
 TEST_F(CudaWrapperEmit, TheTextIsDeterministic) {
