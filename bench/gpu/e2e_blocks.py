@@ -50,6 +50,9 @@ def parse_args(argv):
                    help="one more argument to `ktune compile` (repeatable)")
     p.add_argument("--block-timeout", type=float, default=None,
                    help="seconds each block's process may run (what it wrote by then is kept)")
+    p.add_argument("--profile", action="store_true",
+                   help="also write OUTDIR/<block>-profile.txt: each side's kernels and their "
+                        "device time over 10 calls (torch.profiler, CUPTI)")
     p.add_argument("--check-cpu", action="store_true")
     p.add_argument("--block", help=argparse.SUPPRESS)  # a child process: this one block
     a = p.parse_args(argv)
@@ -160,8 +163,9 @@ def report_table(results):
 
     rows = ["| block | ktune fwd ms | inductor fwd ms | eager ms | ktune / inductor fwd | "
             "ktune compile+tune s | inductor compile+tune s | inductor / ktune compile | "
-            "ktune bytes | torch peak bytes | max err ktune / inductor | within tol |",
-            "|" + "---|" * 12]
+            "ktune bytes | ktune workspace | torch peak bytes | max err ktune / inductor | "
+            "within tol |",
+            "|" + "---|" * 13]
     for r in results:
         k, i, e = r.get("ktune", {}), r.get("inductor", {}), r.get("eager", {})
         err = f"{num(k, 'max_abs_err', '{:.3g}')} / {num(i, 'max_abs_err', '{:.3g}')}"
@@ -171,7 +175,8 @@ def report_table(results):
             f"{num(i, 'fwd_ms', '{:.3f}')} | {num(e, 'fwd_ms', '{:.3f}')} | "
             f"{ratio(k.get('fwd_ms'), i.get('fwd_ms'))} | {num(k, 'compile_s', '{:.1f}')} | "
             f"{num(i, 'compile_s', '{:.1f}')} | {ratio(i.get('compile_s'), k.get('compile_s'))} | "
-            f"{num(k, 'bytes', '{:,}')} | {num(i, 'peak_bytes', '{:,}')} | {err} | {within} |")
+            f"{num(k, 'bytes', '{:,}')} | {num(k, 'workspace_bytes', '{:,}')} | "
+            f"{num(i, 'peak_bytes', '{:,}')} | {err} | {within} |")
     notes = [f"{r['block']}: {side}: {r[side]['error']}" for r in results
              for side in ("ktune", "inductor") if r.get(side, {}).get("error")]
     notes += [f"{r['block']}: {r['error']}" for r in results if r.get("error")]

@@ -52,6 +52,7 @@ class Program:
         self._last_error = fn("last_error", ctypes.c_char_p, [P])
         self._destroy = fn("destroy", None, [P])
         self.arena_bytes = fn("arena_bytes", ctypes.c_size_t, [])()
+        self.workspace_bytes = fn("workspace_bytes", ctypes.c_size_t, [])()
         self.p = P()
         if (rc := self._create(ctypes.byref(self.p))) != 0:
             raise RuntimeError(f"{name}_create returned {rc}" + self._error())
@@ -67,6 +68,20 @@ class Program:
     def destroy(self):
         self._destroy(self.p)
         self.p = ctypes.c_void_p()
+
+
+def profile_table(fn, label, calls=10):
+    """Each kernel's device time over `calls` calls of fn, as torch.profiler (CUPTI) sees them:
+    the kernels of ktune's CUDA-graph replays are recorded like Inductor's."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=40, max_name_column_width=90)
+    return f"== {label}: {calls} calls\n{table}\n"
 
 
 def ktune_side(args, g, gf, w, ref, compile_ktune, out):
@@ -97,9 +112,15 @@ def ktune_side(args, g, gf, w, ref, compile_ktune, out):
     res["fwd_ms"], res["fwd_ms_loops"] = cuda_time_ms(
         lambda: prog.run(cin, len(ins), cout, 1, stream), args)
     res["arena_bytes"] = prog.arena_bytes
+    res["workspace_bytes"] = prog.workspace_bytes
     res["output_bytes"] = y.numel() * y.element_size()
-    res["bytes"] = res["arena_bytes"] + res["output_bytes"]
+    # As torch's peak counts: the activations and the output, not the libraries' workspace
+    # (torch's cuBLAS workspace is allocated by its first GEMM, before the peak is reset).
+    res["bytes"] = res["arena_bytes"] - res["workspace_bytes"] + res["output_bytes"]
     res["same_output_after_timing"] = bool(torch.equal(y, y_first))
+    if args.profile:
+        with open(out / f"{block}-profile.txt", "a") as f:
+            f.write(profile_table(lambda: prog.run(cin, len(ins), cout, 1, stream), "ktune"))
     prog.destroy()
     return res, y_first
 
@@ -150,6 +171,9 @@ def torch_sides(args, g, w, ref):
             torch.compiler.cudagraph_mark_step_begin()
             compiled(x)
         ind["fwd_ms"], ind["fwd_ms_loops"] = cuda_time_ms(step, args)
+        if args.profile:
+            with open(Path(args.outdir) / f"{g['name']}-profile.txt", "a") as f:
+                f.write(profile_table(step, "inductor (max-autotune)"))
         torch.compiler.cudagraph_mark_step_begin()
         y_ind = compiled(x).clone()
         ind.update(eg.compare(y_ind, ref, args.dtype))

@@ -45,10 +45,12 @@ std::string emit_cuda_program(const CudaProgram& p) {
   }
   out += "};\n\n";
   out += fmt::format(
-      "extern \"C\" size_t {0}_arena_bytes(void) {{ return {1}; }}\n\n"
+      "extern \"C\" size_t {0}_arena_bytes(void) {{ return {1}; }}\n"
+      "// The part of the arena that is cuBLAS / cuBLASLt's workspace (0 without library gemms).\n"
+      "extern \"C\" size_t {0}_workspace_bytes(void) {{ return {2}; }}\n\n"
       "extern \"C\" const char* {0}_last_error(const {0}_program* p) {{\n"
       "  return p != nullptr ? p->error : \"no program (out of host memory)\";\n}}\n\n",
-      G, p.arena_bytes);
+      G, p.arena_bytes, p.workspace_bytes);
   // destroy: after the queued work that may still use the arena.
   out += fmt::format("extern \"C\" void {0}_destroy({0}_program* p) {{\n  if (p == nullptr) return;\n"
                      "  cudaDeviceSynchronize();\n"

@@ -66,18 +66,7 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
                   "Fused after the GEMM, in order: bias, rowbias, scale=S, relu, gelu, silu, "
                   "residual (comma-separated; e.g. bias,relu)")
       ->capture_default_str();
-  cmd->add_flag("--simt", f->options.simt,
-                "Also tune the SIMT template where the tensor-core one serves (f16, bf16)");
-  cmd->add_option("--cublaslt-algos", f->options.cublaslt_algos,
-                  "cuBLASLt heuristic results to try, each as a candidate")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  cmd->add_option("--graph-calls", f->options.graph_calls,
-                  "Time a CUDA graph of this many calls per sample (hides launch cost); 0: "
-                  "events around each call, L2 flushed before each; -1: 10 under 4 GFLOP "
-                  "(2*M*N*K), else 0")
-      ->check(CLI::Range(-1, 1000))
-      ->capture_default_str();
+  add_gemm_candidate_flags(*cmd, f->options);
   add_selector_flags(*cmd, f->options.selector,
                      SelectorFlagDefaults{cuda_gemm_selector_defaults(), std::nullopt, false});
   cmd->add_option("--regret-rounds", f->options.regret_rounds,

@@ -513,6 +513,7 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
                   "objects to load, for a program linking only ktune::runtime "
                   "(Dispatcher::open_table)");
   add_gemm_target_flags(*cmd, f->gemm, "op and cuda kernel specs: ");
+  add_gemm_candidate_flags(*cmd, f->gemm, "op: cuda.gemm specs: ");
   cmd->add_option("--opencl-device", f->opencl_device,
                   "opencl kernel specs: [<platform>:]<device>, each an index or a name substring; "
                   "default $KTUNE_OPENCL_DEVICE, else the first device");

@@ -45,6 +45,10 @@ struct GemmOptions {
 // --device, --arch and --compile-only, bound to `options`: `ktune gemm`'s and, each help text led
 // by `applies_to`, `ktune tune`'s.
 void add_gemm_target_flags(CLI::App& cmd, GemmOptions& options, std::string_view applies_to = "");
+// --simt, --cublaslt-algos and --graph-calls: which candidates and how they are timed (`ktune
+// gemm`'s, and `ktune tune`'s for op: cuda.gemm specs), so that both reach the same keys.
+void add_gemm_candidate_flags(CLI::App& cmd, GemmOptions& options,
+                              std::string_view applies_to = "");
 
 struct GemmRun {
   int exit_code = 0;
