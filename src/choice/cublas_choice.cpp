@@ -102,11 +102,12 @@ class GemmPlanner {
 class CublasGemmChoice final : public Choice {
  public:
   CublasGemmChoice(std::string name, std::string library, int algo, std::vector<int> bind,
-                   int library_epilogue = 0)
+                   int library_epilogue = 0, double alpha = 1)
       : name_(std::move(name)),
         library_(std::move(library)),
         algo_(algo),
         library_epilogue_(library_epilogue),
+        alpha_(alpha),
         bind_(std::move(bind)) {}
 
   Kind kind() const override { return Kind::kExtern; }
@@ -118,9 +119,14 @@ class CublasGemmChoice final : public Choice {
     h.add(std::int64_t{algo_});
     for (int i : bind_) h.add(std::int64_t{i});
     if (library_epilogue_ != 0) h.add("epilogue").add(std::int64_t{library_epilogue_});
+    if (alpha_ != 1) h.add("alpha").add(fmt::format("{}", alpha_));
     return h.hex();
   }
   std::string info() const override {
+    const std::string scaled = alpha_ != 1 ? fmt::format(", alpha={}", alpha_) : "";
+    return describe() + scaled;
+  }
+  std::string describe() const {
     if (library_ == "cublas") return "cublasGemmEx";
     if (library_epilogue_ != 0) {
       const char* what = library_epilogue_ == CUBLASLT_EPILOGUE_RELU_BIAS ? "RELU_BIAS"
@@ -152,6 +158,7 @@ class CublasGemmChoice final : public Choice {
     spec.algo = algo_;
     spec.bind = bind_;
     spec.library_epilogue = library_epilogue_;
+    spec.alpha = alpha_;
     return spec;
   }
 
@@ -160,6 +167,7 @@ class CublasGemmChoice final : public Choice {
   std::string library_;
   int algo_ = -1;
   int library_epilogue_ = 0;
+  double alpha_ = 1;
   std::vector<int> bind_;
 };
 
@@ -223,17 +231,19 @@ Result<CublasGemmPlan> make_cublas_gemm_plan(const Problem& problem, const std::
   return plan;
 }
 
-ChoicePtr make_cublas_gemm_choice(std::vector<int> bind, std::string name) {
-  return std::make_unique<CublasGemmChoice>(std::move(name), "cublas", -1, std::move(bind));
+ChoicePtr make_cublas_gemm_choice(std::vector<int> bind, std::string name, double alpha) {
+  return std::make_unique<CublasGemmChoice>(std::move(name), "cublas", -1, std::move(bind), 0,
+                                            alpha);
 }
 
 std::vector<ChoicePtr> make_cublaslt_gemm_choices(const std::vector<int>& bind, int count,
-                                                  int library_epilogue, std::string_view prefix) {
+                                                  int library_epilogue, std::string_view prefix,
+                                                  double alpha) {
   std::vector<ChoicePtr> out;
   out.reserve(static_cast<std::size_t>(std::max(count, 0)));
   for (int i = 0; i < count; ++i) {
     out.push_back(std::make_unique<CublasGemmChoice>(fmt::format("{}_algo{}", prefix, i),
-                                                     "cublaslt", i, bind, library_epilogue));
+                                                     "cublaslt", i, bind, library_epilogue, alpha));
   }
   return out;
 }

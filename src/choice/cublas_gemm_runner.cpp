@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -119,7 +120,7 @@ class CublasRunner final : public CublasGemmRunner {
   Status run(const std::vector<CUdeviceptr>& args) override {
     auto p = pointers(plan_, args);
     if (!p) return with_where(p.error(), "cublas_gemm");
-    const float alpha = 1, beta = 0;  // CUBLAS_COMPUTE_32F scales in f32
+    const float alpha = plan_.alpha, beta = 0;  // CUBLAS_COMPUTE_32F scales in f32
     const cudaDataType t = cuda_type(plan_.dtype);
     // C^T[n,m] = B^T[n,k] A^T[k,m] (file comment). CUBLAS_COMPUTE_32F, not _FAST_TF32: f32
     // inputs stay f32, so results verify against a tight tolerance.
@@ -250,7 +251,7 @@ class LtRunner final : public CublasGemmRunner {
           "MatmulDescSetAttribute(BIAS_POINTER)");
       if (!b) return with_where(b.error(), who_);
     }
-    const float alpha = 1, beta = 0;
+    const float alpha = plan_.alpha, beta = 0;
     Status s = cublaslt_status(
         api_,
         api_.Matmul(handle_, desc_, &alpha, p->b, a_layout_, p->a, b_layout_, &beta, p->c,
@@ -348,6 +349,11 @@ Result<std::unique_ptr<CublasGemmRunner>> CublasGemmRunner::create(const LaunchS
   }
   Result<CublasGemmPlan> plan = make_cublas_gemm_plan(problem, spec.bind, who);
   if (!plan) return std::unexpected(plan.error());
+  if (!std::isfinite(spec.alpha)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: alpha must be finite; got {}", who, spec.alpha));
+  }
+  plan->alpha = static_cast<float>(spec.alpha);
   auto cu = cuda_driver();
   if (!cu) return with_where(cu.error(), who);
   if (lt) {

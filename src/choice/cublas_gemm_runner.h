@@ -33,6 +33,7 @@ struct CublasGemmPlan {
   // (cuBLASLt's bias epilogue); kNoBias otherwise.
   static constexpr std::size_t kNoBias = static_cast<std::size_t>(-1);
   std::size_t bias = kNoBias;
+  float alpha = 1;  // LaunchSpec::alpha: C = alpha A B
 };
 
 // Checks `problem` against `bind` = {c, a, b, m, n, k[, bias]} (argument indices): C out or inout,

@@ -57,15 +57,16 @@ std::string gemm_code(const CudaProgram& p, const GraphNode& n) {
   for (const CudaStep& s : p.gemms.at(n.name)) {
     switch (s.kind) {
       case CudaStep::Kind::kCubin: {
-        std::vector<std::string> args = {"&" + c, "&" + a, "&" + b, "&ktune_m", "&ktune_n",
-                                         "&ktune_k"};
+        std::vector<std::string> args = {"&" + c,    "&" + a,    "&" + b,
+                                         "&ktune_m", "&ktune_n", "&ktune_k"};
         for (std::size_t i = 2; i < n.inputs.size(); ++i) args.push_back("&" + n.inputs[i]);
         const LaunchSpec& l = s.spec;
         out += fmt::format(
             "  {{  // {}\n"
             "    int ktune_m = {}, ktune_n = {}, ktune_k = {};\n"
             "    void* ktune_args[] = {{{}}};\n"
-            "    KTUNE_CU(cuLaunchKernel(ktune_p->fns[{}], {}, {}, {}, {}, {}, {}, {}, ktune_stream, ktune_args, "
+            "    KTUNE_CU(cuLaunchKernel(ktune_p->fns[{}], {}, {}, {}, {}, {}, {}, {}, "
+            "ktune_stream, ktune_args, "
             "nullptr));\n  }}\n",
             l.entry, m, nn, k, fmt::join(args, ", "), s.fn, l.grid[0], l.grid[1], l.grid[2],
             l.block[0], l.block[1], l.block[2], l.shared_bytes);
@@ -75,19 +76,21 @@ std::string gemm_code(const CudaProgram& p, const GraphNode& n) {
         // C^T[n,m] = B^T[n,k] A^T[k,m] in cuBLAS's column-major terms (cublas_gemm_runner.cpp).
         out += fmt::format(
             "  {{  // cublasGemmEx, row-major through C^T = B^T A^T\n"
-            "    const float ktune_one = 1.0f, ktune_zero = 0.0f;\n"
-            "    KTUNE_CUBLAS(cublasGemmEx(ktune_p->cublas, CUBLAS_OP_N, CUBLAS_OP_N, {1}, {0}, {2}, "
-            "&ktune_one, {4}, {6}, {1}, {3}, {6}, {2},\n"
+            "    const float ktune_alpha = {7}, ktune_zero = 0.0f;\n"
+            "    KTUNE_CUBLAS(cublasGemmEx(ktune_p->cublas, CUBLAS_OP_N, CUBLAS_OP_N, {1}, {0}, "
+            "{2}, "
+            "&ktune_alpha, {4}, {6}, {1}, {3}, {6}, {2},\n"
             "                              &ktune_zero, {5}, {6}, {1}, CUBLAS_COMPUTE_32F, "
             "CUBLAS_GEMM_DEFAULT));\n  }}\n",
-            m, nn, k, a, b, c, t);
+            m, nn, k, a, b, c, t, float_literal(s.spec.alpha));
         break;
       case CudaStep::Kind::kCublasLt: {
-        out += fmt::format("  {{  // cuBLASLt, heuristic answer {}{}\n", s.spec.algo,
-                           s.spec.library_epilogue
-                               ? fmt::format(", epilogue {}", s.spec.library_epilogue)
-                               : "");
-        out += "    const float ktune_one = 1.0f, ktune_zero = 0.0f;\n";
+        out += fmt::format(
+            "  {{  // cuBLASLt, heuristic answer {}{}\n", s.spec.algo,
+            s.spec.library_epilogue ? fmt::format(", epilogue {}", s.spec.library_epilogue) : "");
+        // alpha: an epilogue's leading scale, folded (LaunchSpec::alpha).
+        out += fmt::format("    const float ktune_alpha = {}, ktune_zero = 0.0f;\n",
+                           float_literal(s.spec.alpha));
         if (!s.bias.empty()) {
           out += fmt::format(
               "    const void* ktune_bias = {};\n"
@@ -97,7 +100,8 @@ std::string gemm_code(const CudaProgram& p, const GraphNode& n) {
               s.bias, s.lt);
         }
         out += fmt::format(
-            "    KTUNE_CUBLASLT(cublasLtMatmul(ktune_p->lt, ktune_p->lt_desc[{0}], &ktune_one, {1}, "
+            "    KTUNE_CUBLASLT(cublasLtMatmul(ktune_p->lt, ktune_p->lt_desc[{0}], &ktune_alpha, "
+            "{1}, "
             "ktune_p->lt_layout[{0}][0], {2}, ktune_p->lt_layout[{0}][1],\n"
             "                                  &ktune_zero, {3}, ktune_p->lt_layout[{0}][2], {3}, "
             "ktune_p->lt_layout[{0}][2], &ktune_p->lt_algo[{0}],\n"
@@ -152,20 +156,19 @@ std::string op_code(const CudaProgram& p, const GraphNode& n) {
     case OpKind::kRowSoftmax: {
       auto s = p.softmax_scale.find(n.name);
       call = fmt::format("  ktune_row_softmax<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {});\n",
-                         row_vec, x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0], x.sizes[1],
-                         float_literal(s == p.softmax_scale.end() ? 1.0 : s->second));
+                         row_vec, x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0],
+                         x.sizes[1], float_literal(s == p.softmax_scale.end() ? 1.0 : s->second));
       break;
     }
     case OpKind::kRowSum:
-      call = fmt::format("  ktune_row_sum<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {});\n",
-                         row_vec, x.sizes[0],
-                         row_threads(x.sizes[1]), n.name, n.inputs[0], x.sizes[1]);
+      call = fmt::format("  ktune_row_sum<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {});\n", row_vec,
+                         x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0], x.sizes[1]);
       break;
     case OpKind::kLayerNorm:
       call = fmt::format(
-          "  ktune_layer_norm<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {}, {}, {});\n",
-          row_vec, x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0], n.inputs[1],
-                         n.inputs[2], x.sizes[1], float_literal(n.eps));
+          "  ktune_layer_norm<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {}, {}, {});\n", row_vec,
+          x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0], n.inputs[1], n.inputs[2],
+          x.sizes[1], float_literal(n.eps));
       break;
   }
   return call + "  KTUNE_CUDA(cudaGetLastError());\n";
@@ -187,7 +190,8 @@ std::string emit_cuda_run(const CudaProgram& p) {
   const Graph& g = p.fg.graph;
   const std::string& G = g.name;
   std::string out = fmt::format(
-      "// ---- The forward, one block per step, enqueued on `ktune_stream` (only ever the capture).\n"
+      "// ---- The forward, one block per step, enqueued on `ktune_stream` (only ever the "
+      "capture).\n"
       "// (Parameters prefixed, so that no graph value's name can shadow them.)\n"
       "static int {0}_forward({0}_program* ktune_p, const KtuneCudaTensor* ktune_inputs,\n"
       "                       const KtuneCudaTensor* ktune_outputs, cudaStream_t ktune_stream) "
@@ -206,11 +210,13 @@ std::string emit_cuda_run(const CudaProgram& p) {
       const BufferPlacement& b = p.plan.placements[l.buffer];
       const auto o = std::find(g.outputs.begin(), g.outputs.end(), n.name);
       if (o != g.outputs.end()) {
-        out += fmt::format("  {0}* {1} = static_cast<{0}*>(ktune_outputs[{2}].data);  // output {1}\n",
-                           t, n.name, o - g.outputs.begin());
+        out +=
+            fmt::format("  {0}* {1} = static_cast<{0}*>(ktune_outputs[{2}].data);  // output {1}\n",
+                        t, n.name, o - g.outputs.begin());
       } else {
         out += fmt::format(
-            "  {0}* {1} = reinterpret_cast<{0}*>(ktune_p->arena + {2});  // {3}[{4}], arena bytes [{2}, "
+            "  {0}* {1} = reinterpret_cast<{0}*>(ktune_p->arena + {2});  // {3}[{4}], arena bytes "
+            "[{2}, "
             "{5})\n",
             t, n.name, b.offset, dtype_name(n.out.dtype), ints(n.out.sizes), b.offset + b.bytes);
       }

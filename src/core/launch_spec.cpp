@@ -42,6 +42,7 @@ std::string launch_key(const LaunchSpec& s) {
                   launch_kind_name(s.kind), s.artifact.string(), s.entry, fmt::join(s.grid, ","),
                   fmt::join(s.block, ","), s.shared_bytes, s.library, s.algo,
                   fmt::join(s.bind, ","), s.library_epilogue);
+  if (s.alpha != 1) key += fmt::format(" alpha={}", s.alpha);
   for (const LaunchSpec& t : s.then) key += " then " + launch_key(t);
   return key;
 }

@@ -433,6 +433,47 @@ std::shared_ptr<KernelTemplate> cuda_epilogue_template(DType dtype, const Epilog
   return KernelTemplate::create(std::move(desc), std::move(*space));
 }
 
+namespace {
+
+// An epilogue that starts with a scale: the library GEMMs with it folded into alpha (C = S A B,
+// in fp32 as the separate scale), followed by the rest of the epilogue as the separate kernel or
+// as cuBLASLt's own where it has it: no pass over C for the scale ("cublas_gemm_scaled",
+// "cublaslt_scaled_algo2+epilogue", "cublaslt_scaled_bias_algo0").
+void add_scaled_library_choices(std::vector<ChoicePtr>& out, DType dtype, const Epilogue& epilogue,
+                                int cublaslt_algos) {
+  const std::vector<EpilogueOp>& ops = epilogue.ops();
+  if (ops.empty() || ops[0].kind != EpilogueOpKind::kScale) return;
+  const double alpha = ops[0].scale;
+  const Epilogue rest(std::vector<EpilogueOp>(ops.begin() + 1, ops.end()));
+  const std::vector<int> bind = {0, 1, 2, 3, 4, 5};  // C, A, B, M, N, K
+  std::vector<ChoicePtr> gemms;
+  gemms.push_back(make_cublas_gemm_choice(bind, "cublas_gemm_scaled", alpha));
+  for (ChoicePtr& c :
+       make_cublaslt_gemm_choices(bind, cublaslt_algos, 0, "cublaslt_scaled", alpha)) {
+    gemms.push_back(std::move(c));
+  }
+  if (rest.empty()) {
+    for (ChoicePtr& c : gemms) out.push_back(std::move(c));
+    return;
+  }
+  // The rest has the same operands (a scale has none), in the same argument positions.
+  const std::shared_ptr<KernelTemplate> separate = cuda_epilogue_template(dtype, rest);
+  for (ChoicePtr& c : gemms) {
+    std::string name = c->name() + "+epilogue";
+    out.push_back(make_sequence_choice(std::move(name), std::move(c), separate->choice(Config{})));
+  }
+  if (const int lt = cublaslt_epilogue_of(rest); lt != 0) {
+    std::vector<int> lt_bind = bind;
+    if (!rest.operands().empty()) lt_bind.push_back(6);  // the bias
+    for (ChoicePtr& c : make_cublaslt_gemm_choices(
+             lt_bind, cublaslt_algos, lt, fmt::format("cublaslt_scaled_{}", rest.tag()), alpha)) {
+      out.push_back(std::move(c));
+    }
+  }
+}
+
+}  // namespace
+
 CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const Problem* problem,
                                         bool with_simt, const Epilogue& epilogue, bool hopper) {
   CudaGemmCandidates out;
@@ -479,6 +520,7 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
       out.candidates.push_back(std::move(c));
     }
   }
+  add_scaled_library_choices(out.candidates, dtype, epilogue, cublaslt_algos);
   out.reference = pair(make_cublas_gemm_choice(bind));
   return out;
 }

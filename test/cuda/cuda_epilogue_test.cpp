@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -142,6 +143,50 @@ TEST(CudaEpilogue, CompileOnlyCoversThePairsSeparateKernel) {
   EXPECT_THAT(bad.output, HasSubstr("--epilogue: 'bias' appears twice"));
 }
 
+// A leading scale folds into the library GEMMs' alpha: the scale alone is no pass over C, a
+// scale before other steps leaves them to the separate kernel or to cuBLASLt's own epilogue;
+// a scale after another step is not folded (the order matters).
+TEST(CudaEpilogue, LeadingScaleFoldsIntoTheLibrariesAlpha) {
+  auto names_of = [](const CudaGemmCandidates& set) {
+    std::map<std::string, const Choice*> out;
+    for (const ChoicePtr& c : set.candidates) out[c->name()] = c.get();
+    return out;
+  };
+  const Problem alone = cuda_gemm_problem(64, 64, 64, DType::kBF16, 0, parse("scale=0.125"));
+  CudaGemmCandidates a = cuda_gemm_candidates(DType::kBF16, 2, &alone, false, parse("scale=0.125"));
+  auto names = names_of(a);
+  ASSERT_TRUE(names.contains("cublas_gemm_scaled"));
+  ASSERT_TRUE(names.contains("cublaslt_scaled_algo1"));
+  EXPECT_FALSE(names.contains("cublas_gemm_scaled+epilogue"));
+  Result<LaunchSpec> spec = names["cublas_gemm_scaled"]->launch_spec(alone);
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  EXPECT_EQ(spec->alpha, 0.125);
+  EXPECT_TRUE(spec->then.empty());
+  EXPECT_THAT(names["cublaslt_scaled_algo1"]->info(), HasSubstr("alpha=0.125"));
+  // The unscaled ones stay, and their keys differ from the scaled ones'.
+  ASSERT_TRUE(names.contains("cublas_gemm+epilogue"));
+  EXPECT_NE(names["cublas_gemm_scaled"]->hash_key(),
+            make_cublas_gemm_choice({0, 1, 2, 3, 4, 5})->hash_key());
+
+  const Epilogue chain = parse("scale=0.5,bias,relu");
+  const Problem p = cuda_gemm_problem(64, 64, 64, DType::kBF16, 0, chain);
+  CudaGemmCandidates b = cuda_gemm_candidates(DType::kBF16, 1, &p, false, chain);
+  names = names_of(b);
+  ASSERT_TRUE(names.contains("cublas_gemm_scaled+epilogue"));
+  ASSERT_TRUE(names.contains("cublaslt_scaled_bias_relu_algo0"));
+  spec = names["cublaslt_scaled_bias_relu_algo0"]->launch_spec(p);
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  EXPECT_EQ(spec->alpha, 0.5);
+  EXPECT_EQ(spec->bind, (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_NE(spec->library_epilogue, 0);
+
+  const Epilogue late = parse("bias,scale=2");
+  const Problem q = cuda_gemm_problem(64, 64, 64, DType::kBF16, 0, late);
+  for (const auto& [name, c] : names_of(cuda_gemm_candidates(DType::kBF16, 1, &q, false, late))) {
+    EXPECT_EQ(name.find("scaled"), std::string::npos) << name;
+  }
+}
+
 // On a GPU: every candidate of each fused problem verifies against cuBLAS + the separate
 // epilogue, and a template that fuses only "bias" fails on a "bias,relu" problem.
 class CudaEpilogueGpu : public ::testing::Test {
@@ -182,6 +227,32 @@ TEST_F(CudaEpilogueGpu, EveryFusedCandidateMatchesTheUnfusedReference) {
         EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned)
             << text << " " << c.name << ": " << c.message;
       }
+    }
+  }
+}
+
+// The scaled library GEMMs (alpha) verify against cuBLAS + the separate scale, in bf16 and f32.
+TEST_F(CudaEpilogueGpu, ScaledLibraryGemmsMatchTheUnfusedReference) {
+  for (const char* text : {"scale=0.125", "scale=0.5,bias,relu", "scale=-2,gelu"}) {
+    const Epilogue e = parse(text);
+    for (DType dtype : {DType::kBF16, DType::kF32}) {
+      const Problem p = cuda_gemm_problem(200, 256, 64, dtype, 0, e);
+      CudaGemmCandidates set = cuda_gemm_candidates(dtype, 2, &p, false, e);
+      std::vector<ChoicePtr> scaled;
+      for (ChoicePtr& c : set.candidates) {
+        if (c->name().find("scaled") != std::string::npos) scaled.push_back(std::move(c));
+      }
+      ASSERT_GE(scaled.size(), 3u) << text;
+      Result<Selection> sel = select(p, scaled, set.reference.get());
+      ASSERT_TRUE(sel.has_value()) << text << ": " << sel.error().message;
+      for (const CandidateRecord& c : sel->record.candidates) {
+        EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned ||
+                    c.outcome == Outcome::kUnsupported)
+            << text << " " << c.name << ": " << c.message;
+      }
+      // cublas_gemm_scaled(+epilogue) runs everywhere: verified (then maybe abandoned as slower).
+      const Outcome first = sel->record.candidates[0].outcome;
+      EXPECT_TRUE(first == Outcome::kOk || first == Outcome::kAbandoned) << text;
     }
   }
 }

@@ -12,6 +12,7 @@
 
 #include "core/cuda_driver.h"
 #include "ktune/codegen/cuda_gemm_picks.h"
+#include "ktune/codegen/cuda_wrapper.h"
 #include "ktune/codegen/graph_fusion.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ktune/tuning/cuda_gemm_tuning.h"
@@ -119,6 +120,35 @@ TEST_F(CudaGraphPicks, ForcedTemplateConfigFusesTheChainIntoItsStore) {
   EXPECT_TRUE(h.launch->then.empty());
   EXPECT_TRUE(std::filesystem::is_regular_file(h.launch->artifact));
   EXPECT_GT(h.launch->grid[0] * h.launch->grid[1] * h.launch->grid[2], 0u);
+}
+
+// Attention's scores: a gemm and a scale. The scale folds into cuBLAS's alpha (no pass over the
+// scores), and the emitted program calls cuBLAS with it.
+TEST_F(CudaGraphPicks, ScaledLibraryPickCarriesAlphaIntoTheProgram) {
+  auto g = codegen::parse_graph(R"(name: scores
+inputs:
+  - {name: q, dtype: bf16, shape: [64, 32]}
+  - {name: kt, dtype: bf16, shape: [32, 64]}
+nodes:
+  - {name: s, op: gemm, inputs: [q, kt]}
+  - {name: scaled, op: scale, inputs: [s], alpha: 0.125}
+outputs: [scaled]
+)",
+                                "scores.yaml");
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  codegen::CudaPickOptions o;
+  o.force = "cublas_gemm_scaled";
+  auto picks = codegen::pick_cuda_gemms(*g, *backend_, *cache_, quiet_options(), o);
+  ASSERT_TRUE(picks.has_value()) << picks.error().message;
+  const GemmPick& s = picks->at("s");
+  EXPECT_EQ(s.choice, "cublas_gemm_scaled");
+  ASSERT_TRUE(s.launch.has_value());
+  EXPECT_EQ(s.launch->alpha, 0.125);
+  EXPECT_TRUE(s.launch->then.empty());
+  auto program = codegen::emit_cuda_wrapper(*g, *picks);
+  ASSERT_TRUE(program.has_value()) << program.error().message;
+  EXPECT_THAT(program->source, HasSubstr("const float ktune_alpha = 0.125f"));
+  EXPECT_EQ(program->source.find("gemm_epilogue"), std::string::npos);  // no separate pass
 }
 
 TEST_F(CudaGraphPicks, WithoutFusionPicksArePlainGemms) {

@@ -15,9 +15,10 @@
 
 namespace ktune {
 
-// cublasGemmEx with CUBLAS_GEMM_DEFAULT; named `name`.
+// cublasGemmEx with CUBLAS_GEMM_DEFAULT; named `name`. `alpha`: C = alpha A B (LaunchSpec::alpha:
+// an epilogue's leading scale folded into the call).
 [[nodiscard]] ChoicePtr make_cublas_gemm_choice(std::vector<int> bind,
-                                                std::string name = "cublas_gemm");
+                                                std::string name = "cublas_gemm", double alpha = 1);
 
 // cuBLASLt: `count` choices "cublaslt_algo0" .. "cublaslt_algo<count-1>", the i-th running the
 // i-th algorithm returned by cublasLtMatmulAlgoGetHeuristic for the problem (with a 32 MiB
@@ -25,10 +26,10 @@ namespace ktune {
 // the worker, so the parent needs no GPU to build the list. With `library_epilogue` (a
 // cublasLtEpilogue_t, CUBLASLT_EPILOGUE_RELU_BIAS say; a bias epilogue needs bind[6], the bias
 // vector of N), the heuristic is asked for that fused epilogue; the choices are named
-// "<prefix>_algo<i>".
+// "<prefix>_algo<i>". `alpha` as for make_cublas_gemm_choice.
 [[nodiscard]] std::vector<ChoicePtr> make_cublaslt_gemm_choices(
     const std::vector<int>& bind, int count, int library_epilogue = 0,
-    std::string_view prefix = "cublaslt");
+    std::string_view prefix = "cublaslt", double alpha = 1);
 
 // cuBLASLt's fused epilogue (a cublasLtEpilogue_t) equal to `epilogue`, or 0 where it has none:
 // bias, relu and bias+relu. Not GELU: cuBLASLt's is the tanh approximation, ours PyTorch's

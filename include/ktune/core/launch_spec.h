@@ -50,6 +50,9 @@ struct LaunchSpec {
   // kCudaLibrary "cublaslt": the library's own fused epilogue (a cublasLtEpilogue_t value,
   // CUBLASLT_EPILOGUE_RELU_BIAS say); 0 (none) by default.
   int library_epilogue = 0;
+  // kCudaLibrary: C = alpha * A B (then the library epilogue): an epilogue's leading scale folded
+  // into the library call, computed in fp32 as a separate scale would be; 1 by default.
+  double alpha = 1;
   // Launches run after this one, in order, on the same arguments and stream: a library GEMM
   // followed by a generated epilogue kernel is one candidate. Run by the same handler.
   std::vector<LaunchSpec> then;
