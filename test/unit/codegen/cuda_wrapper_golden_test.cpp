@@ -37,7 +37,7 @@ TEST(CudaWrapperGolden, TransformerBlockBf16LibraryPicks) {
   for (std::size_t at = yaml.find("f32"); at != std::string::npos; at = yaml.find("f32", at)) {
     yaml.replace(at, 3, "bf16");
   }
-  auto g = parse_graph(yaml, "examples/transformer_block/graph.yaml");
+  auto g = parse_graph(yaml, kSource + "/examples/transformer_block/graph.yaml");
   ASSERT_TRUE(g.has_value()) << g.error().message;
 
   std::map<std::string, GemmPick> picks;
