@@ -1,12 +1,14 @@
-// The generated CUDA programs' own kernels, as text: the pointwise kernel and its functors,
-// transpose, and the row kernels (softmax, sum, layer norm), each templated on the element type
-// with fp32 math, 16-byte accesses where the emitter says the shape allows them.
+// The generated CUDA programs' own kernels, as text: the pointwise kernel and its functors and
+// transpose, then the row kernels (softmax, sum, layer norm: cuda_wrapper_rows.cpp), each
+// templated on the element type with fp32 math, 16-byte accesses where the shape allows them.
+#include <string>
+
 #include "codegen/cuda_wrapper_snippets.h"
 
 namespace ktune::codegen::detail {
 
 std::string_view cuda_kernels_snippet() {
-  return R"KT(// ---- Element access: every kernel computes in fp32, one rounding at the store.
+  static const std::string text = std::string(R"KT(// ---- Element access: every kernel computes in fp32, one rounding at the store.
 __device__ __forceinline__ float ktune_f(float v) { return v; }
 __device__ __forceinline__ float ktune_f(__half v) { return __half2float(v); }
 __device__ __forceinline__ float ktune_f(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -57,7 +59,10 @@ __global__ void ktune_pointwise(T* __restrict__ y, const T* __restrict__ x,
   for (long long s = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; s < steps;
        s += stride) {
     const long long i = s * kWidth;
-    const long long zi = cols ? i % cols : i;
+    // The broadcast operand's index; 32-bit division where the sizes allow (the common case).
+    const long long zi = cols == 0         ? i
+                         : n <= 0x7fffffff ? static_cast<unsigned>(i) % static_cast<unsigned>(cols)
+                                           : i % cols;
     if constexpr (kVec) {
       const KtuneVec<T> xv = *reinterpret_cast<const KtuneVec<T>*>(x + i);
       KtuneVec<T> zv{}, out;
@@ -97,110 +102,59 @@ __global__ void ktune_transpose(T* __restrict__ y, const T* __restrict__ x, int 
   }
 }
 
+// 2-byte elements with both row lengths a multiple of 8 (every row of x and y 16-byte aligned):
+// 64 x 64 tiles moved 16 bytes per thread and access. Loads: 8 threads per tile row. Stores:
+// each thread gathers 8 elements of a tile column into one 16-byte store of y's row, 16 lanes
+// of a warp on 16 rows, the other 16 on the next 16 bytes of the same rows (whole 32-byte
+// sectors). The pitch of 66 elements (33 words) keeps both sides free of bank conflicts.
+template <class T>
+__global__ void __launch_bounds__(256)
+    ktune_transpose_vec(T* __restrict__ y, const T* __restrict__ x, int m, int n) {
+  static_assert(sizeof(T) == 2, "16-byte chunks of 8 elements");
+  __shared__ __align__(16) T tile[64][66];
+  const int c0 = blockIdx.x * 64, r0 = blockIdx.y * 64, t = threadIdx.x;
+#pragma unroll
+  for (int p = 0; p < 2; ++p) {
+    const int r = (t >> 3) + 32 * p, c = (t & 7) * 8;
+    if (r0 + r < m && c0 + c < n) {
+      const uint4 v =
+          *reinterpret_cast<const uint4*>(x + static_cast<long long>(r0 + r) * n + c0 + c);
+      unsigned* s = reinterpret_cast<unsigned*>(&tile[r][c]);  // 4-byte aligned: 132-byte pitch
+      s[0] = v.x;
+      s[1] = v.y;
+      s[2] = v.z;
+      s[3] = v.w;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int p = 0; p < 2; ++p) {
+    const int c = (t & 15) + 16 * (t >> 7) + 32 * p;  // a tile column: y's row c0 + c
+    const int r = ((t >> 4) & 7) * 8;                  // tile rows r..r+7: 8 of y's columns
+    if (c0 + c < n && r0 + r < m) {
+      KtuneVec<T> v;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) v.v[e] = tile[r + e][c];
+      *reinterpret_cast<KtuneVec<T>*>(y + static_cast<long long>(c0 + c) * m + r0 + r) = v;
+    }
+  }
+}
+
 template <class T>
 static void ktune_launch_transpose(T* y, const T* x, int m, int n, cudaStream_t stream) {
+  if constexpr (sizeof(T) == 2) {
+    if (m % 8 == 0 && n % 8 == 0) {  // tensors and arena slices are 16-byte aligned
+      const dim3 grid((n + 63) / 64, (m + 63) / 64);
+      ktune_transpose_vec<<<grid, 256, 0, stream>>>(y, x, m, n);
+      return;
+    }
+  }
+  // f32 (a warp's access is 128 bytes already) and odd shapes: the scalar tile.
   const dim3 grid((n + 31) / 32, (m + 31) / 32);
   ktune_transpose<<<grid, dim3(32, 8), 0, stream>>>(y, x, m, n);
 }
-
-// ---- Row kernels: one block per row, fp32 statistics reduced over the block.
-__device__ __forceinline__ float ktune_warp_reduce(float v, bool max) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = max ? fmaxf(v, w) : v + w;
-  }
-  return v;
-}
-// Every thread gets the block's result; `scratch` holds 32 floats.
-__device__ __forceinline__ float ktune_block_reduce(float v, bool max, float* scratch) {
-  v = ktune_warp_reduce(v, max);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  __syncthreads();  // the previous reduction's readers are done with scratch
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < warps ? scratch[lane] : (max ? -INFINITY : 0.0f);
-  return ktune_warp_reduce(v, max);
-}
-
-// Each element of a row: f(j, x[j]) for the block's share of row `row` of n elements, with
-// 16-byte loads under kVec (n a multiple of the vector width, so that every row is aligned).
-template <bool kVec, class T, class F>
-__device__ __forceinline__ void ktune_row_for(const T* __restrict__ row, int n, F f) {
-  if constexpr (kVec) {
-    constexpr int kWidth = 16 / sizeof(T);
-    for (int c = threadIdx.x; c < n / kWidth; c += blockDim.x) {
-      const KtuneVec<T> v = reinterpret_cast<const KtuneVec<T>*>(row)[c];
-#pragma unroll
-      for (int e = 0; e < kWidth; ++e) f(c * kWidth + e, ktune_f(v.v[e]));
-    }
-  } else {
-    for (int j = threadIdx.x; j < n; j += blockDim.x) f(j, ktune_f(row[j]));
-  }
-}
-// out[j] = g(j, in[j]) over the row, stored as wide as it was loaded.
-template <bool kVec, class T, class G>
-__device__ __forceinline__ void ktune_row_map(T* __restrict__ out, const T* __restrict__ in, int n,
-                                              G g) {
-  if constexpr (kVec) {
-    constexpr int kWidth = 16 / sizeof(T);
-    for (int c = threadIdx.x; c < n / kWidth; c += blockDim.x) {
-      const KtuneVec<T> v = reinterpret_cast<const KtuneVec<T>*>(in)[c];
-      KtuneVec<T> w;
-#pragma unroll
-      for (int e = 0; e < kWidth; ++e) w.v[e] = ktune_to<T>(g(c * kWidth + e, ktune_f(v.v[e])));
-      reinterpret_cast<KtuneVec<T>*>(out)[c] = w;
-    }
-  } else {
-    for (int j = threadIdx.x; j < n; j += blockDim.x) out[j] = ktune_to<T>(g(j, ktune_f(in[j])));
-  }
-}
-
-// softmax(scale * x) of each row, the max subtracted so that exp cannot overflow.
-template <bool kVec, class T>
-__global__ void ktune_row_softmax(T* __restrict__ y, const T* __restrict__ x, int n,
-                                  float scale) {
-  __shared__ float scratch[32];
-  const T* xr = x + static_cast<long long>(blockIdx.x) * n;
-  T* yr = y + static_cast<long long>(blockIdx.x) * n;
-  float mx = -INFINITY;
-  ktune_row_for<kVec>(xr, n, [&](int, float v) { mx = fmaxf(mx, v * scale); });
-  mx = ktune_block_reduce(mx, true, scratch);
-  float sum = 0.0f;
-  ktune_row_for<kVec>(xr, n, [&](int, float v) { sum += expf(v * scale - mx); });
-  const float inv = 1.0f / ktune_block_reduce(sum, false, scratch);
-  ktune_row_map<kVec>(yr, xr, n, [&](int, float v) { return expf(v * scale - mx) * inv; });
-}
-
-template <bool kVec, class T>
-__global__ void ktune_row_sum(T* __restrict__ y, const T* __restrict__ x, int n) {
-  __shared__ float scratch[32];
-  float sum = 0.0f;
-  ktune_row_for<kVec>(x + static_cast<long long>(blockIdx.x) * n, n,
-                      [&](int, float v) { sum += v; });
-  sum = ktune_block_reduce(sum, false, scratch);
-  if (threadIdx.x == 0) y[blockIdx.x] = ktune_to<T>(sum);
-}
-
-// (x - mean) / sqrt(var + eps) * gamma + beta, the biased variance from a second pass.
-template <bool kVec, class T>
-__global__ void ktune_layer_norm(T* __restrict__ y, const T* __restrict__ x,
-                                 const T* __restrict__ gamma, const T* __restrict__ beta, int n,
-                                 float eps) {
-  __shared__ float scratch[32];
-  const T* xr = x + static_cast<long long>(blockIdx.x) * n;
-  T* yr = y + static_cast<long long>(blockIdx.x) * n;
-  float sum = 0.0f;
-  ktune_row_for<kVec>(xr, n, [&](int, float v) { sum += v; });
-  const float mean = ktune_block_reduce(sum, false, scratch) / n;
-  float sq = 0.0f;
-  ktune_row_for<kVec>(xr, n, [&](int, float v) { sq += (v - mean) * (v - mean); });
-  const float rstd = rsqrtf(ktune_block_reduce(sq, false, scratch) / n + eps);
-  ktune_row_map<kVec>(yr, xr, n, [&](int j, float v) {
-    return (v - mean) * rstd * ktune_f(gamma[j]) + ktune_f(beta[j]);
-  });
-}
-)KT";
+)KT") + std::string(cuda_row_kernels_snippet());
+  return text;
 }
 
 }  // namespace ktune::codegen::detail

@@ -19,12 +19,31 @@ std::string float_literal(double v) {
   return s + "f";
 }
 
-// Threads of a row kernel: a warp for short rows, up to 1024 so that each thread has about 8
-// elements.
+// Threads of a streaming row kernel (row_sum, the fallback of the others): a warp for short
+// rows, up to 1024 so that each thread has about 8 elements.
 int row_threads(std::int64_t n) {
   int t = 32;
   while (t < 1024 && t * 8 < n) t *= 2;
   return t;
+}
+
+// A register-held row kernel's block: `chunks` (a power of two up to 8, the template's kChunks)
+// 16-byte chunks per thread under `vec`, elements otherwise; one chunk per thread up to 512
+// threads (a warp for short rows), more chunks beyond. 0 chunks: too long for registers, the
+// streaming fallback with row_threads().
+struct RowPlan {
+  int threads = 32;
+  int chunks = 0;
+};
+RowPlan row_plan(std::int64_t n, bool vec, std::int64_t width) {
+  const std::int64_t units = vec ? n / width : n;
+  RowPlan r;
+  while (r.threads < 512 && r.threads < units) r.threads *= 2;
+  const std::int64_t per_thread = (units + r.threads - 1) / r.threads;
+  r.chunks = 1;
+  while (r.chunks < per_thread) r.chunks *= 2;
+  if (r.chunks > 8) return {row_threads(n), 0};
+  return r;
 }
 
 std::string comment(const GraphNode& n) {
@@ -120,7 +139,9 @@ std::string op_code(const CudaProgram& p, const GraphNode& n) {
   const std::int64_t numel = n.out.numel();
   const std::int64_t width = 16 / static_cast<std::int64_t>(dtype_size(n.out.dtype));
   // Row kernels load 16 bytes at a time where every row starts 16-byte aligned.
-  const std::string row_vec = x.sizes.back() % width == 0 ? "true" : "false";
+  const bool vec_rows = x.sizes.back() % width == 0;
+  const std::string row_vec = vec_rows ? "true" : "false";
+  const RowPlan rows = row_plan(x.sizes.back(), vec_rows, width);
   const auto pointwise = [&](const std::string& z, std::int64_t cols, const std::string& f) {
     const bool vec = numel % width == 0 && (cols == 0 || cols % width == 0);
     return fmt::format("  ktune_launch_pointwise<{}>({}, {}, {}, {}LL, {}LL, {}, ktune_stream);\n",
@@ -155,9 +176,10 @@ std::string op_code(const CudaProgram& p, const GraphNode& n) {
       break;
     case OpKind::kRowSoftmax: {
       auto s = p.softmax_scale.find(n.name);
-      call = fmt::format("  ktune_row_softmax<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {});\n",
-                         row_vec, x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0],
-                         x.sizes[1], float_literal(s == p.softmax_scale.end() ? 1.0 : s->second));
+      call = fmt::format(
+          "  ktune_row_softmax<{}, {}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {});\n", row_vec,
+          rows.chunks, x.sizes[0], rows.threads, n.name, n.inputs[0], x.sizes[1],
+          float_literal(s == p.softmax_scale.end() ? 1.0 : s->second));
       break;
     }
     case OpKind::kRowSum:
@@ -166,9 +188,9 @@ std::string op_code(const CudaProgram& p, const GraphNode& n) {
       break;
     case OpKind::kLayerNorm:
       call = fmt::format(
-          "  ktune_layer_norm<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {}, {}, {});\n", row_vec,
-          x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0], n.inputs[1], n.inputs[2],
-          x.sizes[1], float_literal(n.eps));
+          "  ktune_layer_norm<{}, {}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {}, {}, {});\n",
+          row_vec, rows.chunks, x.sizes[0], rows.threads, n.name, n.inputs[0], n.inputs[1],
+          n.inputs[2], x.sizes[1], float_literal(n.eps));
       break;
   }
   return call + "  KTUNE_CUDA(cudaGetLastError());\n";

@@ -20,6 +20,8 @@ inline constexpr std::string_view kCudaWrapperIncludes[] = {
 // The element conversions, the pointwise kernel with its functors, transpose, row_softmax,
 // row_sum and layer_norm, each templated on the element type.
 [[nodiscard]] std::string_view cuda_kernels_snippet();
+// The row kernels alone (part of cuda_kernels_snippet()): register-held rows where they fit.
+[[nodiscard]] std::string_view cuda_row_kernels_snippet();
 // ktune_lt_setup: a cuBLASLt GEMM's descriptors and its heuristic answer, as the worker's.
 [[nodiscard]] std::string_view cuda_cublaslt_snippet();
 // ktune_upload (host floats to a device tensor of a dtype), for the benchmark main().

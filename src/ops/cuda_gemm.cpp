@@ -368,11 +368,17 @@ Result<LaunchGeometry> epilogue_launch(const std::string& where, const Problem& 
                                        const Epilogue& e) {
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
+  // 256 threads: x along a row's 16-byte chunks (a warp for short rows, up to 256), y over
+  // rows; blockIdx.y covers the rows up to the grid's 65535, the kernel loops past that.
   const std::int64_t per_chunk = 16 / static_cast<std::int64_t>(dtype_size(p.args[0].tensor.dtype));
-  const std::int64_t blocks = ceil_div(d->m * d->n, per_chunk * 256);
+  const std::int64_t chunks = ceil_div(d->n, per_chunk);
+  std::int64_t bx = 32;
+  while (bx < 256 && bx < chunks) bx *= 2;
+  const std::int64_t by = 256 / bx;
   LaunchGeometry g;
-  g.grid = {static_cast<std::uint64_t>(std::clamp<std::int64_t>(blocks, 1, 65536)), 1, 1};
-  g.block = {256, 1, 1};
+  g.grid = {static_cast<std::uint64_t>(std::max<std::int64_t>(ceil_div(chunks, bx), 1)),
+            static_cast<std::uint64_t>(std::clamp<std::int64_t>(ceil_div(d->m, by), 1, kMaxGridY)), 1};
+  g.block = {static_cast<std::uint64_t>(bx), static_cast<std::uint64_t>(by), 1};
   return g;
 }
 

@@ -241,6 +241,105 @@ TEST_P(CudaCompileGpu, EveryOpMatchesTheReferenceAndBadTensorsAreRefused) {
   EXPECT_THAT(bench->output, HasSubstr(fmt::format("arena {} bytes", arena)));
 }
 
+// Every path of the generated row kernels and transpose against the reference: rows held in
+// registers (one chunk per thread, several, elements of rows that do not divide into 16-byte
+// vectors, a row shorter than a warp's chunks) and too long for them (the streaming fallback,
+// vectors and elements), the 16-byte transpose with partial tiles, a broadcast bias. The
+// tolerance is relative to each output's largest magnitude, so that softmax rows of 40000
+// elements are checked as closely as short ones.
+TEST_P(CudaCompileGpu, EveryRowKernelPathMatchesTheReference) {
+  const DType d = GetParam();
+  using T = TensorSpec;
+  auto built = codegen::GraphBuilder("row_paths")
+                   .input("a", T::contiguous(d, {4, 4096}))
+                   .input("b", T::contiguous(d, {3, 40000}))
+                   .input("gb", T::contiguous(d, {40000}))
+                   .input("bb", T::contiguous(d, {40000}))
+                   .input("c", T::contiguous(d, {6, 1001}))
+                   .input("gc", T::contiguous(d, {1001}))
+                   .input("bc", T::contiguous(d, {1001}))
+                   .input("dd", T::contiguous(d, {2, 4099}))
+                   .input("e", T::contiguous(d, {7, 12}))
+                   .input("ge", T::contiguous(d, {12}))
+                   .input("be", T::contiguous(d, {12}))
+                   .input("f", T::contiguous(d, {72, 136}))
+                   .input("fb", T::contiguous(d, {136}))
+                   .node("sa", OpKind::kRowSoftmax, {"a"})
+                   .node("lb", OpKind::kLayerNorm, {"b", "gb", "bb"})
+                   .node("sb", OpKind::kRowSoftmax, {"b"})
+                   .node("lc", OpKind::kLayerNorm, {"c", "gc", "bc"})
+                   .node("sc", OpKind::kRowSoftmax, {"c"})
+                   .node("sd", OpKind::kRowSoftmax, {"dd"})
+                   .node("le", OpKind::kLayerNorm, {"e", "ge", "be"})
+                   .node("se", OpKind::kRowSoftmax, {"e"})
+                   .node("tf", OpKind::kTranspose, {"f"})
+                   .node("bf", OpKind::kBiasAdd, {"f", "fb"})
+                   .output("sa").output("lb").output("sb").output("lc").output("sc")
+                   .output("sd").output("le").output("se").output("tf").output("bf")
+                   .build();
+  ASSERT_TRUE(built.has_value()) << built.error().message;
+  const codegen::Graph& g = *built;
+  auto w = codegen::emit_cuda_wrapper(g, {});
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  // The paths the emitter chose (bf16: 8 elements per chunk, f32: 4).
+  const bool bf16 = d == DType::kBF16;
+  for (const std::string& call :
+       {fmt::format("ktune_row_softmax<true, {}><<<4, 512,", bf16 ? 1 : 2),
+        std::string("ktune_layer_norm<true, 0><<<3, 1024,"),
+        std::string("ktune_row_softmax<false, 0><<<2, 1024,"),
+        std::string("ktune_layer_norm<false, 2><<<6, 512,"),
+        fmt::format("ktune_layer_norm<{}, 1><<<7, 32,", bf16 ? "false" : "true")}) {
+    EXPECT_THAT(w->source, HasSubstr(call));
+  }
+  TempDir dir("cuda-row-paths");
+  auto files = codegen::write_cuda_wrapper(g, *w, dir.path(), options(), true);
+  ASSERT_TRUE(files.has_value()) << files.error().message;
+  void* lib = dlopen(files->library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto create = reinterpret_cast<CreateFn>(dlsym(lib, "row_paths_create"));
+  auto run = reinterpret_cast<RunFn>(dlsym(lib, "row_paths_run"));
+  auto last_error = reinterpret_cast<ErrorFn>(dlsym(lib, "row_paths_last_error"));
+  auto destroy = reinterpret_cast<DestroyFn>(dlsym(lib, "row_paths_destroy"));
+  ASSERT_TRUE(create && run && last_error && destroy);
+  Values in = seeded_inputs(g, 5);
+  for (auto& [name, v] : in) {
+    for (double& e : v) e = bf16 ? round_bf16(static_cast<float>(e)) : static_cast<float>(e);
+  }
+  const Values want = reference_eval(g, in);
+  std::vector<KtuneCudaTensor> inputs, outputs;
+  for (const codegen::GraphInput& x : g.inputs) inputs.push_back(upload(in.at(x.name), x.spec));
+  std::vector<TensorSpec> out_specs;
+  for (const std::string& o : g.outputs) {
+    for (const codegen::GraphNode& n : g.nodes) {
+      if (n.name == o) out_specs.push_back(n.out);
+    }
+  }
+  for (const TensorSpec& t : out_specs) outputs.push_back(upload(std::vector<double>(t.numel()), t));
+  void* program = nullptr;
+  ASSERT_EQ(create(&program), 0) << last_error(program);
+  ASSERT_EQ(run(program, inputs.data(), static_cast<int>(inputs.size()), outputs.data(),
+                static_cast<int>(outputs.size()), nullptr),
+            0)
+      << last_error(program);
+  ASSERT_EQ(cu_->CtxSynchronize(), CUDA_SUCCESS);
+  const double rtol = bf16 ? 1e-2 : 1e-4;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const std::vector<double> got = download(outputs[i], out_specs[i].numel());
+    const std::vector<double>& ref = want.at(g.outputs[i]);
+    double largest = 0;
+    for (double r : ref) largest = std::max(largest, std::abs(r));
+    int bad = 0;
+    for (std::size_t e = 0; e < got.size(); ++e) {
+      if (!(std::abs(got[e] - ref[e]) <= rtol * (largest * 0.1 + std::abs(ref[e]))) && bad++ < 3) {
+        ADD_FAILURE() << g.outputs[i] << "[" << e << "] = " << got[e] << ", expected " << ref[e];
+      }
+    }
+    EXPECT_EQ(bad, 0) << g.outputs[i];
+  }
+  destroy(program);
+  dlclose(lib);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaCompileGpu, ::testing::Values(DType::kBF16, DType::kF32),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 

@@ -257,6 +257,31 @@ TEST_F(CudaEpilogueGpu, ScaledLibraryGemmsMatchTheUnfusedReference) {
   }
 }
 
+// Rows that do not divide into 16-byte chunks (N = 250): the separate kernel's element path
+// (the reference's), checked against the candidates that compute the epilogue themselves.
+TEST_F(CudaEpilogueGpu, TheSeparateKernelsElementPathMatchesTheFusedCandidates) {
+  for (const char* text : kEpilogues) {
+    const Epilogue e = parse(text);
+    for (DType dtype : {DType::kBF16, DType::kF32}) {
+      const Problem p = cuda_gemm_problem(200, 250, 64, dtype, 0, e);
+      CudaGemmCandidates set = cuda_gemm_candidates(dtype, 0, &p, true, e);
+      std::vector<ChoicePtr> fused;
+      for (ChoicePtr& c : set.candidates) {
+        if (c->supports(p).has_value() && c->name().find("+epilogue") == std::string::npos) {
+          fused.push_back(std::move(c));
+        }
+      }
+      ASSERT_FALSE(fused.empty()) << text;
+      Result<Selection> sel = select(p, fused, set.reference.get());
+      ASSERT_TRUE(sel.has_value()) << text << ": " << sel.error().message;
+      for (const CandidateRecord& c : sel->record.candidates) {
+        EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned)
+            << text << " " << c.name << ": " << c.message;
+      }
+    }
+  }
+}
+
 TEST_F(CudaEpilogueGpu, ATemplateThatSkipsAStepFailsVerification) {
   const Problem p = cuda_gemm_problem(256, 256, 128, DType::kBF16, 0, parse("bias,relu"));
   CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &p, false, parse("bias,relu"));

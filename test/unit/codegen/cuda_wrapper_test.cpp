@@ -184,10 +184,10 @@ TEST_F(CudaWrapperEmit, TransformerBlockF32) {
   EXPECT_THAT(s, HasSubstr("void* ktune_args[] = {&h, &attn, &wo, &ktune_m, &ktune_n, &ktune_k, &x};"));
   // The scale before the softmax is folded into it; the transpose and norms are kernels.
   EXPECT_THAT(s, HasSubstr("row_softmax((scores) * 0.125f), the scale 'scaled' folded in"));
-  EXPECT_THAT(s, HasSubstr("ktune_row_softmax<true><<<64, 32, 0, ktune_stream>>>(p, scores, 64, 0.125f);"));
+  EXPECT_THAT(s, HasSubstr("ktune_row_softmax<true, 1><<<64, 32, 0, ktune_stream>>>(p, scores, 64, 0.125f);"));
   EXPECT_THAT(s, Not(HasSubstr("KtuneScale{")));
   EXPECT_THAT(s, HasSubstr("ktune_launch_transpose(kt, k, 64, 64, ktune_stream);"));
-  EXPECT_EQ(count(s, "ktune_layer_norm<true><<<64, 32, 0, ktune_stream>>>("), 2u);
+  EXPECT_EQ(count(s, "ktune_layer_norm<true, 1><<<64, 32, 0, ktune_stream>>>("), 2u);
   EXPECT_THAT(s, HasSubstr("ktune_launch_pointwise<true>(y, m_bias, h, 4096LL, 0LL, KtuneAdd{}"));
   // Two template cubins (v and f) and the separate epilogue's.
   EXPECT_EQ(count(s, "cuModuleLoadData("), 3u);
@@ -238,9 +238,9 @@ TEST_F(CudaWrapperEmit, EveryOpGraphBuilds) {
   auto w = emit_cuda_wrapper(g, cuda_picks(g, *backend_, every_op_picks()));
   ASSERT_TRUE(w.has_value()) << w.error().message;
   const std::string& s = w->source;
-  for (const char* call : {"ktune_layer_norm<true><<<", "ktune_launch_transpose(qt, qs", "KtuneSilu{}",
+  for (const char* call : {"ktune_layer_norm<true, 1><<<64, 32, 0", "ktune_launch_transpose(qt, qs", "KtuneSilu{}",
                            "KtuneGelu{}", "KtuneRelu{}", "KtuneScale{3.0f}", "ktune_row_sum<true><<<",
-                           "ktune_row_softmax<true><<<64, 32, 0, ktune_stream>>>(pr, sc, 64, 0.125f)",
+                           "ktune_row_softmax<true, 1><<<64, 32, 0, ktune_stream>>>(pr, sc, 64, 0.125f)",
                            "ktune_launch_pointwise<true>(v, res, ln_b, 8192LL, 128LL, KtuneAdd{}"}) {
     EXPECT_THAT(s, HasSubstr(call));
   }
@@ -272,9 +272,9 @@ TEST_F(CudaWrapperEmit, OddWidthsTakeTheScalarKernels) {
   auto w = emit_cuda_wrapper(*g, {});
   ASSERT_TRUE(w.has_value()) << w.error().message;
   const std::string& s = w->source;
-  EXPECT_THAT(s, HasSubstr("ktune_layer_norm<false><<<5, 32, 0, ktune_stream>>>(n, x, gm, bt, 30,"));
+  EXPECT_THAT(s, HasSubstr("ktune_layer_norm<false, 1><<<5, 32, 0, ktune_stream>>>(n, x, gm, bt, 30,"));
   EXPECT_THAT(s, HasSubstr("ktune_launch_pointwise<false>(b, n, gm, 150LL, 30LL, KtuneAdd{}"));
-  EXPECT_THAT(s, HasSubstr("ktune_row_softmax<false><<<5, 32, 0, ktune_stream>>>(p, b, 30, 1.0f);"));
+  EXPECT_THAT(s, HasSubstr("ktune_row_softmax<false, 1><<<5, 32, 0, ktune_stream>>>(p, b, 30, 1.0f);"));
   EXPECT_THAT(s, HasSubstr("ktune_row_sum<false><<<30, 32, 0, ktune_stream>>>(s, t, 5);"));
   EXPECT_THAT(s, HasSubstr("__half* x = static_cast<__half*>(ktune_inputs[0].data);"));
   EXPECT_THAT(s, Not(HasSubstr("cublasCreate")));
@@ -284,6 +284,52 @@ TEST_F(CudaWrapperEmit, OddWidthsTakeTheScalarKernels) {
     GTEST_SKIP() << "[SKIP] nvcc not found: " << options.nvcc;
   }
   TempDir dir("cuda-wrapper-odd");
+  auto files = codegen::write_cuda_wrapper(*g, *w, dir.path(), options, true);
+  ASSERT_TRUE(files.has_value()) << files.error().message;
+}
+
+// The row kernels' blocks from the row's length (f16: 8 elements per 16-byte chunk): one chunk
+// per thread up to 512 threads, more chunks beyond, elements where rows do not divide into
+// chunks, the streaming fallback past 8 chunks per thread; the 16-byte transpose's partial
+// tiles. All of them through nvcc.
+TEST_F(CudaWrapperEmit, RowKernelsHoldRowsInRegistersWhereTheyFit) {
+  using codegen::OpKind;
+  using T = TensorSpec;
+  const DType h = DType::kF16;
+  auto g = codegen::GraphBuilder("rows")
+               .input("a", T::contiguous(h, {4, 2048}))
+               .input("a2", T::contiguous(h, {4, 16384}))
+               .input("a3", T::contiguous(h, {2, 40000}))
+               .input("c", T::contiguous(h, {3, 1001}))
+               .input("c2", T::contiguous(h, {2, 4099}))
+               .input("g", T::contiguous(h, {2048}))
+               .input("f", T::contiguous(h, {72, 136}))
+               .node("la", OpKind::kLayerNorm, {"a", "g", "g"})
+               .node("sa2", OpKind::kRowSoftmax, {"a2"})
+               .node("sa3", OpKind::kRowSoftmax, {"a3"})
+               .node("sc", OpKind::kRowSoftmax, {"c"})
+               .node("sc2", OpKind::kRowSoftmax, {"c2"})
+               .node("tf", OpKind::kTranspose, {"f"})
+               .output("la").output("sa2").output("sa3").output("sc").output("sc2").output("tf")
+               .build();
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  auto w = emit_cuda_wrapper(*g, {});
+  ASSERT_TRUE(w.has_value()) << w.error().message;
+  const std::string& s = w->source;
+  for (const char* call : {"ktune_layer_norm<true, 1><<<4, 256, 0, ktune_stream>>>(la, a, g, g, 2048",
+                           "ktune_row_softmax<true, 4><<<4, 512, 0, ktune_stream>>>(sa2, a2, 16384",
+                           "ktune_row_softmax<true, 0><<<2, 1024, 0, ktune_stream>>>(sa3, a3, 40000",
+                           "ktune_row_softmax<false, 2><<<3, 512, 0, ktune_stream>>>(sc, c, 1001",
+                           "ktune_row_softmax<false, 0><<<2, 1024, 0, ktune_stream>>>(sc2, c2, 4099",
+                           "ktune_launch_transpose(tf, f, 72, 136, ktune_stream)",
+                           "ktune_transpose_vec<<<grid, 256, 0, stream>>>"}) {
+    EXPECT_THAT(s, HasSubstr(call));
+  }
+  codegen::CudaBuildOptions options;
+  if (std::system((options.nvcc + " --version >/dev/null 2>&1").c_str()) != 0) {
+    GTEST_SKIP() << "[SKIP] nvcc not found: " << options.nvcc;
+  }
+  TempDir dir("cuda-wrapper-rows");
   auto files = codegen::write_cuda_wrapper(*g, *w, dir.path(), options, true);
   ASSERT_TRUE(files.has_value()) << files.error().message;
 }
