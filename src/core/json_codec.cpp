@@ -281,6 +281,7 @@ OrderedJson encode_json(const LaunchSpec& l) {
           {"algo", l.algo},
           {"bind", l.bind},
           {"library_epilogue", l.library_epilogue},
+          {"alpha", l.alpha},
           {"then", std::move(then)}};
 }
 
@@ -298,6 +299,7 @@ void decode_json(JsonReader& r, const Json& j, const std::string& at, LaunchSpec
   l.algo = r.i32(j, at, "algo");
   for (std::int64_t v : decode_i64s(r, j, at, "bind")) l.bind.push_back(static_cast<int>(v));
   l.library_epilogue = r.i32(j, at, "library_epilogue");
+  l.alpha = r.f64(j, at, "alpha");
   if (const Json* then = r.array(j, at, "then")) {
     const std::string tat = JsonReader::sub(at, "then");
     for (std::size_t i = 0; i < then->size(); ++i) {

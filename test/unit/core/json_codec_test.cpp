@@ -37,6 +37,7 @@ TEST(JsonCodec, TensorSpecAndLaunchSpecRoundTrip) {
   l.algo = 3;
   l.bind = {0, 1, 2, 3, 4, 5, 6};
   l.library_epilogue = 2;
+  l.alpha = 0.125;  // a folded scale (LaunchSpec::alpha) travels to the worker
   l.then.emplace_back();
   l.then[0].kind = LaunchKind::kCudaCubin;
   l.then[0].grid = {7, 1, 1};

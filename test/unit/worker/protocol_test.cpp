@@ -44,6 +44,7 @@ BenchmarkRequest full_request() {
   then.block = {256, 1, 1};
   q.launch.then = {then, then};
   q.launch.then[1].library_epilogue = 6;
+  q.launch.alpha = -2.5;
   q.problem.op = "matmul";
   q.problem.name = "M=3,N=4";
   TensorSpec strided;
