@@ -53,9 +53,9 @@ void fold_scales(CudaProgram& p) {
 
 std::unexpected<Error> bad_pick(const Graph& g, const std::string& node, const GemmPick& pick,
                                 const std::string& what) {
-  return make_error(ErrorCode::kInvalidArgument,
-                    fmt::format("{}: gemm '{}' (pick '{}'): {}", g.file.string(), node,
-                                pick.choice, what));
+  return make_error(
+      ErrorCode::kInvalidArgument,
+      fmt::format("{}: gemm '{}' (pick '{}'): {}", g.file.string(), node, pick.choice, what));
 }
 
 void flatten(const LaunchSpec& s, std::vector<const LaunchSpec*>& out) {
@@ -73,9 +73,9 @@ Status add_cubin(CudaProgram& p, const GraphNode& n, const GemmPick& pick, CudaS
   }
   auto bytes = read_file(s.artifact);
   if (!bytes) {
-    return make_error(ErrorCode::kIo, fmt::format("{}: gemm '{}' (pick '{}'): {}",
-                                                  p.fg.graph.file.string(), n.name, pick.choice,
-                                                  bytes.error().message));
+    return make_error(ErrorCode::kIo,
+                      fmt::format("{}: gemm '{}' (pick '{}'): {}", p.fg.graph.file.string(), n.name,
+                                  pick.choice, bytes.error().message));
   }
   auto m = std::find_if(p.modules.begin(), p.modules.end(),
                         [&](const detail::CudaModule& x) { return x.bytes == *bytes; });
@@ -84,9 +84,8 @@ Status add_cubin(CudaProgram& p, const GraphNode& n, const GemmPick& pick, CudaS
     m = p.modules.end() - 1;
   }
   const auto module = static_cast<std::size_t>(m - p.modules.begin());
-  auto f = std::find_if(p.functions.begin(), p.functions.end(), [&](const auto& x) {
-    return x.module == module && x.entry == s.entry;
-  });
+  auto f = std::find_if(p.functions.begin(), p.functions.end(),
+                        [&](const auto& x) { return x.module == module && x.entry == s.entry; });
   if (f == p.functions.end()) {
     p.functions.push_back({module, s.entry, 0});
     f = p.functions.end() - 1;
@@ -120,17 +119,17 @@ Status add_library(CudaProgram& p, const GraphNode& n, const GemmPick& pick, Cud
     return {};
   }
   if (s.library != "cublaslt") {
-    return bad_pick(g, n.name, pick,
-                    fmt::format("library '{}'; the CUDA codegen calls cublas and cublaslt",
-                                s.library));
+    return bad_pick(
+        g, n.name, pick,
+        fmt::format("library '{}'; the CUDA codegen calls cublas and cublaslt", s.library));
   }
   if (s.algo < 0) return bad_pick(g, n.name, pick, "cublaslt needs algo >= 0");
   if (bias) {
     const std::size_t operand = static_cast<std::size_t>(s.bind[6]);
     if (operand < 6 || operand - 6 + 2 >= n.inputs.size()) {
-      return bad_pick(g, n.name, pick,
-                      fmt::format("the bias is bound to argument {}; not an epilogue operand",
-                                  s.bind[6]));
+      return bad_pick(
+          g, n.name, pick,
+          fmt::format("the bias is bound to argument {}; not an epilogue operand", s.bind[6]));
     }
     step.bias = n.inputs[operand - 6 + 2];
   }
@@ -156,11 +155,11 @@ Status add_gemm(CudaProgram& p, const GraphNode& n) {
   }
   if (pick.epilogue.ops().size() != pick.fused.size() ||
       pick.epilogue.operands().size() != pick.epilogue_args.size()) {
-    return bad_pick(g, n.name, pick,
-                    fmt::format("its epilogue '{}' does not match its {} fused nodes and {} "
-                                "operands",
-                                pick.epilogue.name(), pick.fused.size(),
-                                pick.epilogue_args.size()));
+    return bad_pick(
+        g, n.name, pick,
+        fmt::format("its epilogue '{}' does not match its {} fused nodes and {} "
+                    "operands",
+                    pick.epilogue.name(), pick.fused.size(), pick.epilogue_args.size()));
   }
   std::vector<const LaunchSpec*> all;
   flatten(*pick.launch, all);
@@ -177,8 +176,7 @@ Status add_gemm(CudaProgram& p, const GraphNode& n) {
     } else {
       st = bad_pick(g, n.name, pick,
                     fmt::format("a {} launch; the CUDA codegen runs {} and {} (cublas, cublaslt)",
-                                launch_kind_name(s->kind),
-                                launch_kind_name(LaunchKind::kCudaCubin),
+                                launch_kind_name(s->kind), launch_kind_name(LaunchKind::kCudaCubin),
                                 launch_kind_name(LaunchKind::kCudaLibrary)));
     }
     if (!st) return st;

@@ -3,9 +3,8 @@
 // wrapper's).
 #include <fmt/format.h>
 
-#include <future>
-
 #include <cstdlib>
+#include <future>
 #include <system_error>
 
 #include "codegen/wrapper_snippets.h"
@@ -37,12 +36,8 @@ WrapperFiles cuda_wrapper_files(const Graph& graph, const std::filesystem::path&
   // sm_90a -> compute_90a and sm_90a: the arch-specific features (wgmma) need the exact pair.
   std::string compute = options.arch;
   if (compute.starts_with("sm_")) compute = "compute_" + compute.substr(3);
-  const std::vector<std::string> common = {
-      options.nvcc,
-      "-O3",
-      "-std=c++17",
-      "-gencode",
-      fmt::format("arch={},code={}", compute, options.arch)};
+  const std::vector<std::string> common = {options.nvcc, "-O3", "-std=c++17", "-gencode",
+                                           fmt::format("arch={},code={}", compute, options.arch)};
   const std::vector<std::string> libs = {"-lcublasLt", "-lcublas", "-lcuda"};
   f.library_command = common;
   f.library_command.insert(f.library_command.end(),

@@ -20,10 +20,10 @@ namespace ktune::codegen::detail {
 struct CudaStep {
   enum class Kind { kCubin, kCublas, kCublasLt };
   Kind kind = Kind::kCubin;
-  LaunchSpec spec;       // without `then`
-  std::size_t fn = 0;    // kCubin: index into CudaProgram::functions
-  std::size_t lt = 0;    // kCublasLt: index into CudaProgram::lt
-  std::string bias;      // kCublasLt with a bias epilogue: the graph value it reads
+  LaunchSpec spec;     // without `then`
+  std::size_t fn = 0;  // kCubin: index into CudaProgram::functions
+  std::size_t lt = 0;  // kCublasLt: index into CudaProgram::lt
+  std::string bias;    // kCublasLt with a bias epilogue: the graph value it reads
 };
 
 struct CudaModule {
@@ -46,10 +46,10 @@ struct CudaLtGemm {
 struct CudaProgram {
   FusedGraph fg;  // apply_fusions()'s, with a scale that only a softmax reads folded into it
   MemoryPlan plan;
-  std::map<std::string, TensorSpec> specs;            // every graph value
+  std::map<std::string, TensorSpec> specs;             // every graph value
   std::map<std::string, std::vector<CudaStep>> gemms;  // by node name
-  std::map<std::string, double> softmax_scale;        // row_softmax nodes with a folded scale
-  std::map<std::string, std::string> folded;          // softmax node -> the scale it absorbed
+  std::map<std::string, double> softmax_scale;         // row_softmax nodes with a folded scale
+  std::map<std::string, std::string> folded;           // softmax node -> the scale it absorbed
   std::vector<CudaModule> modules;
   std::vector<CudaFunction> functions;
   std::vector<CudaLtGemm> lt;

@@ -8,7 +8,9 @@
 namespace ktune::codegen::detail {
 
 std::string_view cuda_kernels_snippet() {
-  static const std::string text = std::string(R"KT(// ---- Element access: every kernel computes in fp32, one rounding at the store.
+  static const std::string text =
+      std::string(
+          R"KT(// ---- Element access: every kernel computes in fp32, one rounding at the store.
 __device__ __forceinline__ float ktune_f(float v) { return v; }
 __device__ __forceinline__ float ktune_f(__half v) { return __half2float(v); }
 __device__ __forceinline__ float ktune_f(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -153,7 +155,8 @@ static void ktune_launch_transpose(T* y, const T* x, int m, int n, cudaStream_t 
   const dim3 grid((n + 31) / 32, (m + 31) / 32);
   ktune_transpose<<<grid, dim3(32, 8), 0, stream>>>(y, x, m, n);
 }
-)KT") + std::string(cuda_row_kernels_snippet());
+)KT") +
+      std::string(cuda_row_kernels_snippet());
   return text;
 }
 

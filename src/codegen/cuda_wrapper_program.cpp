@@ -10,8 +10,8 @@
 namespace ktune::codegen::detail {
 
 std::string cuda_byte_array(const std::string& name, const std::string& bytes) {
-  std::string out = fmt::format("alignas(64) static const unsigned char {}[{}] = {{", name,
-                                bytes.size());
+  std::string out =
+      fmt::format("alignas(64) static const unsigned char {}[{}] = {{", name, bytes.size());
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     out += i % 24 == 0 ? "\n   " : "";
     out += fmt::format(" {},", static_cast<unsigned>(static_cast<unsigned char>(bytes[i])));
@@ -52,13 +52,15 @@ std::string emit_cuda_program(const CudaProgram& p) {
       "  return p != nullptr ? p->error : \"no program (out of host memory)\";\n}}\n\n",
       G, p.arena_bytes, p.workspace_bytes);
   // destroy: after the queued work that may still use the arena.
-  out += fmt::format("extern \"C\" void {0}_destroy({0}_program* p) {{\n  if (p == nullptr) return;\n"
-                     "  cudaDeviceSynchronize();\n"
-                     "  if (p->exec) cudaGraphExecDestroy(p->exec);\n",
-                     G);
+  out += fmt::format(
+      "extern \"C\" void {0}_destroy({0}_program* p) {{\n  if (p == nullptr) return;\n"
+      "  cudaDeviceSynchronize();\n"
+      "  if (p->exec) cudaGraphExecDestroy(p->exec);\n",
+      G);
   for (std::size_t i = 0; i < p.lt.size(); ++i) {
     out += fmt::format(
-        "  for (cublasLtMatrixLayout_t l : p->lt_layout[{0}]) if (l) cublasLtMatrixLayoutDestroy(l);\n"
+        "  for (cublasLtMatrixLayout_t l : p->lt_layout[{0}]) if (l) "
+        "cublasLtMatrixLayoutDestroy(l);\n"
         "  if (p->lt_desc[{0}]) cublasLtMatmulDescDestroy(p->lt_desc[{0}]);\n",
         i);
   }
@@ -131,6 +133,5 @@ int cuda_dtype_code(DType dtype) {
 std::string cuda_data_type(DType dtype) {
   return dtype == DType::kF16 ? "CUDA_R_16F" : dtype == DType::kBF16 ? "CUDA_R_16BF" : "CUDA_R_32F";
 }
-
 
 }  // namespace ktune::codegen::detail

@@ -176,10 +176,10 @@ std::string op_code(const CudaProgram& p, const GraphNode& n) {
       break;
     case OpKind::kRowSoftmax: {
       auto s = p.softmax_scale.find(n.name);
-      call = fmt::format(
-          "  ktune_row_softmax<{}, {}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {});\n", row_vec,
-          rows.chunks, x.sizes[0], rows.threads, n.name, n.inputs[0], x.sizes[1],
-          float_literal(s == p.softmax_scale.end() ? 1.0 : s->second));
+      call =
+          fmt::format("  ktune_row_softmax<{}, {}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {});\n",
+                      row_vec, rows.chunks, x.sizes[0], rows.threads, n.name, n.inputs[0],
+                      x.sizes[1], float_literal(s == p.softmax_scale.end() ? 1.0 : s->second));
       break;
     }
     case OpKind::kRowSum:

@@ -377,7 +377,8 @@ Result<LaunchGeometry> epilogue_launch(const std::string& where, const Problem& 
   const std::int64_t by = 256 / bx;
   LaunchGeometry g;
   g.grid = {static_cast<std::uint64_t>(std::max<std::int64_t>(ceil_div(chunks, bx), 1)),
-            static_cast<std::uint64_t>(std::clamp<std::int64_t>(ceil_div(d->m, by), 1, kMaxGridY)), 1};
+            static_cast<std::uint64_t>(std::clamp<std::int64_t>(ceil_div(d->m, by), 1, kMaxGridY)),
+            1};
   g.block = {static_cast<std::uint64_t>(bx), static_cast<std::uint64_t>(by), 1};
   return g;
 }

@@ -33,11 +33,10 @@ Result<CudaGemmRequest> gemm_request(const Spec& spec, const ProblemDecl& decl,
   for (int d = 0; d < 3; ++d) {
     std::optional<std::int64_t> v = problem_size(decl, names[d]);
     if (!v || *v < 1 || *v > INT_MAX) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("dispatcher {}: {} {}; expected an integer in [1, {}]",
-                                    spec.name, names[d],
-                                    v ? fmt::format("is {}", *v) : std::string("is not given"),
-                                    INT_MAX));
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("dispatcher {}: {} {}; expected an integer in [1, {}]", spec.name, names[d],
+                      v ? fmt::format("is {}", *v) : std::string("is not given"), INT_MAX));
     }
     *dims[d] = *v;
   }
@@ -87,8 +86,8 @@ TuningKey cuda_gemm_spec_key(const CudaBackend& backend, CudaGemmTuning& tuning)
   SpecChoices lent;
   lent.candidates = std::move(tuning.candidates);
   lent.reference = std::move(tuning.reference);
-  TuningKey key = spec_tuning_key(tuning.problem, lent, backend, tuning.options.seed,
-                                  tuning.options.tolerance);
+  TuningKey key =
+      spec_tuning_key(tuning.problem, lent, backend, tuning.options.seed, tuning.options.tolerance);
   tuning.candidates = std::move(lent.candidates);
   tuning.reference = std::move(lent.reference);
   return key;
@@ -135,9 +134,8 @@ Result<std::unique_ptr<Dispatcher>> open_cuda_gemm_dispatcher(Spec spec,
   served.candidates = cuda_gemm_served_candidates(*backend, spec, options.cuda_gemm);
   Result<std::unique_ptr<TuningCache>> cache = open_sqlite_cache(options.cache_dir);
   if (!cache) return std::unexpected(cache.error());
-  Result<DispatchTableBuild> built =
-      make_cuda_gemm_dispatch_table(spec, served.candidates, *backend, **cache,
-                                    options.cuda_gemm, options.default_choice);
+  Result<DispatchTableBuild> built = make_cuda_gemm_dispatch_table(
+      spec, served.candidates, *backend, **cache, options.cuda_gemm, options.default_choice);
   if (!built) return std::unexpected(built.error());
 
   SpecLoaderHooks hooks;

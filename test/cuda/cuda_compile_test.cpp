@@ -4,10 +4,9 @@
 // second run with other output buffers (captured again) and on the legacy default stream; the
 // benchmark executable. Skips without a GPU (or without nvcc).
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <fmt/format.h>
 
 #include <cmath>
 #include <cstring>
@@ -93,7 +92,11 @@ class CudaCompileGpu : public ::testing::TestWithParam<DType> {
     allocated_.push_back(d);
     EXPECT_EQ(cu_->MemcpyHtoD(d, host.data(), host.size()), CUDA_SUCCESS);
     KtuneCudaTensor out{reinterpret_cast<void*>(static_cast<std::uintptr_t>(d)),  // NOLINT
-                        bf16 ? 2 : 0, 0, static_cast<int>(t.sizes.size()), {}, {}};
+                        bf16 ? 2 : 0,
+                        0,
+                        static_cast<int>(t.sizes.size()),
+                        {},
+                        {}};
     std::copy(t.sizes.begin(), t.sizes.end(), out.sizes);
     std::copy(t.strides.begin(), t.strides.end(), out.strides);
     return out;
@@ -149,12 +152,15 @@ TEST_P(CudaCompileGpu, EveryOpMatchesTheReferenceAndBadTensorsAreRefused) {
   // Inputs of magnitude about 1 at every layer: each weight scaled by 1/sqrt(its rows).
   Values in = seeded_inputs(g, 11);
   for (const char* wname : {"w1", "w2", "wq"}) {
-    const double rows = static_cast<double>(in[wname].size()) /
-                        (wname == std::string("wq") ? 64.0 : wname == std::string("w1") ? 256 : 128);
+    const double rows =
+        static_cast<double>(in[wname].size()) / (wname == std::string("wq")   ? 64.0
+                                                 : wname == std::string("w1") ? 256
+                                                                              : 128);
     for (double& e : in[wname]) e /= std::sqrt(rows);
   }
   for (auto& [name, v] : in) {
-    for (double& e : v) e = dtype == DType::kBF16 ? round_bf16(static_cast<float>(e)) : static_cast<float>(e);
+    for (double& e : v)
+      e = dtype == DType::kBF16 ? round_bf16(static_cast<float>(e)) : static_cast<float>(e);
   }
   const Values want = reference_eval(g, in);
   std::vector<KtuneCudaTensor> inputs, outputs;
@@ -274,8 +280,16 @@ TEST_P(CudaCompileGpu, EveryRowKernelPathMatchesTheReference) {
                    .node("se", OpKind::kRowSoftmax, {"e"})
                    .node("tf", OpKind::kTranspose, {"f"})
                    .node("bf", OpKind::kBiasAdd, {"f", "fb"})
-                   .output("sa").output("lb").output("sb").output("lc").output("sc")
-                   .output("sd").output("le").output("se").output("tf").output("bf")
+                   .output("sa")
+                   .output("lb")
+                   .output("sb")
+                   .output("lc")
+                   .output("sc")
+                   .output("sd")
+                   .output("le")
+                   .output("se")
+                   .output("tf")
+                   .output("bf")
                    .build();
   ASSERT_TRUE(built.has_value()) << built.error().message;
   const codegen::Graph& g = *built;
@@ -314,7 +328,8 @@ TEST_P(CudaCompileGpu, EveryRowKernelPathMatchesTheReference) {
       if (n.name == o) out_specs.push_back(n.out);
     }
   }
-  for (const TensorSpec& t : out_specs) outputs.push_back(upload(std::vector<double>(t.numel()), t));
+  for (const TensorSpec& t : out_specs)
+    outputs.push_back(upload(std::vector<double>(t.numel()), t));
   void* program = nullptr;
   ASSERT_EQ(create(&program), 0) << last_error(program);
   ASSERT_EQ(run(program, inputs.data(), static_cast<int>(inputs.size()), outputs.data(),

@@ -185,8 +185,12 @@ class CudaGemmDispatcherGpu : public ::testing::Test {
     ASSERT_EQ(cu_->MemcpyHtoD(da, a.data(), a.size() * 2), CUDA_SUCCESS);
     ASSERT_EQ(cu_->MemcpyHtoD(db, b.data(), b.size() * 2), CUDA_SUCCESS);
     ASSERT_EQ(cu_->MemsetD8(dc, 0xff, c.size() * 2), CUDA_SUCCESS);  // NaN until written
-    void* args[] = {reinterpret_cast<void*>(dc), reinterpret_cast<void*>(da),
-                    reinterpret_cast<void*>(db), &m, &n, &k};
+    void* args[] = {reinterpret_cast<void*>(dc),
+                    reinterpret_cast<void*>(da),
+                    reinterpret_cast<void*>(db),
+                    &m,
+                    &n,
+                    &k};
     Status s = d.call({{"M", m}, {"N", n}, {"K", k}}, args);
     ASSERT_TRUE(s) << s.error().message;
     ASSERT_EQ(cu_->StreamSynchronize(stream_), CUDA_SUCCESS);
@@ -218,8 +222,8 @@ TEST_F(CudaGemmDispatcherGpu, ServesWhatKtuneTuneStoredAtExactAndNearestShapes) 
   ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
   auto d = open_dispatcher(spec, options(cache));
   ASSERT_TRUE(d.has_value()) << d.error().message;
-  for (const Sizes& shape : {Sizes{{"M", 128}, {"N", 256}, {"K", 64}},
-                             Sizes{{"M", 512}, {"N", 128}, {"K", 256}}}) {
+  for (const Sizes& shape :
+       {Sizes{{"M", 128}, {"N", 256}, {"K", 64}}, Sizes{{"M", 512}, {"N", 128}, {"K", 256}}}) {
     auto served = (*d)->lookup(shape);
     ASSERT_TRUE(served.has_value()) << served.error().message;
     EXPECT_EQ(served->source, Dispatcher::Source::kExact);

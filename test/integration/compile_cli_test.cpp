@@ -173,10 +173,11 @@ TEST(CompileCli, Errors) {
   r = run_cli(cache.path(), {"compile", kGraph});
   EXPECT_EQ(r.exit_code, 2) << r.output;  // usage: -o is required
   // The target: a bf16 graph is refused by the CPU codegen before any tuning, where it says so.
-  const std::string bf16 = write_text(out.path(), "bf16.yaml",
-                                      "name: b\ninputs:\n  - {name: x, dtype: bf16, shape: [2, 3]}\n"
-                                      "nodes:\n  - {name: y, op: silu, inputs: [x]}\n"
-                                      "outputs: [y]\n");
+  const std::string bf16 =
+      write_text(out.path(), "bf16.yaml",
+                 "name: b\ninputs:\n  - {name: x, dtype: bf16, shape: [2, 3]}\n"
+                 "nodes:\n  - {name: y, op: silu, inputs: [x]}\n"
+                 "outputs: [y]\n");
   r = run_cli(cache.path(), {"compile", bf16, "-o", out.path().string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.output, "error: " + bf16 +

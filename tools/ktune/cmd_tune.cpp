@@ -38,8 +38,8 @@ std::size_t half_of_physical_memory_mb() {
 struct TuneFlags {
   std::string spec;
   std::vector<std::string> problems;  // names or 0-based indices; empty: all
-  // Unset: tune_defaults() for a kernel spec, cuda_gemm_selector_defaults() for an op spec; the seed
-  // defaults to the spec's.
+  // Unset: tune_defaults() for a kernel spec, cuda_gemm_selector_defaults() for an op spec; the
+  // seed defaults to the spec's.
   SelectorFlags selector;
   std::string cxx;
   std::string cxxflags;                  // added after the defaults

@@ -26,8 +26,9 @@ void add_gemm_candidate_flags(CLI::App& cmd, GemmOptions& o, std::string_view ap
                fmt::format("{}Also tune the SIMT template where the tensor-core one serves (f16, "
                            "bf16)",
                            applies_to));
-  cmd.add_option("--cublaslt-algos", o.cublaslt_algos,
-                 fmt::format("{}cuBLASLt heuristic results to try, each as a candidate", applies_to))
+  cmd.add_option(
+         "--cublaslt-algos", o.cublaslt_algos,
+         fmt::format("{}cuBLASLt heuristic results to try, each as a candidate", applies_to))
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   cmd.add_option("--graph-calls", o.graph_calls,

@@ -58,8 +58,8 @@ inline codegen::GemmPick cuda_pick(const codegen::Graph& g, const CudaBackend& b
   auto e = Epilogue::parse(s.epilogue);
   EXPECT_TRUE(e.has_value());
   const DType dtype = node->out.dtype;
-  const Problem p = cuda_gemm_problem(node->out.sizes[0], node->out.sizes[1], a->sizes[1], dtype,
-                                      0, *e);
+  const Problem p =
+      cuda_gemm_problem(node->out.sizes[0], node->out.sizes[1], a->sizes[1], dtype, 0, *e);
   CudaGemmCandidates set = cuda_gemm_candidates(dtype, 2, &p, true, *e, false);
   for (ChoicePtr& c : set.candidates) {
     const bool is_template = c->name().starts_with("cuda_gemm_");

@@ -3,12 +3,13 @@
 // compiled by NVRTC for sm_90a, cuBLAS, cuBLASLt with and without its fused epilogue, cuBLAS
 // followed by the separate epilogue kernel), nvcc building it (skipped without nvcc), and the
 // picks it refuses.
+#include "ktune/codegen/cuda_wrapper.h"
+
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ktune/codegen/cuda_wrapper.h"
 #include "core/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -29,7 +30,6 @@ std::size_t count(const std::string& text, const std::string& what) {
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
 }
-
 
 TEST(CudaWrapper, RefusesPicksThatAreNotCudaLaunches) {
   codegen::Graph g;
@@ -115,8 +115,7 @@ class CudaWrapperEmit : public ::testing::Test {
   void SetUp() override {
     if (backend_ == nullptr) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
   }
-  static Emitted emit(const char* example, DType dtype,
-                      const std::vector<CudaPickSpec>& specs) {
+  static Emitted emit(const char* example, DType dtype, const std::vector<CudaPickSpec>& specs) {
     Emitted e;
     e.graph = graph_as(example_graph(example), dtype);
     auto w = emit_cuda_wrapper(e.graph, cuda_picks(e.graph, *backend_, specs));
@@ -160,14 +159,17 @@ TEST_F(CudaWrapperEmit, MlpBlockBf16) {
   const Emitted e = emit("mlp_block", DType::kBF16, mlp_picks());
   expect_program(e);
   const std::string& s = e.wrapper.source;
-  EXPECT_THAT(s, HasSubstr("// fused: h = gemm(x, w1); h_bias = bias_add(h, b1); a = relu(h_bias)"));
+  EXPECT_THAT(s,
+              HasSubstr("// fused: h = gemm(x, w1); h_bias = bias_add(h, b1); a = relu(h_bias)"));
   EXPECT_THAT(s, HasSubstr("ktune_lt_setup(ktune_error, ktune_where, \"a\", p->lt, CUDA_R_16BF, "
                            "64, 512, 256, 6, 0,"));
   EXPECT_THAT(s, HasSubstr("const void* ktune_bias = b1;"));
   EXPECT_THAT(s, HasSubstr("// fused: o = gemm(a, w2); y = bias_add(o, b2)"));
-  EXPECT_THAT(s, HasSubstr("void* ktune_args[] = {&y, &a, &w2, &ktune_m, &ktune_n, &ktune_k, &b2};"));
+  EXPECT_THAT(s,
+              HasSubstr("void* ktune_args[] = {&y, &a, &w2, &ktune_m, &ktune_n, &ktune_k, &b2};"));
   EXPECT_EQ(count(s, "cuModuleLoadData("), 1u);
-  EXPECT_THAT(s, HasSubstr("__nv_bfloat16* a = reinterpret_cast<__nv_bfloat16*>(ktune_p->arena + 0);"));
+  EXPECT_THAT(
+      s, HasSubstr("__nv_bfloat16* a = reinterpret_cast<__nv_bfloat16*>(ktune_p->arena + 0);"));
   EXPECT_EQ(e.wrapper.plan.arena_bytes, 64u * 512 * 2);
 }
 
@@ -175,16 +177,19 @@ TEST_F(CudaWrapperEmit, TransformerBlockF32) {
   const Emitted e = emit("transformer_block", DType::kF32, transformer_picks());
   expect_program(e);
   const std::string& s = e.wrapper.source;
-  EXPECT_EQ(count(s, "KTUNE_CUBLAS(cublasGemmEx("), 3u);  // q, attn, proj
+  EXPECT_EQ(count(s, "KTUNE_CUBLAS(cublasGemmEx("), 3u);      // q, attn, proj
   EXPECT_EQ(count(s, "KTUNE_CUBLASLT(cublasLtMatmul("), 3u);  // k, scores, m
-  EXPECT_EQ(count(s, "CUDA_R_32F, 64, 64, 64, 0, 1,"), 1u);  // k: answer 1 of the heuristic
+  EXPECT_EQ(count(s, "CUDA_R_32F, 64, 64, 64, 0, 1,"), 1u);   // k: answer 1 of the heuristic
   // proj: cuBLAS, then the separate residual kernel on the same arguments.
   EXPECT_THAT(s, HasSubstr("// fused: proj = gemm(attn, wo); h = add(proj, x)"));
   EXPECT_THAT(s, HasSubstr("{  // gemm_epilogue"));
-  EXPECT_THAT(s, HasSubstr("void* ktune_args[] = {&h, &attn, &wo, &ktune_m, &ktune_n, &ktune_k, &x};"));
+  EXPECT_THAT(
+      s, HasSubstr("void* ktune_args[] = {&h, &attn, &wo, &ktune_m, &ktune_n, &ktune_k, &x};"));
   // The scale before the softmax is folded into it; the transpose and norms are kernels.
   EXPECT_THAT(s, HasSubstr("row_softmax((scores) * 0.125f), the scale 'scaled' folded in"));
-  EXPECT_THAT(s, HasSubstr("ktune_row_softmax<true, 1><<<64, 32, 0, ktune_stream>>>(p, scores, 64, 0.125f);"));
+  EXPECT_THAT(
+      s,
+      HasSubstr("ktune_row_softmax<true, 1><<<64, 32, 0, ktune_stream>>>(p, scores, 64, 0.125f);"));
   EXPECT_THAT(s, Not(HasSubstr("KtuneScale{")));
   EXPECT_THAT(s, HasSubstr("ktune_launch_transpose(kt, k, 64, 64, ktune_stream);"));
   EXPECT_EQ(count(s, "ktune_layer_norm<true, 1><<<64, 32, 0, ktune_stream>>>("), 2u);
@@ -203,8 +208,8 @@ TEST_F(CudaWrapperEmit, NvccBuildsTheLibraryAndTheBenchmark) {
   codegen::CudaBuildOptions options;
   const std::string probe = options.nvcc + " --version >/dev/null 2>&1";
   if (std::system(probe.c_str()) != 0) GTEST_SKIP() << "[SKIP] nvcc not found: " << options.nvcc;
-  for (const auto& [example, dtype] : {std::pair{"transformer_block", DType::kBF16},
-                                       std::pair{"mlp_block", DType::kF32}}) {
+  for (const auto& [example, dtype] :
+       {std::pair{"transformer_block", DType::kBF16}, std::pair{"mlp_block", DType::kF32}}) {
     const Emitted e = emit(example, dtype,
                            example == std::string("mlp_block") ? mlp_picks() : transformer_picks());
     TempDir dir("cuda-wrapper-build");
@@ -238,10 +243,11 @@ TEST_F(CudaWrapperEmit, EveryOpGraphBuilds) {
   auto w = emit_cuda_wrapper(g, cuda_picks(g, *backend_, every_op_picks()));
   ASSERT_TRUE(w.has_value()) << w.error().message;
   const std::string& s = w->source;
-  for (const char* call : {"ktune_layer_norm<true, 1><<<64, 32, 0", "ktune_launch_transpose(qt, qs", "KtuneSilu{}",
-                           "KtuneGelu{}", "KtuneRelu{}", "KtuneScale{3.0f}", "ktune_row_sum<true><<<",
-                           "ktune_row_softmax<true, 1><<<64, 32, 0, ktune_stream>>>(pr, sc, 64, 0.125f)",
-                           "ktune_launch_pointwise<true>(v, res, ln_b, 8192LL, 128LL, KtuneAdd{}"}) {
+  for (const char* call :
+       {"ktune_layer_norm<true, 1><<<64, 32, 0", "ktune_launch_transpose(qt, qs", "KtuneSilu{}",
+        "KtuneGelu{}", "KtuneRelu{}", "KtuneScale{3.0f}", "ktune_row_sum<true><<<",
+        "ktune_row_softmax<true, 1><<<64, 32, 0, ktune_stream>>>(pr, sc, 64, 0.125f)",
+        "ktune_launch_pointwise<true>(v, res, ln_b, 8192LL, 128LL, KtuneAdd{}"}) {
     EXPECT_THAT(s, HasSubstr(call));
   }
   codegen::CudaBuildOptions options;
@@ -272,9 +278,11 @@ TEST_F(CudaWrapperEmit, OddWidthsTakeTheScalarKernels) {
   auto w = emit_cuda_wrapper(*g, {});
   ASSERT_TRUE(w.has_value()) << w.error().message;
   const std::string& s = w->source;
-  EXPECT_THAT(s, HasSubstr("ktune_layer_norm<false, 1><<<5, 32, 0, ktune_stream>>>(n, x, gm, bt, 30,"));
+  EXPECT_THAT(
+      s, HasSubstr("ktune_layer_norm<false, 1><<<5, 32, 0, ktune_stream>>>(n, x, gm, bt, 30,"));
   EXPECT_THAT(s, HasSubstr("ktune_launch_pointwise<false>(b, n, gm, 150LL, 30LL, KtuneAdd{}"));
-  EXPECT_THAT(s, HasSubstr("ktune_row_softmax<false, 1><<<5, 32, 0, ktune_stream>>>(p, b, 30, 1.0f);"));
+  EXPECT_THAT(
+      s, HasSubstr("ktune_row_softmax<false, 1><<<5, 32, 0, ktune_stream>>>(p, b, 30, 1.0f);"));
   EXPECT_THAT(s, HasSubstr("ktune_row_sum<false><<<30, 32, 0, ktune_stream>>>(s, t, 5);"));
   EXPECT_THAT(s, HasSubstr("__half* x = static_cast<__half*>(ktune_inputs[0].data);"));
   EXPECT_THAT(s, Not(HasSubstr("cublasCreate")));
@@ -310,19 +318,25 @@ TEST_F(CudaWrapperEmit, RowKernelsHoldRowsInRegistersWhereTheyFit) {
                .node("sc", OpKind::kRowSoftmax, {"c"})
                .node("sc2", OpKind::kRowSoftmax, {"c2"})
                .node("tf", OpKind::kTranspose, {"f"})
-               .output("la").output("sa2").output("sa3").output("sc").output("sc2").output("tf")
+               .output("la")
+               .output("sa2")
+               .output("sa3")
+               .output("sc")
+               .output("sc2")
+               .output("tf")
                .build();
   ASSERT_TRUE(g.has_value()) << g.error().message;
   auto w = emit_cuda_wrapper(*g, {});
   ASSERT_TRUE(w.has_value()) << w.error().message;
   const std::string& s = w->source;
-  for (const char* call : {"ktune_layer_norm<true, 1><<<4, 256, 0, ktune_stream>>>(la, a, g, g, 2048",
-                           "ktune_row_softmax<true, 4><<<4, 512, 0, ktune_stream>>>(sa2, a2, 16384",
-                           "ktune_row_softmax<true, 0><<<2, 1024, 0, ktune_stream>>>(sa3, a3, 40000",
-                           "ktune_row_softmax<false, 2><<<3, 512, 0, ktune_stream>>>(sc, c, 1001",
-                           "ktune_row_softmax<false, 0><<<2, 1024, 0, ktune_stream>>>(sc2, c2, 4099",
-                           "ktune_launch_transpose(tf, f, 72, 136, ktune_stream)",
-                           "ktune_transpose_vec<<<grid, 256, 0, stream>>>"}) {
+  for (const char* call :
+       {"ktune_layer_norm<true, 1><<<4, 256, 0, ktune_stream>>>(la, a, g, g, 2048",
+        "ktune_row_softmax<true, 4><<<4, 512, 0, ktune_stream>>>(sa2, a2, 16384",
+        "ktune_row_softmax<true, 0><<<2, 1024, 0, ktune_stream>>>(sa3, a3, 40000",
+        "ktune_row_softmax<false, 2><<<3, 512, 0, ktune_stream>>>(sc, c, 1001",
+        "ktune_row_softmax<false, 0><<<2, 1024, 0, ktune_stream>>>(sc2, c2, 4099",
+        "ktune_launch_transpose(tf, f, 72, 136, ktune_stream)",
+        "ktune_transpose_vec<<<grid, 256, 0, stream>>>"}) {
     EXPECT_THAT(s, HasSubstr(call));
   }
   codegen::CudaBuildOptions options;
