@@ -10,6 +10,7 @@
 #include "core/cuda_driver.h"
 #include "core/file_util.h"
 #include "ktune/codegen/cuda_wrapper.h"
+#include "mlp_bf16_graph.h"
 #include "support/cli_run.h"
 
 namespace ktune::test {
@@ -17,22 +18,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// examples/mlp_block in bf16 with a SiLU: two gemms with their chains.
-const char* kMlp = R"(name: mlp_block
-inputs:
-  - {name: x, dtype: bf16, shape: [64, 256]}
-  - {name: w1, dtype: bf16, shape: [256, 512]}
-  - {name: b1, dtype: bf16, shape: [512]}
-  - {name: w2, dtype: bf16, shape: [512, 256]}
-  - {name: b2, dtype: bf16, shape: [256]}
-nodes:
-  - {name: h, op: gemm, inputs: [x, w1]}
-  - {name: h_bias, op: bias_add, inputs: [h, b1]}
-  - {name: a, op: silu, inputs: [h_bias]}
-  - {name: o, op: gemm, inputs: [a, w2]}
-  - {name: y, op: bias_add, inputs: [o, b2]}
-outputs: [y]
-)";
 
 bool nvcc_found() {
   std::error_code ec;
@@ -48,7 +33,7 @@ CliResult run_program(const std::vector<std::string>& argv) {
 
 TEST(CompileCudaCli, ForcedPicksEmitAndBuildWithoutAGpu) {
   ScratchDir cache("compile-cuda-cache"), out("compile-cuda-out");
-  const std::string graph = write_text(out.path(), "mlp.yaml", kMlp);
+  const std::string graph = write_text(out.path(), "mlp.yaml", kMlpBf16Graph);
   const std::string dir = (out.path() / "prog").string();
   std::vector<std::string> args = {"compile",      graph,         "-o",     dir,
                                    "--device",     "cuda",        "--arch", "sm_90a",
@@ -73,7 +58,7 @@ TEST(CompileCudaCli, ForcedPicksEmitAndBuildWithoutAGpu) {
 
 TEST(CompileCudaCli, CpuOnlyFlagsAreUsageErrors) {
   ScratchDir cache("compile-cuda-cache"), out("compile-cuda-out");
-  const std::string graph = write_text(out.path(), "mlp.yaml", kMlp);
+  const std::string graph = write_text(out.path(), "mlp.yaml", kMlpBf16Graph);
   for (const std::vector<std::string>& extra :
        {std::vector<std::string>{"--planner", "pool"}, {"--cxx", "g++"}, {"--gemm-spec", graph}}) {
     std::vector<std::string> args = {"compile",  graph,    "-o",     out.path().string(),
@@ -88,7 +73,7 @@ TEST(CompileCudaCli, CpuOnlyFlagsAreUsageErrors) {
 TEST(CompileCudaCli, TunedProgramRunsAndRefusesBadArguments) {
   if (auto drv = cuda_driver(); !drv) GTEST_SKIP() << "[SKIP] no GPU: " << drv.error().message;
   ScratchDir cache("compile-cuda-cache"), out("compile-cuda-out");
-  const std::string graph = write_text(out.path(), "mlp.yaml", kMlp);
+  const std::string graph = write_text(out.path(), "mlp.yaml", kMlpBf16Graph);
   const std::string dir = (out.path() / "prog").string();
   CliResult r = run_cli(cache.path(), {"compile", graph, "-o", dir, "--device", "cuda",
                                        "--cublaslt-algos", "2", "--budget-ms", "2", "-q"});

@@ -16,6 +16,7 @@
 #include "ktune/codegen/graph_fusion.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ktune/tuning/cuda_gemm_tuning.h"
+#include "mlp_bf16_graph.h"
 #include "support/cli_run.h"
 #include "support/temp_dir.h"
 
@@ -25,25 +26,9 @@ namespace {
 using codegen::GemmPick;
 using ::testing::HasSubstr;
 
-// examples/mlp_block in bf16: h+h_bias+a and o+y are the two fusible chains.
-const char* kMlp = R"(name: mlp
-inputs:
-  - {name: x, dtype: bf16, shape: [64, 128]}
-  - {name: w1, dtype: bf16, shape: [128, 256]}
-  - {name: b1, dtype: bf16, shape: [256]}
-  - {name: w2, dtype: bf16, shape: [256, 128]}
-  - {name: b2, dtype: bf16, shape: [128]}
-nodes:
-  - {name: h, op: gemm, inputs: [x, w1]}
-  - {name: h_bias, op: bias_add, inputs: [h, b1]}
-  - {name: a, op: silu, inputs: [h_bias]}
-  - {name: o, op: gemm, inputs: [a, w2]}
-  - {name: y, op: bias_add, inputs: [o, b2]}
-outputs: [y]
-)";
 
 codegen::Graph mlp() {
-  auto g = codegen::parse_graph(kMlp, "mlp.yaml");
+  auto g = codegen::parse_graph(kMlpBf16Graph, "mlp.yaml");
   KTUNE_CHECK(g.has_value());
   return *g;
 }
