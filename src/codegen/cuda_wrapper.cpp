@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "backend/artifact_digest.h"
 #include "codegen/cuda_wrapper_emit.h"
 #include "codegen/cuda_wrapper_snippets.h"
 #include "codegen/wrapper_snippets.h"
@@ -71,9 +72,11 @@ Status add_cubin(CudaProgram& p, const GraphNode& n, const GemmPick& pick, CudaS
   if (s.entry.empty() || zero(s.grid) || zero(s.block)) {
     return bad_pick(p.fg.graph, n.name, pick, "a cubin launch without an entry, grid or block");
   }
-  auto bytes = read_file(s.artifact);
+  // Through the code cache's check (its recorded SHA-256, the file's owner and mode): a cubin
+  // swapped in the cache after it was verified and measured is refused, never embedded.
+  auto bytes = read_verified_artifact(s.artifact);
   if (!bytes) {
-    return make_error(ErrorCode::kIo,
+    return make_error(bytes.error().code,
                       fmt::format("{}: gemm '{}' (pick '{}'): {}", p.fg.graph.file.string(), n.name,
                                   pick.choice, bytes.error().message));
   }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -25,7 +26,6 @@ namespace {
 
 using codegen::GemmPick;
 using ::testing::HasSubstr;
-
 
 codegen::Graph mlp() {
   auto g = codegen::parse_graph(kMlpBf16Graph, "mlp.yaml");
@@ -134,6 +134,29 @@ outputs: [scaled]
   ASSERT_TRUE(program.has_value()) << program.error().message;
   EXPECT_THAT(program->source, HasSubstr("const float ktune_alpha = 0.125f"));
   EXPECT_EQ(program->source.find("gemm_epilogue"), std::string::npos);  // no separate pass
+}
+
+// The code cache is attacker-controlled: a cubin changed after it was verified and measured is
+// refused by the emitter (its recorded SHA-256), not embedded into the user's program.
+TEST_F(CudaGraphPicks, ATamperedCubinIsNotEmbedded) {
+  const Problem plain = cuda_gemm_problem(64, 256, 128, DType::kBF16);
+  CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &plain, false, {}, true);
+  codegen::CudaPickOptions o;
+  o.force = set.candidates[0]->name();
+  auto picks = codegen::pick_cuda_gemms(mlp(), *backend_, *cache_, quiet_options(), o);
+  ASSERT_TRUE(picks.has_value()) << picks.error().message;
+  ASSERT_TRUE(codegen::emit_cuda_wrapper(mlp(), *picks).has_value());
+  const std::filesystem::path cubin = picks->at("h").launch->artifact;
+  {
+    std::ofstream f(cubin, std::ios::binary | std::ios::app);
+    f << "planted";
+  }
+  auto program = codegen::emit_cuda_wrapper(mlp(), *picks);
+  ASSERT_FALSE(program.has_value());
+  EXPECT_EQ(program.error().code, ErrorCode::kInvalidArgument) << program.error().message;
+  // The fused call is named after its chain's last node.
+  EXPECT_THAT(program.error().message, HasSubstr("gemm 'a'"));
+  EXPECT_THAT(program.error().message, HasSubstr("does not match the SHA-256"));
 }
 
 TEST_F(CudaGraphPicks, WithoutFusionPicksArePlainGemms) {
