@@ -61,14 +61,22 @@ __global__ void ktune_pointwise(T* __restrict__ y, const T* __restrict__ x,
   for (long long s = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; s < steps;
        s += stride) {
     const long long i = s * kWidth;
-    // The broadcast operand's index; 32-bit division where the sizes allow (the common case).
-    const long long zi = cols == 0         ? i
-                         : n <= 0x7fffffff ? static_cast<unsigned>(i) % static_cast<unsigned>(cols)
-                                           : i % cols;
+    // The broadcast operand's index: z[i % cols] (a bias per column), z[i / -cols] (cols < 0: a
+    // bias per row, the same for a whole chunk); 32-bit division where the sizes allow.
+    const bool small = n <= 0x7fffffff;
+    const long long zi =
+        cols == 0  ? i
+        : cols > 0 ? (small ? static_cast<unsigned>(i) % static_cast<unsigned>(cols) : i % cols)
+                   : (small ? static_cast<unsigned>(i) / static_cast<unsigned>(-cols) : i / -cols);
     if constexpr (kVec) {
       const KtuneVec<T> xv = *reinterpret_cast<const KtuneVec<T>*>(x + i);
       KtuneVec<T> zv{}, out;
-      if (z != nullptr) zv = *reinterpret_cast<const KtuneVec<T>*>(z + zi);
+      if (z != nullptr && cols < 0) {
+#pragma unroll
+        for (int e = 0; e < kWidth; ++e) zv.v[e] = z[zi];
+      } else if (z != nullptr) {
+        zv = *reinterpret_cast<const KtuneVec<T>*>(z + zi);
+      }
 #pragma unroll
       for (int e = 0; e < kWidth; ++e) out.v[e] = ktune_to<T>(f(ktune_f(xv.v[e]), ktune_f(zv.v[e])));
       *reinterpret_cast<KtuneVec<T>*>(y + i) = out;

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdlib>
+
 #include "codegen/cuda_wrapper_emit.h"
 
 namespace ktune::codegen::detail {
@@ -143,7 +145,8 @@ std::string op_code(const CudaProgram& p, const GraphNode& n) {
   const std::string row_vec = vec_rows ? "true" : "false";
   const RowPlan rows = row_plan(x.sizes.back(), vec_rows, width);
   const auto pointwise = [&](const std::string& z, std::int64_t cols, const std::string& f) {
-    const bool vec = numel % width == 0 && (cols == 0 || cols % width == 0);
+    // cols > 0: z[i % cols] (bias_add), < 0: z[i / -cols] (row_bias_add, one value per row).
+    const bool vec = numel % width == 0 && (cols == 0 || std::abs(cols) % width == 0);
     return fmt::format("  ktune_launch_pointwise<{}>({}, {}, {}, {}LL, {}LL, {}, ktune_stream);\n",
                        vec ? "true" : "false", n.name, n.inputs[0], z, numel, cols, f);
   };
@@ -154,6 +157,9 @@ std::string op_code(const CudaProgram& p, const GraphNode& n) {
       return gemm_code(p, n);
     case OpKind::kBiasAdd:
       call = pointwise(n.inputs[1], x.sizes[1], "KtuneAdd{}");
+      break;
+    case OpKind::kRowBiasAdd:
+      call = pointwise(n.inputs[1], -x.sizes[1], "KtuneAdd{}");
       break;
     case OpKind::kRelu:
       call = pointwise(none, 0, "KtuneRelu{}");

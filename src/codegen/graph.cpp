@@ -23,6 +23,7 @@ struct OpInfo {
 constexpr OpInfo kOps[] = {
     {OpKind::kGemm, "gemm", 2},
     {OpKind::kBiasAdd, "bias_add", 2},
+    {OpKind::kRowBiasAdd, "row_bias_add", 2},
     {OpKind::kRelu, "relu", 1},
     {OpKind::kGelu, "gelu", 1},
     {OpKind::kSilu, "silu", 1},
@@ -83,6 +84,16 @@ std::expected<TensorSpec, std::string> infer(const GraphNode& n,
       if (b.sizes.size() != 1 || b.sizes[0] != x.sizes[1]) {
         return std::unexpected(
             fmt::format("shape mismatch: bias_add needs X[M, N] and b[N]; got X{} and b{}",
+                        shape_str(x), shape_str(b)));
+      }
+      return TensorSpec::contiguous(x.dtype, x.sizes);
+    }
+    case OpKind::kRowBiasAdd: {
+      const TensorSpec& b = *in[1];
+      if (auto ok = need_rank(x, 2, "X of row_bias_add"); !ok) return std::unexpected(ok.error());
+      if (b.sizes.size() != 1 || b.sizes[0] != x.sizes[0]) {
+        return std::unexpected(
+            fmt::format("shape mismatch: row_bias_add needs X[M, N] and b[M]; got X{} and b{}",
                         shape_str(x), shape_str(b)));
       }
       return TensorSpec::contiguous(x.dtype, x.sizes);

@@ -57,7 +57,7 @@ std::vector<FusionChain> find_fusions(const Graph& g) {
     FusionChain chain;
     chain.gemm = gi;
     std::vector<EpilogueOp> ops;
-    bool has_bias = false, has_residual = false;
+    bool has_bias = false, has_rowbias = false, has_residual = false;
     std::string value = g.nodes[gi].name;
     std::size_t at = gi;
     while (true) {
@@ -74,6 +74,11 @@ std::vector<FusionChain> find_fusions(const Graph& g) {
         op.kind = EpilogueOpKind::kBias;  // validate_graph() checked b is [N]
         operand = n.inputs[1];
         has_bias = true;
+      } else if (n.op == OpKind::kRowBiasAdd && n.inputs[0] == value && !has_rowbias &&
+                 ready_before(n.inputs[1], gi)) {
+        op.kind = EpilogueOpKind::kRowBias;  // validate_graph() checked b is [M]
+        operand = n.inputs[1];
+        has_rowbias = true;
       } else if (n.op == OpKind::kAdd && !has_residual) {
         // Either order: float addition commutes exactly.
         const std::string& other = n.inputs[0] == value ? n.inputs[1] : n.inputs[0];

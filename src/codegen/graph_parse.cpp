@@ -91,10 +91,12 @@ Status parse_node(const Reader& r, const YAML::Node& node, std::size_t index, Gr
   if (!op_text) return std::unexpected(op_text.error());
   auto op = parse_op(*op_text);
   if (!op) {
-    return r.fail(*op_node, field(path, "op"),
-                  fmt::format("unknown op '{}'; expected one of gemm, bias_add, relu, gelu, silu, "
-                              "add, scale, transpose, row_softmax, row_sum, layer_norm",
-                              *op_text));
+    return r.fail(
+        *op_node, field(path, "op"),
+        fmt::format("unknown op '{}'; expected one of gemm, bias_add, row_bias_add, relu, "
+                    "gelu, silu, add, scale, transpose, row_softmax, row_sum, "
+                    "layer_norm",
+                    *op_text));
   }
   out.op = *op;
   auto inputs = r.require(node, path, "inputs");

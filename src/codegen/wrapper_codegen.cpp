@@ -136,6 +136,9 @@ std::string step_call(const GraphNode& n, const std::map<std::string, GemmPick>&
     case OpKind::kBiasAdd:
       return fmt::format("ktune_bias_add({}, {}, {}, {}, {});", n.name, n.inputs[0], n.inputs[1],
                          x.sizes[0], x.sizes[1]);
+    case OpKind::kRowBiasAdd:
+      return fmt::format("ktune_row_bias_add({}, {}, {}, {}, {});", n.name, n.inputs[0],
+                         n.inputs[1], x.sizes[0], x.sizes[1]);
     case OpKind::kRelu:
       return fmt::format("ktune_relu({}, {}, {});", n.name, n.inputs[0], numel);
     case OpKind::kGelu:

@@ -96,6 +96,13 @@ static void ktune_bias_add(float* y, const float* x, const float* b, long m, lon
     for (long j = 0; j < n; ++j) y[i * n + j] = x[i * n + j] + b[j];
 }
 )";
+    case OpKind::kRowBiasAdd:
+      return R"(// y[i, j] = x[i, j] + b[i]
+static void ktune_row_bias_add(float* y, const float* x, const float* b, long m, long n) {
+  for (long i = 0; i < m; ++i)
+    for (long j = 0; j < n; ++j) y[i * n + j] = x[i * n + j] + b[i];
+}
+)";
     case OpKind::kRelu:
       return R"(static void ktune_relu(float* y, const float* x, long n) {
   for (long i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;

@@ -20,6 +20,7 @@ namespace ktune::codegen {
 enum class OpKind {
   kGemm,        // C[M,N] = A[M,K] B[K,N]; tuned through the Selector
   kBiasAdd,     // Y[M,N] = X[M,N] + b[N] (the bias added to every row)
+  kRowBiasAdd,  // Y[M,N] = X[M,N] + b[M] (b[i] added to every element of row i)
   kRelu,        // Y = max(X, 0)
   kGelu,        // Y = X/2 (1 + erf(X/sqrt 2))
   kSilu,        // Y = X / (1 + exp(-X))
@@ -31,8 +32,8 @@ enum class OpKind {
   kLayerNorm,   // Y[M,N] = (X - mean) / sqrt(var + eps) * gamma[N] + beta[N], over each row
 };
 
-// The name in graph files: "gemm", "bias_add", "relu", "gelu", "silu", "add", "scale",
-// "transpose", "row_softmax", "row_sum", "layer_norm".
+// The name in graph files: "gemm", "bias_add", "row_bias_add", "relu", "gelu", "silu", "add",
+// "scale", "transpose", "row_softmax", "row_sum", "layer_norm".
 [[nodiscard]] std::string_view op_name(OpKind op);
 [[nodiscard]] std::optional<OpKind> parse_op(std::string_view name);
 [[nodiscard]] int op_arity(OpKind op);

@@ -27,10 +27,11 @@ struct FusionChain {
 };
 
 // Every gemm's longest fusible chain, in node order (gemms without one are left out). A node
-// joins when it is bias_add (-> bias), relu, gelu, silu, scale (-> scale=alpha) or add of an [M, N]
-// value (-> residual); the value it reads is read by nothing else and is not a graph output; its
-// other input is a graph input or a node before the gemm (the fused call runs where the gemm
-// was); and the chain has no bias (or residual) yet, as Epilogue allows each operand once.
+// joins when it is bias_add (-> bias), row_bias_add (-> rowbias), relu, gelu, silu, scale
+// (-> scale=alpha) or add of an [M, N] value (-> residual); the value it reads is read by nothing
+// else and is not a graph output; its other input is a graph input or a node before the gemm
+// (the fused call runs where the gemm was); and the chain has no bias (row bias, residual) of
+// that kind yet, as Epilogue allows each operand once.
 [[nodiscard]] std::vector<FusionChain> find_fusions(const Graph& graph);
 
 // A graph as the generated program runs it: each fused pick's gemm node becomes one node in the

@@ -247,7 +247,8 @@ TEST_F(CudaWrapperEmit, EveryOpGraphBuilds) {
        {"ktune_layer_norm<true, 1><<<64, 32, 0", "ktune_launch_transpose(qt, qs", "KtuneSilu{}",
         "KtuneGelu{}", "KtuneRelu{}", "KtuneScale{3.0f}", "ktune_row_sum<true><<<",
         "ktune_row_softmax<true, 1><<<64, 32, 0, ktune_stream>>>(pr, sc, 64, 0.125f)",
-        "ktune_launch_pointwise<true>(v, res, ln_b, 8192LL, 128LL, KtuneAdd{}"}) {
+        "ktune_launch_pointwise<true>(v0, res, rb, 8192LL, -128LL, KtuneAdd{}",  // per row
+        "ktune_launch_pointwise<true>(v, v0, ln_b, 8192LL, 128LL, KtuneAdd{}"}) {
     EXPECT_THAT(s, HasSubstr(call));
   }
   codegen::CudaBuildOptions options;

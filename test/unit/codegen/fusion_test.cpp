@@ -19,6 +19,7 @@ inputs:
   - {name: w, dtype: f32, shape: [8, 16]}
   - {name: b, dtype: f32, shape: [16]}
   - {name: r, dtype: f32, shape: [4, 16]}
+  - {name: rb, dtype: f32, shape: [4]}
 nodes:
   - {name: h, op: gemm, inputs: [x, w]}
 )";
@@ -69,6 +70,14 @@ TEST(Fusion, EveryStepKind) {
                    "  - {name: z, op: relu, inputs: [y]}\n"
                    "outputs: [z]\n"),
             Chains{"h+s+hb+g+y+z: scale=0.5+bias+gelu+residual+relu b r"});
+}
+
+TEST(Fusion, RowBiasAndSilu) {
+  EXPECT_EQ(chains("  - {name: p, op: row_bias_add, inputs: [h, rb]}\n"
+                   "  - {name: q, op: bias_add, inputs: [p, b]}\n"
+                   "  - {name: s, op: silu, inputs: [q]}\n"
+                   "outputs: [s]\n"),
+            Chains{"h+p+q+s: rowbias+bias+silu rb b"});
 }
 
 TEST(Fusion, ChainNeedNotBeAdjacent) {

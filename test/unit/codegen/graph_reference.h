@@ -65,6 +65,11 @@ inline Values reference_eval(const codegen::Graph& g, Values v) {
         for (std::size_t i = 0; i < y.size(); ++i)
           y[i] = 0.5 * x[i] * (1 + std::erf(x[i] / std::sqrt(2.0)));
         break;
+      case OpKind::kRowBiasAdd:
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < cols; ++j)
+            y[i * cols + j] = x[i * cols + j] + v[n.inputs[1]][i];
+        break;
       case OpKind::kSilu:
         for (std::size_t i = 0; i < y.size(); ++i) y[i] = x[i] / (1 + std::exp(-x[i]));
         break;

@@ -103,9 +103,10 @@ TEST(GraphErrors, UseBeforeDefinitionAndCycles) {
 }
 
 TEST(GraphErrors, UnknownOpArityAndOutputs) {
-  EXPECT_EQ(error_of("nodes:\n  - {name: a, op: conv, inputs: [x]}\noutputs: [a]\n"),
-            "g.yaml:7:19: nodes[0].op: unknown op 'conv'; expected one of gemm, bias_add, relu, "
-            "gelu, silu, add, scale, transpose, row_softmax, row_sum, layer_norm");
+  EXPECT_EQ(
+      error_of("nodes:\n  - {name: a, op: conv, inputs: [x]}\noutputs: [a]\n"),
+      "g.yaml:7:19: nodes[0].op: unknown op 'conv'; expected one of gemm, bias_add, "
+      "row_bias_add, relu, gelu, silu, add, scale, transpose, row_softmax, row_sum, layer_norm");
   EXPECT_EQ(error_of("nodes:\n  - {name: a, op: add, inputs: [x]}\noutputs: [a]\n"),
             "g.yaml:7:5: nodes[0].inputs: add takes 2 input(s); got 1");
   EXPECT_EQ(error_of("nodes:\n  - {name: a, op: relu, inputs: [x]}\noutputs: [z]\n"),
@@ -116,6 +117,13 @@ TEST(GraphErrors, UnknownOpArityAndOutputs) {
 
 // bf16 and f16 graphs load (the CUDA codegen takes them) and the CPU target refuses them at the
 // input's position, before any tuning; a node mixing dtypes is an error where it is written.
+TEST(GraphErrors, RowBiasNeedsOneValuePerRow) {
+  EXPECT_EQ(error_of("nodes:\n  - {name: h, op: gemm, inputs: [x, w]}\n"
+                     "  - {name: y, op: row_bias_add, inputs: [h, b]}\noutputs: [y]\n"),
+            "g.yaml:8:5: nodes[1]: shape mismatch: row_bias_add needs X[M, N] and b[M]; got "
+            "X[4, 16] and b[16]");
+}
+
 TEST(GraphErrors, DtypesPerNodeAndPerTarget) {
   const std::string head = R"(name: g
 inputs:

@@ -126,6 +126,25 @@ TEST(WrapperRun, MlpBlockOpenBlasArena) {
   build_and_check(g, forced(g, kSmallSpec, "openblas"), Planner::kArena);
 }
 
+// The pointwise ops without a gemm, row_bias_add and silu among them, against the reference.
+TEST(WrapperRun, PointwiseOpsWithoutGemms) {
+  auto g = parse_graph(R"(name: pointwise
+inputs:
+  - {name: x, dtype: f32, shape: [6, 10]}
+  - {name: r, dtype: f32, shape: [6]}
+  - {name: c, dtype: f32, shape: [10]}
+nodes:
+  - {name: a, op: row_bias_add, inputs: [x, r]}
+  - {name: b, op: bias_add, inputs: [a, c]}
+  - {name: s, op: silu, inputs: [b]}
+  - {name: y, op: add, inputs: [s, x]}
+outputs: [y]
+)",
+                       "pointwise.yaml");
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  build_and_check(*g, {}, Planner::kArena);
+}
+
 // Fused programs against the unfused reference: bias + relu and bias (mlp_block); scale, a
 // residual graph input, bias + gelu, and bias + a residual computed by the graph
 // (transformer_block).
