@@ -165,6 +165,7 @@ TEST_P(CudaCompileGpu, EveryOpMatchesTheReferenceAndBadTensorsAreRefused) {
   const Values want = reference_eval(g, in);
   std::vector<KtuneCudaTensor> inputs, outputs;
   for (const codegen::GraphInput& x : g.inputs) inputs.push_back(upload(in.at(x.name), x.spec));
+  const int n_in = static_cast<int>(inputs.size());
   std::vector<TensorSpec> out_specs;
   for (const std::string& o : g.outputs) {
     for (const codegen::GraphNode& n : g.nodes) {
@@ -196,14 +197,14 @@ TEST_P(CudaCompileGpu, EveryOpMatchesTheReferenceAndBadTensorsAreRefused) {
   };
   CUstream stream = nullptr;
   ASSERT_EQ(cu_->StreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-  ASSERT_EQ(run(program, inputs.data(), 7, outputs.data(), 3, stream), 0) << last_error(program);
+  ASSERT_EQ(run(program, inputs.data(), n_in, outputs.data(), 3, stream), 0) << last_error(program);
   check(outputs, "first run");
   // Other output buffers: the graph is captured again; on the legacy default stream.
   std::vector<KtuneCudaTensor> other;
   for (const TensorSpec& t : out_specs) other.push_back(upload(std::vector<double>(t.numel()), t));
-  ASSERT_EQ(run(program, inputs.data(), 7, other.data(), 3, nullptr), 0) << last_error(program);
+  ASSERT_EQ(run(program, inputs.data(), n_in, other.data(), 3, nullptr), 0) << last_error(program);
   check(other, "second run, other outputs, stream 0");
-  ASSERT_EQ(run(program, inputs.data(), 7, outputs.data(), 3, stream), 0) << last_error(program);
+  ASSERT_EQ(run(program, inputs.data(), n_in, outputs.data(), 3, stream), 0) << last_error(program);
   check(outputs, "third run, the first outputs again");
 
   const auto refused = [&](std::vector<KtuneCudaTensor> ins, std::vector<KtuneCudaTensor> outs,
@@ -228,9 +229,9 @@ TEST_P(CudaCompileGpu, EveryOpMatchesTheReferenceAndBadTensorsAreRefused) {
   bad[2].data = host;
   refused(bad, outputs, "input 'ln_b': expected memory of CUDA device 0");
   std::vector<KtuneCudaTensor> fewer(outputs.begin(), outputs.end() - 1);
-  refused(inputs, fewer, "expected 7 inputs and 3 outputs; got 7 and 2");
+  refused(inputs, fewer, fmt::format("expected {0} inputs and 3 outputs; got {0} and 2", n_in));
   // After the refusals, a good run still is.
-  ASSERT_EQ(run(program, inputs.data(), 7, other.data(), 3, stream), 0) << last_error(program);
+  ASSERT_EQ(run(program, inputs.data(), n_in, other.data(), 3, stream), 0) << last_error(program);
   check(other, "after the refusals");
   destroy(program);
   (void)cu_->StreamDestroy(stream);
