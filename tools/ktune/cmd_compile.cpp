@@ -154,9 +154,9 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
   auto f = std::make_shared<CompileFlags>();
   CLI::App* cmd = app.add_subcommand(
       "compile",
-      "Compile a graph of tuned ops into one C++ program with memory planning: tune every gemm "
-      "(tuning cache first), emit DIR/<graph>.cpp and build DIR/lib<graph>.so and the benchmark "
-      "DIR/<graph>");
+      "Compile a graph of tuned ops into one program with memory planning: tune every gemm "
+      "(tuning cache first), emit DIR/<graph>.cpp (--device cpu) or DIR/<graph>.cu (--device "
+      "cuda) and build DIR/lib<graph>.so and the benchmark DIR/<graph>");
   cmd->add_option("graph", f->graph, "Graph file (YAML or JSON; examples/mlp_block/README.md)")
       ->required();
   cmd->add_option("-o,--output", f->output, "Output folder (created when missing)")->required();
@@ -169,8 +169,8 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--gemm-spec", f->gemm_spec,
                   "Spec whose candidates compete for every gemm (default: the graph's gemm_spec)");
   cmd->add_option("--force-pick", f->force_pick,
-                  "Use this candidate of the gemm spec (e.g. openblas) for every gemm, without "
-                  "tuning");
+                  "Use this candidate for every gemm, without tuning: one of the gemm spec's "
+                  "(e.g. openblas), or with --device cuda one of ktune gemm's (e.g. cublas_gemm)");
   cmd->add_flag("--no-fuse", f->no_fuse,
                 "Keep every gemm apart from the pointwise nodes after it (by default each gemm "
                 "followed by bias_add/relu/gelu/silu/scale/add nodes is also tuned with them fused "
@@ -188,8 +188,8 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
                   "--device cuda: compile for this architecture (sm_90a, ...); default: the GPU's")
       ->each([f](const std::string&) { f->arch_set = true; });
   cmd->add_option("--nvcc", f->nvcc,
-                  "--device cuda: the CUDA compiler (default: $KTUNE_NVCC, else nvcc on PATH or "
-                  "in the CUDA toolkit)")
+                  "--device cuda: the CUDA compiler (default: $KTUNE_NVCC, else the CUDA "
+                  "toolkit's under $CUDA_HOME, $CUDA_PATH or /usr/local/cuda, else nvcc on PATH)")
       ->each([f](const std::string&) { f->nvcc_set = true; });
   cmd->add_option("--cublaslt-algos", f->cublaslt_algos,
                   "--device cuda: cuBLASLt heuristic algorithms among each gemm's candidates")
