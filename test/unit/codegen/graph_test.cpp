@@ -32,6 +32,15 @@ TEST(Graph, ExamplesLoadWithInferredShapes) {
   }
 }
 
+// The GPU example: bf16, loads without a gemm_spec, refused by the CPU target only.
+TEST(Graph, Bf16ExampleIsForTheCudaTarget) {
+  auto g = load_graph(std::string(KTUNE_SOURCE_DIR) + "/examples/mlp_block/graph_bf16.yaml");
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  EXPECT_EQ(g->nodes.back().out.dtype, DType::kBF16);
+  EXPECT_TRUE(check_target(*g, CodegenTarget::kCuda));
+  EXPECT_FALSE(check_target(*g, CodegenTarget::kCpu));
+}
+
 TEST(Graph, InfersShapes) {
   auto g = parse_graph(kHeader + R"(nodes:
   - {name: h, op: gemm, inputs: [x, w]}
