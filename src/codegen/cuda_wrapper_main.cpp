@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "codegen/cuda_wrapper_emit.h"
+#include "codegen/wrapper_snippets.h"
 
 namespace ktune::codegen::detail {
 
@@ -12,15 +13,7 @@ std::string emit_cuda_main(const CudaProgram& p) {
   const Graph& g = p.fg.graph;
   const std::string& G = g.name;
   std::string out = "#ifdef KTUNE_BENCHMARK_MAIN\n";
-  out += fmt::format(
-      "// Usage: {0} [RUNS [SEED]]. Input i is filled from seed SEED + i.\n"
-      "static const char* const kUsage =\n"
-      "    \"usage: {0} [RUNS [SEED]]\\n\"\n"
-      "    \"  RUNS  timed runs after 3 warm-up runs, a whole number in [1, 1000000] (default "
-      "50)\\n\"\n"
-      "    \"  SEED  input i is filled from seed SEED + i, a whole number in [0, 2^64 - 1] "
-      "(default 0)\\n\";\n",
-      G);
+  out += detail::benchmark_usage(G);
   out += fmt::format(
       "static KtuneCudaTensor ktune_tensor(void* data, int dtype, int device,\n"
       "                                    std::initializer_list<std::int64_t> sizes,\n"
@@ -45,26 +38,7 @@ std::string emit_cuda_main(const CudaProgram& p) {
       "    else {{ __nv_bfloat16 v; std::memcpy(&v, e, 2); sum += __bfloat162float(v); }}\n"
       "  }}\n"
       "  return sum;\n}}\n\n");
-  out +=
-      "int main(int argc, char** argv) {\n"
-      "  if (argc == 2 && (std::strcmp(argv[1], \"--help\") == 0 || "
-      "std::strcmp(argv[1], \"-h\") == 0)) {\n"
-      "    std::fputs(kUsage, stdout);\n"
-      "    return 0;\n"
-      "  }\n"
-      "  unsigned long long runs_arg = 50, seed_arg = 0;\n"
-      "  const bool runs_ok = argc < 2 || ktune_parse_count(argv[1], 1, 1000000, &runs_arg);\n"
-      "  const bool seed_ok = argc < 3 || ktune_parse_count(argv[2], 0, ~0ULL, &seed_arg);\n"
-      "  if (argc > 3 || !runs_ok || !seed_ok) {\n"
-      "    std::fprintf(stderr, \"error: %s\\n%s\",\n"
-      "                 argc > 3   ? \"too many arguments\"\n"
-      "                 : !runs_ok ? \"RUNS is not a whole number in [1, 1000000]\"\n"
-      "                            : \"SEED is not a whole number in [0, 2^64 - 1]\",\n"
-      "                 kUsage);\n"
-      "    return 2;\n"
-      "  }\n"
-      "  const int runs = static_cast<int>(runs_arg);\n"
-      "  const std::uint64_t seed = seed_arg;\n";
+  out += detail::benchmark_main_args();
   out += fmt::format(
       "  {0}_program* program = nullptr;\n"
       "  if ({0}_create(&program) != 0) {{\n"

@@ -291,37 +291,8 @@ std::string emit_run(const FusedGraph& fg, const MemoryPlan& plan, bool uses_ope
 
 std::string emit_main(const Graph& g) {
   std::string out = "#ifdef KTUNE_BENCHMARK_MAIN\n";
-  out += fmt::format("// Usage: {} [RUNS [SEED]]. Input i is filled from seed SEED + i.\n", g.name);
-  // Arguments that are not what the usage says are refused (exit 2), never read as 0.
-  out += fmt::format(
-      "static const char* const kUsage =\n"
-      "    \"usage: {0} [RUNS [SEED]]\\n\"\n"
-      "    \"  RUNS  timed runs after 3 warm-up runs, a whole number in [1, 1000000] (default "
-      "50)\\n\"\n"
-      "    \"  SEED  input i is filled from seed SEED + i, a whole number in [0, 2^64 - 1] "
-      "(default 0)\\n\";\n",
-      g.name);
-  out +=
-      "int main(int argc, char** argv) {\n"
-      "  if (argc == 2 && (std::strcmp(argv[1], \"--help\") == 0 || "
-      "std::strcmp(argv[1], \"-h\") == 0)) {\n"
-      "    std::fputs(kUsage, stdout);\n"
-      "    return 0;\n"
-      "  }\n"
-      "  unsigned long long runs_arg = 50, seed_arg = 0;\n"
-      "  if (argc > 3 || (argc > 1 && !ktune_parse_count(argv[1], 1, 1000000, &runs_arg)) ||\n"
-      "      (argc > 2 && !ktune_parse_count(argv[2], 0, ~0ULL, &seed_arg))) {\n"
-      "    std::fprintf(stderr, \"error: %s\\n%s\",\n"
-      "                 argc > 3 ? \"too many arguments\"\n"
-      "                 : argc > 2 && !ktune_parse_count(argv[1], 1, 1000000, &runs_arg)\n"
-      "                     ? \"RUNS is not a whole number in [1, 1000000]\"\n"
-      "                 : argc > 2 ? \"SEED is not a whole number in [0, 2^64 - 1]\"\n"
-      "                            : \"RUNS is not a whole number in [1, 1000000]\",\n"
-      "                 kUsage);\n"
-      "    return 2;\n"
-      "  }\n"
-      "  const int runs = static_cast<int>(runs_arg);\n"
-      "  const std::uint64_t seed = seed_arg;\n";
+  out += detail::benchmark_usage(g.name);
+  out += detail::benchmark_main_args();
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
     const GraphInput& in = g.inputs[i];
     out += fmt::format("  std::vector<float> {}({});\n", in.name, in.spec.numel());

@@ -3,6 +3,8 @@
 // cannot collide with a graph's buffer names (which are identifiers chosen by the user).
 #include "codegen/wrapper_snippets.h"
 
+#include <fmt/format.h>
+
 namespace ktune::codegen::detail {
 
 std::string_view runtime_snippet() {
@@ -221,6 +223,41 @@ static double ktune_median_ms(std::vector<double> ms) {
 }
 #endif
 )";
+}
+
+std::string benchmark_usage(std::string_view name) {
+  return fmt::format(
+      "// Usage: {0} [RUNS [SEED]]. Input i is filled from seed SEED + i.\n"
+      "static const char* const kUsage =\n"
+      "    \"usage: {0} [RUNS [SEED]]\\n\"\n"
+      "    \"  RUNS  timed runs after 3 warm-up runs, a whole number in [1, 1000000] (default "
+      "50)\\n\"\n"
+      "    \"  SEED  input i is filled from seed SEED + i, a whole number in [0, 2^64 - 1] "
+      "(default 0)\\n\";\n",
+      name);
+}
+
+std::string_view benchmark_main_args() {
+  // Arguments that are not what the usage says are refused (exit 2), never read as 0.
+  return "int main(int argc, char** argv) {\n"
+         "  if (argc == 2 && (std::strcmp(argv[1], \"--help\") == 0 || "
+         "std::strcmp(argv[1], \"-h\") == 0)) {\n"
+         "    std::fputs(kUsage, stdout);\n"
+         "    return 0;\n"
+         "  }\n"
+         "  unsigned long long runs_arg = 50, seed_arg = 0;\n"
+         "  const bool runs_ok = argc < 2 || ktune_parse_count(argv[1], 1, 1000000, &runs_arg);\n"
+         "  const bool seed_ok = argc < 3 || ktune_parse_count(argv[2], 0, ~0ULL, &seed_arg);\n"
+         "  if (argc > 3 || !runs_ok || !seed_ok) {\n"
+         "    std::fprintf(stderr, \"error: %s\\n%s\",\n"
+         "                 argc > 3   ? \"too many arguments\"\n"
+         "                 : !runs_ok ? \"RUNS is not a whole number in [1, 1000000]\"\n"
+         "                            : \"SEED is not a whole number in [0, 2^64 - 1]\",\n"
+         "                 kUsage);\n"
+         "    return 2;\n"
+         "  }\n"
+         "  const int runs = static_cast<int>(runs_arg);\n"
+         "  const std::uint64_t seed = seed_arg;\n";
 }
 
 }  // namespace ktune::codegen::detail

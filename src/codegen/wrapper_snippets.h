@@ -27,6 +27,12 @@ inline constexpr std::string_view kWrapperIncludes[] = {
 [[nodiscard]] std::string_view op_snippet(OpKind op);
 // ktune_random_fill and ktune_median_ms, for the benchmark main().
 [[nodiscard]] std::string_view benchmark_snippet();
+// The benchmark's usage text (kUsage) for the program `name`: `name [RUNS [SEED]]`.
+[[nodiscard]] std::string benchmark_usage(std::string_view name);
+// The opening of the benchmark's main(): --help, RUNS and SEED parsed into `runs` and `seed`,
+// anything else refused with the usage and exit 2. The CPU and CUDA programs' mains go on from
+// there.
+[[nodiscard]] std::string_view benchmark_main_args();
 
 // Runs a compiler command line (wrapper_build.cpp; the CUDA codegen's nvcc too): kCompile with
 // its output's tail when it fails, kTimeout past `timeout`. The last argument names the output.

@@ -18,7 +18,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-
 bool nvcc_found() {
   std::error_code ec;
   const std::string nvcc = codegen::CudaBuildOptions::default_nvcc();
