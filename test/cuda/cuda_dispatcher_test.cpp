@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/cuda_driver.h"
+#include "gpu_stream_fixture.h"
 #include "ktune/tuning/spec_dispatcher.h"
 #include "support/cli_run.h"
 
@@ -53,21 +54,8 @@ std::string copy_data(const std::filesystem::path& dir, const std::string& name)
   return write_text(dir, name, text.str());
 }
 
-class CudaDispatcherGpu : public ::testing::Test {
+class CudaDispatcherGpu : public GpuStreamTest {
  protected:
-  void SetUp() override {
-    Result<const CudaDriver*> driver = cuda_driver();
-    if (!driver) GTEST_SKIP() << "[SKIP] no GPU: " << driver.error().message;
-    cu_ = *driver;
-    ASSERT_EQ(cu_->DevicePrimaryCtxRetain(&ctx_, 0), CUDA_SUCCESS);
-    ASSERT_EQ(cu_->CtxSetCurrent(ctx_), CUDA_SUCCESS);
-    ASSERT_EQ(cu_->StreamCreate(&stream_, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-  }
-  void TearDown() override {
-    if (cu_ == nullptr) return;
-    if (stream_ != nullptr) (void)cu_->StreamDestroy(stream_);
-    (void)cu_->DevicePrimaryCtxRelease(0);
-  }
   // y = dispatcher(x) for the first n elements of buffers of `capacity`; what y holds after.
   std::vector<float> run(Dispatcher& d, std::int32_t n, const std::vector<float>& x) {
     const std::size_t capacity = x.size() * sizeof(float);
@@ -86,9 +74,6 @@ class CudaDispatcherGpu : public ::testing::Test {
     (void)cu_->MemFree(dy);
     return y;
   }
-  const CudaDriver* cu_ = nullptr;
-  CUcontext ctx_ = nullptr;
-  CUstream stream_ = nullptr;
 };
 
 TEST_F(CudaDispatcherGpu, ServesTheTunedPickOnTheCallersStreamAtExactAndNearestShapes) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/cuda_driver.h"
+#include "gpu_stream_fixture.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "support/cli_run.h"
 #include "tuning/cuda_op_dispatch.h"
@@ -151,21 +152,8 @@ float from_bf16(std::uint16_t h) {
   return f;
 }
 
-class CudaGemmDispatcherGpu : public ::testing::Test {
+class CudaGemmDispatcherGpu : public GpuStreamTest {
  protected:
-  void SetUp() override {
-    Result<const CudaDriver*> driver = cuda_driver();
-    if (!driver) GTEST_SKIP() << "[SKIP] no GPU: " << driver.error().message;
-    cu_ = *driver;
-    ASSERT_EQ(cu_->DevicePrimaryCtxRetain(&ctx_, 0), CUDA_SUCCESS);
-    ASSERT_EQ(cu_->CtxSetCurrent(ctx_), CUDA_SUCCESS);
-    ASSERT_EQ(cu_->StreamCreate(&stream_, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-  }
-  void TearDown() override {
-    if (cu_ == nullptr) return;
-    if (stream_ != nullptr) (void)cu_->StreamDestroy(stream_);
-    (void)cu_->DevicePrimaryCtxRelease(0);
-  }
   DispatcherOptions options(const ScratchDir& cache) const {
     DispatcherOptions o;
     o.cache_dir = cache.path();
@@ -209,9 +197,6 @@ class CudaGemmDispatcherGpu : public ::testing::Test {
       }
     }
   }
-  const CudaDriver* cu_ = nullptr;
-  CUcontext ctx_ = nullptr;
-  CUstream stream_ = nullptr;
 };
 
 TEST_F(CudaGemmDispatcherGpu, ServesWhatKtuneTuneStoredAtExactAndNearestShapes) {
