@@ -18,12 +18,7 @@ out=${1:?usage: codegen_kernels.sh OUTDIR [RUNS]}
 runs=${2:-200}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-bundle=${KTUNE_BUNDLE:-$root/gpu-bundle}
-libdirs=$(find / -xdev \( -name 'libcublasLt.so.1[23]' -o -name 'libnvrtc.so.1[23]' \) \
-            -printf '%h\n' 2>/dev/null | sort -u | paste -sd: -)
-export LD_LIBRARY_PATH=$bundle/lib:$libdirs:${LD_LIBRARY_PATH:-}
-export KTUNE_WORKER=$bundle/bin/ktune-worker
-[ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
+. "$root/bench/gpu/env.sh"
 ktune=$bundle/bin/ktune
 summary=$out/summary.txt
 peak_gbs=4800

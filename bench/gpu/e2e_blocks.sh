@@ -13,14 +13,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: e2e_blocks.sh OUTDIR [e2e_blocks.py flags]}
 shift
 mkdir -p "$out"
-bundle=$root/gpu-bundle
-# The CUDA libraries ktune opens with dlopen: the toolkit's, else the Python wheels' (as run.sh).
-libdirs=$(find / -xdev \( -name 'libcublasLt.so.1[23]' -o -name 'libnvrtc.so.1[23]' \) \
-            -printf '%h\n' 2>/dev/null | sort -u | paste -sd: -)
-export LD_LIBRARY_PATH=$bundle/lib:$libdirs:${LD_LIBRARY_PATH:-}
-export KTUNE_WORKER=$bundle/bin/ktune-worker
-# nvcc builds the emitted program (DIR/<graph>.cu into DIR/lib<graph>.so).
-[ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
+# gpu-bundle/, the CUDA libraries, KTUNE_WORKER and nvcc (it builds the emitted programs).
+. "$root/bench/gpu/env.sh"
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
