@@ -131,6 +131,7 @@ Result<LaunchSpec> TemplateChoice::launch_spec(const Problem& problem) const {
   spec.grid = g->grid;
   spec.block = g->block;
   spec.shared_bytes = g->shared_bytes;
+  spec.tensor_maps = std::move(g->tensor_maps);
   return spec;
 }
 

@@ -67,6 +67,30 @@ std::string step_comment(const CudaProgram& p, const GraphNode& n) {
   return comment(n);
 }
 
+// The TMA descriptors of a cubin launch (LaunchSpec::tensor_maps), encoded as the worker does
+// (src/backend/cuda_tensor_map.cpp) from the address of the argument each names (`args`: "&x"
+// per problem argument); at capture time, so the graph holds them by value.
+std::string tensor_map_code(const LaunchSpec& l, const std::vector<std::string>& args) {
+  if (l.tensor_maps.empty()) return "";
+  std::string out = fmt::format("    CUtensorMap ktune_tm[{}];\n", l.tensor_maps.size());
+  for (std::size_t i = 0; i < l.tensor_maps.size(); ++i) {
+    const TensorMapDesc& t = l.tensor_maps[i];
+    out += fmt::format(
+        "    {{\n"
+        "      const cuuint64_t dims[2] = {{{}, {}}}, strides[1] = {{{}}};\n"
+        "      const cuuint32_t box[2] = {{{}, {}}}, steps[2] = {{1, 1}};\n"
+        "      KTUNE_CU(cuTensorMapEncodeTiled(&ktune_tm[{}], CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, "
+        "(void*)({}), dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, "
+        "CU_TENSOR_MAP_SWIZZLE_{}, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "
+        "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));\n"
+        "    }}\n",
+        t.dims[0], t.dims[1], t.row_stride_bytes, t.box[0], t.box[1], i,
+        args.at(static_cast<std::size_t>(t.arg)).substr(1),
+        t.swizzle_bytes == 0 ? std::string("NONE") : fmt::format("{}B", t.swizzle_bytes));
+  }
+  return out;
+}
+
 // A gemm's launches: the problem's arguments C, A, B, M, N, K, then the epilogue's operands.
 std::string gemm_code(const CudaProgram& p, const GraphNode& n) {
   const std::int64_t m = n.out.sizes[0], nn = n.out.sizes[1], k = p.specs.at(n.inputs[0]).sizes[1];
@@ -82,14 +106,18 @@ std::string gemm_code(const CudaProgram& p, const GraphNode& n) {
                                          "&ktune_m", "&ktune_n", "&ktune_k"};
         for (std::size_t i = 2; i < n.inputs.size(); ++i) args.push_back("&" + n.inputs[i]);
         const LaunchSpec& l = s.spec;
+        const std::string maps = tensor_map_code(l, args);
+        for (std::size_t i = 0; i < l.tensor_maps.size(); ++i) {
+          args.push_back(fmt::format("&ktune_tm[{}]", i));
+        }
         out += fmt::format(
             "  {{  // {}\n"
-            "    int ktune_m = {}, ktune_n = {}, ktune_k = {};\n"
+            "    int ktune_m = {}, ktune_n = {}, ktune_k = {};\n{}"
             "    void* ktune_args[] = {{{}}};\n"
             "    KTUNE_CU(cuLaunchKernel(ktune_p->fns[{}], {}, {}, {}, {}, {}, {}, {}, "
             "ktune_stream, ktune_args, "
             "nullptr));\n  }}\n",
-            l.entry, m, nn, k, fmt::join(args, ", "), s.fn, l.grid[0], l.grid[1], l.grid[2],
+            l.entry, m, nn, k, maps, fmt::join(args, ", "), s.fn, l.grid[0], l.grid[1], l.grid[2],
             l.block[0], l.block[1], l.block[2], l.shared_bytes);
         break;
       }

@@ -64,7 +64,8 @@ struct CudaDriver {
   X(GraphInstantiate) \
   X(GraphLaunch) \
   X(GraphExecDestroy) \
-  X(GraphDestroy)
+  X(GraphDestroy) \
+  X(TensorMapEncodeTiled)
 // clang-format on
 #define KTUNE_CUDA_MEMBER(name) decltype(&::cu##name) name = nullptr;
   KTUNE_CUDA_DRIVER_FUNCTIONS(KTUNE_CUDA_MEMBER)

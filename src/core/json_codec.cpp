@@ -271,6 +271,15 @@ void decode_json(JsonReader& r, const Json& j, const std::string& at, Problem& p
 OrderedJson encode_json(const LaunchSpec& l) {
   OrderedJson then = OrderedJson::array();
   for (const LaunchSpec& t : l.then) then.push_back(encode_json(t));
+  OrderedJson maps = OrderedJson::array();
+  for (const TensorMapDesc& t : l.tensor_maps) {
+    maps.push_back({{"arg", t.arg},
+                    {"element_bytes", t.element_bytes},
+                    {"dims", t.dims},
+                    {"row_stride_bytes", t.row_stride_bytes},
+                    {"box", t.box},
+                    {"swizzle_bytes", t.swizzle_bytes}});
+  }
   return {{"kind", launch_kind_name(l.kind)},
           {"artifact", l.artifact.string()},
           {"entry", l.entry},
@@ -282,6 +291,7 @@ OrderedJson encode_json(const LaunchSpec& l) {
           {"bind", l.bind},
           {"library_epilogue", l.library_epilogue},
           {"alpha", l.alpha},
+          {"tensor_maps", std::move(maps)},
           {"then", std::move(then)}};
 }
 
@@ -300,6 +310,29 @@ void decode_json(JsonReader& r, const Json& j, const std::string& at, LaunchSpec
   for (std::int64_t v : decode_i64s(r, j, at, "bind")) l.bind.push_back(static_cast<int>(v));
   l.library_epilogue = r.i32(j, at, "library_epilogue");
   l.alpha = r.f64(j, at, "alpha");
+  if (JsonReader::has(j, "tensor_maps")) {
+    if (const Json* maps = r.array(j, at, "tensor_maps")) {
+      const std::string mat = JsonReader::sub(at, "tensor_maps");
+      for (std::size_t i = 0; i < maps->size(); ++i) {
+        const Json& m = (*maps)[i];
+        const std::string iat = JsonReader::index(mat, i);
+        TensorMapDesc t;
+        t.arg = r.i32(m, iat, "arg");
+        t.element_bytes = static_cast<std::uint32_t>(r.u64(m, iat, "element_bytes"));
+        const std::vector<std::int64_t> dims = decode_i64s(r, m, iat, "dims");
+        const std::vector<std::int64_t> box = decode_i64s(r, m, iat, "box");
+        t.row_stride_bytes = r.u64(m, iat, "row_stride_bytes");
+        t.swizzle_bytes = static_cast<std::uint32_t>(r.u64(m, iat, "swizzle_bytes"));
+        if (dims.size() != 2 || box.size() != 2) {
+          r.fail(iat, "dims and box: two non-negative integers each");
+          continue;
+        }
+        t.dims = {static_cast<std::uint64_t>(dims[0]), static_cast<std::uint64_t>(dims[1])};
+        t.box = {static_cast<std::uint32_t>(box[0]), static_cast<std::uint32_t>(box[1])};
+        l.tensor_maps.push_back(t);
+      }
+    }
+  }
   if (const Json* then = r.array(j, at, "then")) {
     const std::string tat = JsonReader::sub(at, "then");
     for (std::size_t i = 0; i < then->size(); ++i) {

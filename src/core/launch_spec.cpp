@@ -43,6 +43,11 @@ std::string launch_key(const LaunchSpec& s) {
                   fmt::join(s.block, ","), s.shared_bytes, s.library, s.algo,
                   fmt::join(s.bind, ","), s.library_epilogue);
   if (s.alpha != 1) key += fmt::format(" alpha={}", s.alpha);
+  for (const TensorMapDesc& t : s.tensor_maps) {
+    key +=
+        fmt::format(" tmap=arg{}:{}B:{}x{}:stride{}:box{}x{}:sw{}", t.arg, t.element_bytes,
+                    t.dims[0], t.dims[1], t.row_stride_bytes, t.box[0], t.box[1], t.swizzle_bytes);
+  }
   for (const LaunchSpec& t : s.then) key += " then " + launch_key(t);
   return key;
 }

@@ -7,12 +7,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "core/cuda_driver.h"
 #include "ktune/choice/cublas_choice.h"
 #include "ktune/choice/sequence_choice.h"
 #include "ops/cuda_kernels.h"
@@ -189,6 +192,72 @@ Result<LaunchGeometry> wgmma_launch(const std::string& where, const Config& c, c
   return tiled_launch(where, c, p, e, param(c, "WARPGROUPS") * 128, wgmma_shared_bytes(c));
 }
 
+// The SM count of the problem's device, once per device per process; 132 (an H100 SXM or H200)
+// where no driver answers (rendering and compiling need no GPU).
+int sm_count(const Problem& p) {
+  static std::mutex mu;
+  static std::map<int, int> counts;
+  const int index = p.args[0].tensor.device.index;
+  std::lock_guard lock(mu);
+  auto it = counts.find(index);
+  if (it == counts.end()) {
+    Result<CudaDeviceInfo> info = cuda_device_info(index);
+    it = counts.emplace(index, info && info->sm_count > 0 ? info->sm_count : 132).first;
+  }
+  return it->second;
+}
+
+// The TMA template's tiles, 1024 bytes to align them to the swizzle's period, and two 8-byte
+// mbarriers per stage.
+std::uint32_t tma_shared_bytes(const Config& c) {
+  const std::int64_t stages = param(c, "STAGES");
+  return static_cast<std::uint32_t>(stages * (param(c, "BLOCK_M") + param(c, "BLOCK_N")) * 128 +
+                                    1024 + 16 * stages);
+}
+
+// As the cp.async templates (16-byte rows: TMA's row strides and addresses are multiples of 16
+// bytes), and a non-empty problem: the tensor maps need non-zero extents.
+Status tma_supports(const std::string& where, const Config& c, const Problem& p,
+                    const Epilogue& e) {
+  if (Status s = aligned_rows_supports(where, p, e, tma_shared_bytes(c), param(c, "BLOCK_M"),
+                                       param(c, "BLOCK_N"));
+      !s) {
+    return s;
+  }
+  const GemmDims d = *gemm_dims(where, p, e);
+  if (d.m == 0 || d.n == 0 || d.k == 0) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: M, N and K; expected non-zero (TMA), got {}x{}x{}", where, d.m, d.n, d.k));
+  }
+  return {};
+}
+
+// Persistent: one block per SM at most, each walking the tiles; the TMA descriptors of A
+// ({K, M}, box {64, BLOCK_M}) and B ({N, K}, box {64, 64}), 128-byte swizzled.
+Result<LaunchGeometry> tma_launch(const std::string& where, const Config& c, const Problem& p,
+                                  const Epilogue& e) {
+  Result<GemmDims> d = gemm_dims(where, p, e);
+  if (!d) return std::unexpected(d.error());
+  const std::int64_t bm = param(c, "BLOCK_M");
+  const std::int64_t tiles = ceil_div(d->m, bm) * ceil_div(d->n, param(c, "BLOCK_N"));
+  LaunchGeometry g;
+  g.grid = {static_cast<std::uint64_t>(std::clamp<std::int64_t>(tiles, 1, sm_count(p))), 1, 1};
+  g.block = {static_cast<std::uint64_t>((param(c, "CONSUMERS") + 1) * 128), 1, 1};
+  g.shared_bytes = tma_shared_bytes(c);
+  const auto u = [](std::int64_t v) {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 1));
+  };
+  g.tensor_maps = {
+      {.arg = 1,
+       .dims = {u(d->k), u(d->m)},
+       .row_stride_bytes = u(d->k) * 2,
+       .box = {64, static_cast<std::uint32_t>(bm)}},
+      {.arg = 2, .dims = {u(d->n), u(d->k)}, .row_stride_bytes = u(d->n) * 2, .box = {64, 64}},
+  };
+  return g;
+}
+
 Status simt_supports(const std::string& where, const Config& c, const Problem& p,
                      const Epilogue& e) {
   Result<GemmDims> d = gemm_dims(where, p, e);
@@ -273,6 +342,30 @@ SearchSpace wgmma_space() {
   return std::move(*space);
 }
 
+// 12 configs for the TMA kernel: 1 consumer warp group (64 or 128 rows) or 2 (64 or 128 rows
+// each), at most 128 accumulators per thread, and the two deepest rings that fit in shared memory
+// (at most 6 stages: beyond that the loads are far enough ahead).
+SearchSpace tma_space() {
+  std::vector<Param> params = {
+      {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
+      {"BLOCK_N", {std::int64_t{128}, std::int64_t{256}}},
+      {"CONSUMERS", {std::int64_t{1}, std::int64_t{2}}},
+      {"STAGES", {std::int64_t{3}, std::int64_t{4}, std::int64_t{5}, std::int64_t{6}}},
+      {"GROUP_M", {std::int64_t{8}}},
+  };
+  std::vector<std::string> restrictions = {
+      "BLOCK_M % (64 * CONSUMERS) == 0",
+      "(BLOCK_M / (64 * CONSUMERS)) * BLOCK_N <= 256",
+      // Shared memory: the H100's opt-in maximum (kCudaGemmMaxSharedBytes).
+      "STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES <= 232448",
+      "(STAGES + 2) * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * (STAGES + 2) > 232448 || "
+      "STAGES >= 5",
+  };
+  Result<SearchSpace> space = SearchSpace::create(std::move(params), std::move(restrictions));
+  KTUNE_CHECK(space.has_value());
+  return std::move(*space);
+}
+
 // 8 configs for the SIMT kernel: square block tiles of 64 to 256 threads.
 SearchSpace simt_space() {
   std::vector<Param> params = {
@@ -306,14 +399,16 @@ std::string template_name(std::string_view kind, DType dtype, const Epilogue& e)
 // #define rather than part of the name, so that the source text (and each choice's hash)
 // differs per dtype while choice names stay free of it.
 std::string render_source(std::string_view file, std::string_view source, DType dtype,
-                          const Epilogue& e) {
+                          const Epilogue& e, bool hopper_header = false) {
   std::string text = fmt::format("#define DTYPE {}\n", dtype_code(dtype));
   if (!e.empty()) {
     text += e.render_defines("const ktune_gemm::elem_t* __restrict__", EpilogueLanguage::kCuda);
   }
-  return text +
-         fmt::format("#line 1 \"kernels/cuda/prelude.cuh\"\n{}#line 1 \"kernels/cuda/{}\"\n{}",
-                     cuda_prelude_source(), file, source);
+  text += fmt::format("#line 1 \"kernels/cuda/prelude.cuh\"\n{}", cuda_prelude_source());
+  if (hopper_header) {
+    text += fmt::format("#line 1 \"kernels/cuda/hopper.cuh\"\n{}", cuda_hopper_source());
+  }
+  return text + fmt::format("#line 1 \"kernels/cuda/{}\"\n{}", file, source);
 }
 
 std::shared_ptr<KernelTemplate> mma_template(DType dtype, const Epilogue& e) {
@@ -346,6 +441,21 @@ std::shared_ptr<KernelTemplate> wgmma_template(DType dtype, const Epilogue& e) {
     return wgmma_supports(name, c, p, e);
   };
   return KernelTemplate::create(std::move(desc), wgmma_space());
+}
+
+std::shared_ptr<KernelTemplate> tma_template(DType dtype, const Epilogue& e) {
+  const std::string name = template_name("gemm_tma", dtype, e);
+  KernelTemplateDesc desc;
+  desc.name = name;
+  desc.kind = "tma";
+  desc.source = render_source("gemm_tma.cu", cuda_gemm_tma_source(), dtype, e, true);
+  desc.entry = "gemm";
+  desc.signature = gemm_signature(dtype, e);
+  desc.launch = [name, e](const Config& c, const Problem& p) { return tma_launch(name, c, p, e); };
+  desc.supports = [name, e](const Config& c, const Problem& p) {
+    return tma_supports(name, c, p, e);
+  };
+  return KernelTemplate::create(std::move(desc), tma_space());
 }
 
 std::shared_ptr<KernelTemplate> simt_template(DType dtype, const Epilogue& e) {
@@ -413,7 +523,7 @@ std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype,
     case DType::kBF16:
       if (hopper) {
         return {mma_template(dtype, epilogue), wgmma_template(dtype, epilogue),
-                simt_template(dtype, epilogue)};
+                tma_template(dtype, epilogue), simt_template(dtype, epilogue)};
       }
       return {mma_template(dtype, epilogue), simt_template(dtype, epilogue)};
     case DType::kF32:

@@ -14,6 +14,11 @@ namespace ktune {
 [[nodiscard]] std::string_view cuda_gemm_mma_source();
 // kernels/cuda/gemm_wgmma.cu: Hopper tensor-core GEMM (f16, bf16; sm_90a only).
 [[nodiscard]] std::string_view cuda_gemm_wgmma_source();
+// kernels/cuda/hopper.cuh: what the sm_90a kernels share (wgmma, mbarriers, TMA); put after
+// the prelude in front of gemm_tma.cu.
+[[nodiscard]] std::string_view cuda_hopper_source();
+// kernels/cuda/gemm_tma.cu: Hopper warp-specialised GEMM, TMA loads (f16, bf16; sm_90a only).
+[[nodiscard]] std::string_view cuda_gemm_tma_source();
 // kernels/cuda/gemm_simt.cu: portable GEMM (f16, bf16, f32; any GPU, any shape).
 [[nodiscard]] std::string_view cuda_gemm_simt_source();
 // kernels/cuda/epilogue.cu: a GEMM epilogue applied to C in place (after a library GEMM).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cuda_module.h"
+#include "backend/cuda_tensor_map.h"
 #include "choice/cublas_gemm_runner.h"
 #include "core/cuda_driver.h"
 
@@ -58,35 +59,41 @@ Result<KernelFn> CudaLaunchFns::make(const LaunchSpec& spec, const Problem& prob
       }
       kernel = it->second;
     }
-    const LaunchGeometry geometry{s.grid, s.block, s.shared_bytes};
+    const LaunchGeometry geometry{s.grid, s.block, s.shared_bytes, s.tensor_maps};
     CUstream stream = stream_;
     steps.push_back([kernel, geometry, stream, buffer](void* const* values) -> Status {
-      // kernelParams: the address of each buffer's device pointer, each scalar's own address;
-      // on the stack for the usual few arguments (a call's only allocation-free path).
+      // kernelParams: the address of each buffer's device pointer, each scalar's own address,
+      // then the TMA descriptors; on the stack for the usual few arguments (a call's only
+      // allocation-free path).
       constexpr std::size_t kInline = 16;
       const std::size_t n = buffer.size();
+      const std::size_t maps = geometry.tensor_maps.size();
       CUdeviceptr inline_ptrs[kInline];
-      void* inline_params[kInline];
+      void* inline_params[kInline + kMaxTensorMaps];
       std::vector<CUdeviceptr> heap_ptrs;
       std::vector<void*> heap_params;
       CUdeviceptr* ptrs = inline_ptrs;
       void** params = inline_params;
       if (n > kInline) {
         heap_ptrs.resize(n);
-        heap_params.resize(n);
+        heap_params.resize(n + maps);
         ptrs = heap_ptrs.data();
         params = heap_params.data();
       }
       for (std::size_t i = 0; i < n; ++i) {
-        if (buffer[i]) {
-          ptrs[i] = reinterpret_cast<CUdeviceptr>(values[i]);
-          params[i] = &ptrs[i];
-        } else {
-          params[i] = values[i];
+        ptrs[i] = buffer[i] ? reinterpret_cast<CUdeviceptr>(values[i]) : 0;
+        params[i] = buffer[i] ? static_cast<void*>(&ptrs[i]) : values[i];
+      }
+      const CudaDriver& cu = **cuda_driver();
+      CUtensorMap tensor_maps[kMaxTensorMaps];
+      if (maps > 0) {
+        if (Status st = encode_tensor_maps(cu, geometry.tensor_maps, {ptrs, n}, tensor_maps); !st) {
+          return st;
         }
+        for (std::size_t i = 0; i < maps; ++i) params[n + i] = &tensor_maps[i];
       }
       if (CUresult r = kernel->launch(geometry, stream, params); r != CUDA_SUCCESS) {
-        return std::unexpected(cuda_status(**cuda_driver(), r, "LaunchKernel").error());
+        return std::unexpected(cuda_status(cu, r, "LaunchKernel").error());
       }
       return {};
     });

@@ -24,11 +24,29 @@ enum class LaunchKind {
 // kCudaLibrary and kCpuLibrary.
 [[nodiscard]] bool is_library_launch(LaunchKind kind);
 
+// A TMA descriptor (CUtensorMap) a CUDA kernel takes by value after the problem's arguments:
+// everything but the address, which only the launching process knows. The launcher (worker,
+// Dispatcher, generated program) encodes it with cuTensorMapEncodeTiled from the device address
+// of argument `arg` (offset included) and appends it to the kernel's parameters, in order.
+// A 2-D row-major view of 16-bit elements: `dims` and `box` innermost first, in elements;
+// `row_stride_bytes` between rows (a multiple of 16); `swizzle_bytes` 0, 32, 64 or 128.
+struct TensorMapDesc {
+  int arg = -1;
+  std::uint32_t element_bytes = 2;
+  std::array<std::uint64_t, 2> dims{0, 0};
+  std::uint64_t row_stride_bytes = 0;
+  std::array<std::uint32_t, 2> box{0, 0};
+  std::uint32_t swizzle_bytes = 128;
+
+  friend bool operator==(const TensorMapDesc&, const TensorMapDesc&) = default;
+};
+
 // Where and how wide a device kernel runs; computed per problem by a template's launch hook.
 struct LaunchGeometry {
   std::array<std::uint64_t, 3> grid{1, 1, 1};
   std::array<std::uint64_t, 3> block{1, 1, 1};
   std::uint32_t shared_bytes = 0;
+  std::vector<TensorMapDesc> tensor_maps;  // kCudaCubin: trailing TMA descriptor parameters
 };
 
 struct LaunchSpec {
@@ -39,6 +57,8 @@ struct LaunchSpec {
   std::array<std::uint64_t, 3> grid{1, 1, 1};
   std::array<std::uint64_t, 3> block{1, 1, 1};
   std::uint32_t shared_bytes = 0;  // dynamic shared memory (CUDA)
+  // kCudaCubin: TMA descriptors passed after the problem's arguments (TensorMapDesc).
+  std::vector<TensorMapDesc> tensor_maps;
   // kCudaLibrary: "cublas" (cublasGemmEx) or "cublaslt" (the algo-th result of the heuristic).
   // kCpuLibrary: "openblas", with `entry` the call and its literal arguments, e.g.
   // "gemm NT alpha=1 beta=0" (op(A) op(B) and the scalars of C = alpha op(A) op(B) + beta C).

@@ -29,14 +29,16 @@ inline constexpr std::uint32_t kCudaGemmMaxSharedBytes = 227 * 1024;
                                         int device_index = 0, const Epilogue& epilogue = {});
 
 // The templates for `dtype`: "cuda_gemm_mma_<dtype>" (f16 and bf16 only), with `hopper` then
-// "cuda_gemm_wgmma_<dtype>" (kernels/cuda/gemm_wgmma.cu, f16 and bf16, compiles for sm_90a
-// only: pass `hopper` for a backend whose arch is "sm_90a"), then "cuda_gemm_simt_<dtype>";
+// "cuda_gemm_wgmma_<dtype>" (kernels/cuda/gemm_wgmma.cu) and "cuda_gemm_tma_<dtype>"
+// (kernels/cuda/gemm_tma.cu: TMA, warp-specialised, persistent; its launches carry two tensor
+// maps), both f16 and bf16 and compiling for sm_90a only: pass `hopper` for a backend whose arch
+// is "sm_90a"; then "cuda_gemm_simt_<dtype>";
 // empty for a dtype other than f16, bf16, f32. Each has a launch hook (grid, block threads,
 // dynamic shared bytes) and a supports hook (MMA and wgmma: N % 8 == 0, K % 8 == 0, buffers
 // 16-byte aligned; all: contiguous row-major tensors of the problem's sizes).
 // With an epilogue, the templates have it fused into their store (include/ktune/core/epilogue.h),
 // take its operands after K, and are named "cuda_gemm_mma_<dtype>_<epilogue>".
-// KernelTemplateDesc::kind says the family: "mma", "wgmma" or "simt" (kCudaGemmSimtKind).
+// KernelTemplateDesc::kind says the family: "mma", "wgmma", "tma" or "simt" (kCudaGemmSimtKind).
 inline constexpr std::string_view kCudaGemmSimtKind = "simt";
 [[nodiscard]] std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(
     DType dtype, const Epilogue& epilogue = {}, bool hopper = false);

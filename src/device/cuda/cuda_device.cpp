@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cuda_module.h"
+#include "backend/cuda_tensor_map.h"
 #include "choice/cublas_gemm_runner.h"
 #include "core/cuda_driver.h"
 #include "device/cuda/cuda_buffers.h"
@@ -63,15 +64,29 @@ class CudaProblem final : public DeviceProblem {
 
   Status enqueue(const DeviceLaunch& launch) override {
     const auto& l = static_cast<const Launcher&>(launch);
-    Status s = l.kernel ? cuda_status(cu_, l.kernel->launch(l.geometry, stream_, b_->params()),
-                                      "LaunchKernel")
-                        : l.runner->run(b_->device_args());
+    Status s = l.kernel ? launch_kernel(l) : l.runner->run(b_->device_args());
     for (const Launcher& t : l.then) {
       if (!s) break;
       s = enqueue(t);
     }
     return s;
   }
+  // The kernel on the problem's buffers, with its TMA descriptors (encoded at each launch from
+  // the buffers' addresses: host work only, it does not show in the timed stream) after them.
+  Status launch_kernel(const Launcher& l) {
+    void** params = b_->params();
+    std::vector<void*> with_maps;
+    CUtensorMap maps[kMaxTensorMaps];
+    if (!l.geometry.tensor_maps.empty()) {
+      const std::vector<CUdeviceptr>& args = b_->device_args();
+      if (Status s = encode_tensor_maps(cu_, l.geometry.tensor_maps, args, maps); !s) return s;
+      with_maps.assign(params, params + args.size());
+      for (std::size_t i = 0; i < l.geometry.tensor_maps.size(); ++i) with_maps.push_back(&maps[i]);
+      params = with_maps.data();
+    }
+    return cuda_status(cu_, l.kernel->launch(l.geometry, stream_, params), "LaunchKernel");
+  }
+
   Result<std::unique_ptr<SampleSource>> timer(const DeviceLaunch& launch,
                                               const BenchOptions& options) override {
     Result<std::unique_ptr<CudaTimer>> t = CudaTimer::create(
@@ -268,7 +283,7 @@ Result<Launcher> CudaDevice::launcher_alone(const LaunchSpec& spec, const Proble
         it = kernels_.emplace(key, std::move(*k)).first;
       }
       l.kernel = it->second;
-      l.geometry = LaunchGeometry{spec.grid, spec.block, spec.shared_bytes};
+      l.geometry = LaunchGeometry{spec.grid, spec.block, spec.shared_bytes, spec.tensor_maps};
       return l;
     }
     case LaunchKind::kCudaLibrary: {

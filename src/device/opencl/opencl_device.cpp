@@ -266,7 +266,7 @@ class OpenCLDevice final : public DeviceAdapter {
     for (const LaunchSpec* s = &spec; s != nullptr;) {
       Result<cl_kernel> k = kernel(*s);
       if (!k) return std::unexpected(k.error());
-      launch->steps.push_back({*k, LaunchGeometry{s->grid, s->block, s->shared_bytes}});
+      launch->steps.push_back({*k, LaunchGeometry{s->grid, s->block, s->shared_bytes, {}}});
       if (s->then.size() > 1) {
         return make_error(ErrorCode::kInvalidArgument,
                           "the OpenCL device runs one launch after another, not a tree");

@@ -41,7 +41,18 @@ TEST(JsonCodec, TensorSpecAndLaunchSpecRoundTrip) {
   l.then.emplace_back();
   l.then[0].kind = LaunchKind::kCudaCubin;
   l.then[0].grid = {7, 1, 1};
+  // TMA descriptors travel as their geometry; the launcher encodes them with the addresses.
+  l.then[0].tensor_maps = {
+      {.arg = 1, .dims = {4096, 777}, .row_stride_bytes = 8192, .box = {64, 128}},
+      {.arg = 2,
+       .dims = {1336, 4096},
+       .row_stride_bytes = 2672,
+       .box = {64, 64},
+       .swizzle_bytes = 64}};
   EXPECT_EQ(round_trip(l), l);
+  LaunchSpec no_maps = l;
+  no_maps.then[0].tensor_maps.clear();
+  EXPECT_NE(launch_key(l), launch_key(no_maps));  // a cached reference's identity includes them
 }
 
 TEST(JsonCodec, NonFiniteNumbersTravelAsStrings) {

@@ -1,0 +1,190 @@
+// Hopper (sm_90a) warp-specialised GEMM: row-major C[M,N] = A[M,K] * B[K,N] in f16 or bf16 with
+// fp32 accumulation. A producer warp group loads A and B tiles with TMA into a STAGES-deep ring
+// of 128-byte-swizzled shared memory; CONSUMERS warp groups multiply them with wgmma.mma_async
+// (both operands from shared memory) and store C through the epilogue hook. Full and empty
+// mbarriers per stage hand the slots back and forth, so the loads run ahead of the MMAs without
+// any block-wide barrier in the loop. Persistent: each block walks the output tiles
+// blockIdx.x, blockIdx.x + gridDim.x, ... in grouped order, so that the producer already loads
+// the next tile while the consumers store this one.
+//
+// Tunables (#defines): BLOCK_M (64, 128 or 256), BLOCK_N (128 or 256), CONSUMERS (1 or 2 warp
+// groups; each owns BLOCK_M / CONSUMERS rows, whole m64 MMAs), STAGES (>= 2 slots), GROUP_M
+// (block rows per rasterization group), DTYPE (0 = f16, 1 = bf16). BLOCK_K is 64 (one 128-byte
+// swizzle row of 16-bit elements).
+// Launch: a 1-D grid of at most one block per SM (fewer when there are fewer tiles) of
+// 128 * (CONSUMERS + 1) threads; STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES bytes of
+// dynamic shared memory (the tiles, 1024 bytes of room to align them to the swizzle's period, and
+// the mbarriers). Two trailing parameters after the epilogue's: TMA descriptors of A (dims {K, M},
+// box {64, BLOCK_M}) and B (dims {N, K}, box {64, 64}), both 128-byte swizzled, encoded by the
+// launcher from the LaunchSpec's tensor maps (include/ktune/core/launch_spec.h).
+// Shapes: any M; N % 8 == 0 and K % 8 == 0 (TMA needs 16-byte row strides), A and B 16-byte
+// aligned. TMA fills out-of-range rows, columns and the K tail with zeros; stores are masked.
+// Compiled after kernels/cuda/prelude.cuh and kernels/cuda/hopper.cuh.
+
+#if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || \
+    !defined(GROUP_M) || !defined(DTYPE)
+#error "gemm_tma.cu needs BLOCK_M BLOCK_N CONSUMERS STAGES GROUP_M DTYPE"
+#endif
+
+namespace ktune_gemm {
+
+constexpr int kBlockM = BLOCK_M;
+constexpr int kBlockN = BLOCK_N;
+constexpr int kBlockK = 64;
+constexpr int kConsumers = CONSUMERS;
+constexpr int kStages = STAGES;
+constexpr int kGroupM = GROUP_M;
+constexpr int kThreads = (kConsumers + 1) * 128;
+constexpr int kWgRows = kBlockM / kConsumers;  // rows of C per consumer warp group
+constexpr int kMTiles = kWgRows / 64;          // m64 MMAs per warp group and k16 step
+constexpr int kAcc = kBlockN / 2;              // fp32 accumulators per thread and m64 tile
+constexpr int kKSteps = kBlockK / 16;
+constexpr int kRowBytes = 128;
+constexpr int kPanelBytes = kBlockK * kRowBytes;  // B: 64 columns x 64 rows of K
+constexpr int kAStageBytes = kBlockM * kRowBytes;
+constexpr int kBStageBytes = (kBlockN / 64) * kPanelBytes;
+constexpr int kStageBytes = kAStageBytes + kBStageBytes;
+
+static_assert(kBlockN == 128 || kBlockN == 256, "BLOCK_N: 128 or 256 (the MMA's N)");
+static_assert(kConsumers == 1 || kConsumers == 2, "CONSUMERS: 1 or 2");
+static_assert(kBlockM % (64 * kConsumers) == 0 && kBlockM <= 256,
+              "BLOCK_M: a multiple of 64 * CONSUMERS, at most 256 (the TMA box)");
+static_assert(kMTiles * kAcc <= 128, "at most 128 fp32 accumulators per thread");
+static_assert(kStages >= 2, "STAGES >= 2");
+static_assert(kGroupM >= 1, "GROUP_M >= 1");
+
+// The registers each warp group may hold (setmaxnreg): with two consumer groups the 64K
+// registers are split 40 (producer) / 232 (consumers) instead of 168 each, so that 128
+// accumulators and the epilogue fit without spilling.
+constexpr bool kSplitRegisters = kConsumers == 2;
+
+}  // namespace ktune_gemm
+
+extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
+    gemm(ktune_gemm::elem_t* C, const ktune_gemm::elem_t* A, const ktune_gemm::elem_t* B, int M,
+         int N, int K KTUNE_EPILOGUE_PARAMS, const __grid_constant__ ktune_gemm::TmaDesc tma_a,
+         const __grid_constant__ ktune_gemm::TmaDesc tma_b) {
+  using namespace ktune_gemm;
+  extern __shared__ __align__(1024) unsigned char smem[];
+  (void)A;
+  (void)B;
+  if (M <= 0 || N <= 0) return;  // an empty output: the launch still sends one block
+
+  // Tiles on a 1024-byte boundary (the swizzle's period; descriptors carry base offset 0), then
+  // full[s] and empty[s], 8 bytes each.
+  const unsigned base = (smem_u32(smem) + 1023u) & ~1023u;
+  const unsigned full_bar = base + kStages * kStageBytes;
+  const unsigned empty_bar = full_bar + 8 * kStages;
+  const int wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    tma_prefetch_desc(tma_a);
+    tma_prefetch_desc(tma_b);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full_bar + 8 * s, 1);                        // the producer's expect_tx arrival
+      mbar_init(empty_bar + 8 * s, kConsumers * 128);        // every consumer thread
+    }
+    // The initialised barriers visible to the async proxy (TMA's complete_tx) and the block.
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_proxy_async();
+  }
+  __syncthreads();
+
+  const int grid_m = (M + kBlockM - 1) / kBlockM;
+  const int grid_n = (N + kBlockN - 1) / kBlockN;
+  const int tiles = grid_m * grid_n;
+  const int k_tiles = (K + kBlockK - 1) / kBlockK;
+
+  if (wg == 0) {
+    // Producer: one thread issues every load; the slot ring continues across tiles.
+    if constexpr (kSplitRegisters) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (threadIdx.x != 0) return;
+    int stage = 0;
+    unsigned phase = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int pid_m = 0;
+      int pid_n = 0;
+      grouped_tile(tile, grid_m, grid_n, kGroupM, pid_m, pid_n);
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        mbar_wait(empty_bar + 8 * stage, phase ^ 1u);  // the consumers released the slot
+        const unsigned full = full_bar + 8 * stage;
+        const unsigned dst = base + stage * kStageBytes;
+        mbar_arrive_expect_tx(full, kStageBytes);
+        tma_load_2d(dst, tma_a, full, kt * kBlockK, pid_m * kBlockM);
+#pragma unroll
+        for (int p = 0; p < kBlockN / 64; ++p) {
+          tma_load_2d(dst + kAStageBytes + p * kPanelBytes, tma_b, full, pid_n * kBlockN + p * 64,
+                      kt * kBlockK);
+        }
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+    }
+    return;
+  }
+
+  // Consumers.
+  if constexpr (kSplitRegisters) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  const int cwg = wg - 1;
+  const int lane = threadIdx.x & 31;
+  const int wg_warp = (threadIdx.x >> 5) & 3;  // its 16 rows of each m64 tile
+  const unsigned a_wg = static_cast<unsigned>(cwg * kWgRows * kRowBytes);
+  int stage = 0;
+  unsigned phase = 0;
+  float acc[kMTiles][kAcc];
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int pid_m = 0;
+    int pid_n = 0;
+    grouped_tile(tile, grid_m, grid_n, kGroupM, pid_m, pid_n);
+#pragma unroll
+    for (int i = 0; i < kMTiles; ++i) {
+#pragma unroll
+      for (int j = 0; j < kAcc; ++j) acc[i][j] = 0.0f;
+    }
+    // One commit group per k tile, at most two in flight: after waiting for all but the newest,
+    // the previous tile's slot is no longer read and goes back to the producer.
+    int prev_stage = -1;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      mbar_wait(full_bar + 8 * stage, phase);
+      const unsigned a_stage = base + stage * kStageBytes + a_wg;
+      const unsigned b_stage = base + stage * kStageBytes + kAStageBytes;
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kKSteps; ++kk) {
+        const unsigned long long desc_b =
+            make_desc(b_stage + kk * 16 * kRowBytes, kPanelBytes, 1024);
+#pragma unroll
+        for (int i = 0; i < kMTiles; ++i) {
+          const unsigned long long desc_a =
+              make_desc(a_stage + i * 64 * kRowBytes + kk * 32, 16, 1024);
+          wgmma<kBlockN>(acc[i], desc_a, desc_b);
+        }
+      }
+      wgmma_commit();
+      wgmma_wait<1>();
+      if (prev_stage >= 0) mbar_arrive(empty_bar + 8 * prev_stage);
+      prev_stage = stage;
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1u;
+      }
+    }
+    wgmma_wait<0>();
+    if (prev_stage >= 0) mbar_arrive(empty_bar + 8 * prev_stage);
+
+    const int row0 = pid_m * kBlockM + cwg * kWgRows + wg_warp * 16 + (lane >> 2);
+    const int col0 = pid_n * kBlockN + 2 * (lane & 3);
+#pragma unroll
+    for (int i = 0; i < kMTiles; ++i) {
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+        const int row = row0 + i * 64;
+        const int col = col0 + j * 8;
+        store_output(C, M, N, row, col, acc[i][4 * j], acc[i][4 * j + 1] KTUNE_EPILOGUE_ARGS);
+        store_output(C, M, N, row + 8, col, acc[i][4 * j + 2],
+                     acc[i][4 * j + 3] KTUNE_EPILOGUE_ARGS);
+      }
+    }
+  }
+}

@@ -1,0 +1,74 @@
+// encode_tensor_maps (cuda_tensor_map.h).
+#include "backend/cuda_tensor_map.h"
+
+#include <fmt/format.h>
+
+namespace ktune {
+namespace {
+
+Result<CUtensorMapSwizzle> swizzle_of(std::uint32_t bytes) {
+  switch (bytes) {
+    case 0:
+      return CU_TENSOR_MAP_SWIZZLE_NONE;
+    case 32:
+      return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64:
+      return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 128:
+      return CU_TENSOR_MAP_SWIZZLE_128B;
+    default:
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("tensor map: swizzle of {} bytes; expected 0, 32, 64 or 128", bytes));
+  }
+}
+
+}  // namespace
+
+Status encode_tensor_maps(const CudaDriver& cu, std::span<const TensorMapDesc> maps,
+                          std::span<const CUdeviceptr> args, CUtensorMap* out) {
+  if (maps.size() > kMaxTensorMaps) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("a launch with {} tensor maps; at most {}", maps.size(), kMaxTensorMaps));
+  }
+  for (std::size_t i = 0; i < maps.size(); ++i) {
+    const TensorMapDesc& t = maps[i];
+    if (t.arg < 0 || static_cast<std::size_t>(t.arg) >= args.size() || args[t.arg] == 0) {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("tensor map {}: argument {} is not a buffer of the launch", i, t.arg));
+    }
+    const CUdeviceptr address = args[t.arg];
+    if (t.element_bytes != 2 || address % 16 != 0 || t.row_stride_bytes % 16 != 0 ||
+        t.dims[0] == 0 || t.dims[1] == 0 || t.box[0] == 0 || t.box[1] == 0) {
+      return make_error(
+          ErrorCode::kInvalidArgument,
+          fmt::format("tensor map {} of argument {}: expected 16-bit elements, a 16-byte aligned "
+                      "address and row stride, non-empty dims and box; got {}-byte elements, "
+                      "address {:#x}, row stride {} bytes, dims {}x{}, box {}x{}",
+                      i, t.arg, t.element_bytes, address, t.row_stride_bytes, t.dims[0], t.dims[1],
+                      t.box[0], t.box[1]));
+    }
+    Result<CUtensorMapSwizzle> swizzle = swizzle_of(t.swizzle_bytes);
+    if (!swizzle) return std::unexpected(swizzle.error());
+    const cuuint64_t dims[2] = {t.dims[0], t.dims[1]};
+    const cuuint64_t strides[1] = {t.row_stride_bytes};
+    const cuuint32_t box[2] = {t.box[0], t.box[1]};
+    const cuuint32_t element_strides[2] = {1, 1};
+    // The element type only sizes the copy (no conversion): 16-bit unsigned serves f16 and bf16.
+    const CUresult r = cu.TensorMapEncodeTiled(
+        &out[i], CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, reinterpret_cast<void*>(address), dims, strides,
+        box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, *swizzle,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (Status s = cuda_status(cu, r, "TensorMapEncodeTiled"); !s) {
+      return make_error(
+          s.error().code,
+          fmt::format("tensor map {} of argument {} (dims {}x{}, box {}x{}): {}", i, t.arg,
+                      t.dims[0], t.dims[1], t.box[0], t.box[1], s.error().message));
+    }
+  }
+  return {};
+}
+
+}  // namespace ktune

@@ -1,0 +1,26 @@
+// TMA descriptors (CUtensorMap) of a kernel launch: a LaunchSpec's TensorMapDesc list encoded
+// with the device addresses of the launch's arguments. One place for every CUDA launcher (the
+// worker's handler, the Dispatcher); the generated programs emit the same call
+// (src/codegen/cuda_wrapper_run.cpp). Internal header: <cuda.h> stays out of the public ones.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "core/cuda_driver.h"
+#include "ktune/core/launch_spec.h"
+#include "ktune/core/status.h"
+
+namespace ktune {
+
+// The most tensor maps one launch carries (the launchers keep them on the stack).
+inline constexpr std::size_t kMaxTensorMaps = 4;
+
+// Encodes each of `maps` into out[i] with the address of argument maps[i].arg from `args` (a
+// device address per problem argument, 0 for scalars). kInvalidArgument when a map names no
+// buffer argument, is not a 2-D 16-bit view the kernels use, or its address or row stride is not
+// a multiple of 16 bytes (TMA's rules); the driver's own refusals come back with its message.
+[[nodiscard]] Status encode_tensor_maps(const CudaDriver& cu, std::span<const TensorMapDesc> maps,
+                                        std::span<const CUdeviceptr> args, CUtensorMap* out);
+
+}  // namespace ktune

@@ -1,0 +1,251 @@
+// The Hopper TMA + warp-specialised GEMM template (kernels/cuda/gemm_tma.cu): its search space,
+// its persistent launch with two tensor maps, the supports filter, NVRTC compilation of every
+// config for sm_90a (plain and with fused epilogues); on a GPU, every config verified against
+// cuBLAS on aligned, ragged, multi-tile-per-block and fused-epilogue problems.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/cuda_driver.h"
+#include "core/thread_pool.h"
+#include "ktune/backend/cuda_backend.h"
+#include "ktune/cache/tuning_cache.h"
+#include "ktune/ops/cuda_gemm.h"
+#include "ktune/select/selector.h"
+#include "support/all_choices.h"
+#include "support/cli_run.h"
+#include "support/temp_dir.h"
+
+namespace ktune::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::shared_ptr<KernelTemplate> tma_template(DType dtype, const Epilogue& e = {}) {
+  for (std::shared_ptr<KernelTemplate>& t : cuda_gemm_templates(dtype, e, true)) {
+    if (t->desc().name.starts_with("cuda_gemm_tma_")) return t;
+  }
+  return nullptr;
+}
+
+std::int64_t param(const Config& c, std::string_view name) {
+  return std::get<std::int64_t>(*c.find(name));
+}
+
+Epilogue parse(const char* text) {
+  Result<Epilogue> e = Epilogue::parse(text);
+  KTUNE_CHECK(e.has_value());
+  return *e;
+}
+
+bool nvrtc_missing() {
+  TempDir cache("cuda-tma-probe");
+  Result<CudaBackend> backend = CudaBackend::create({.arch = "sm_90a"}, cache.path());
+  return !backend && backend.error().code == ErrorCode::kUnavailable;
+}
+
+TEST(CudaGemmTma, SpaceIsSmallAndWithinTheHardwareLimits) {
+  auto t = tma_template(DType::kBF16);
+  ASSERT_NE(t, nullptr);
+  const std::vector<Config> configs = all_configs(t->space());
+  EXPECT_EQ(configs.size(), 12u);
+  for (const Config& c : configs) {
+    const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
+    const std::int64_t consumers = param(c, "CONSUMERS");
+    EXPECT_TRUE(bn == 128 || bn == 256) << c.str();
+    EXPECT_EQ(bm % (64 * consumers), 0) << c.str();
+    EXPECT_LE(bm, 256) << c.str();                                // the TMA box
+    EXPECT_LE((bm / (64 * consumers)) * bn / 2, 128) << c.str();  // accumulators per thread
+    const std::int64_t stages = param(c, "STAGES");
+    EXPECT_GE(stages, 3) << c.str();
+    EXPECT_LE(stages * (bm + bn) * 128 + 1024 + 16 * stages, kCudaGemmMaxSharedBytes) << c.str();
+  }
+}
+
+TEST(CudaGemmTma, LaunchIsPersistentWithTwoTensorMaps) {
+  auto t = tma_template(DType::kBF16);
+  ASSERT_NE(t, nullptr);
+  for (auto [m, n, k] : {std::array<std::int64_t, 3>{1000, 1000, 1000},
+                         {4096, 4096, 4096},
+                         {1, 8, 8},
+                         {130, 264, 72}}) {
+    const Problem p = cuda_gemm_problem(m, n, k, DType::kBF16);
+    for (const Config& c : all_configs(t->space())) {
+      Result<LaunchGeometry> g = t->desc().launch(c, p);
+      ASSERT_TRUE(g.has_value()) << g.error().message;
+      const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
+      const std::int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+      // At most one block per SM (the device's count; 132 without a GPU), each walking tiles.
+      EXPECT_GE(g->grid[0], 1u);
+      EXPECT_LE(g->grid[0], static_cast<std::uint64_t>(tiles)) << c.str();
+      if (tiles <= 100) {
+        EXPECT_EQ(g->grid[0], static_cast<std::uint64_t>(tiles)) << c.str();
+      }
+      EXPECT_EQ(g->block[0], static_cast<std::uint64_t>((param(c, "CONSUMERS") + 1) * 128));
+      const std::int64_t stages = param(c, "STAGES");
+      EXPECT_EQ(g->shared_bytes,
+                static_cast<std::uint32_t>(stages * (bm + bn) * 128 + 1024 + 16 * stages));
+      ASSERT_EQ(g->tensor_maps.size(), 2u);
+      const TensorMapDesc& a = g->tensor_maps[0];
+      const TensorMapDesc& b = g->tensor_maps[1];
+      EXPECT_EQ(a.arg, 1);
+      EXPECT_EQ(a.dims, (std::array<std::uint64_t, 2>{static_cast<std::uint64_t>(k),
+                                                      static_cast<std::uint64_t>(m)}));
+      EXPECT_EQ(a.row_stride_bytes, static_cast<std::uint64_t>(k * 2));
+      EXPECT_EQ(a.box, (std::array<std::uint32_t, 2>{64, static_cast<std::uint32_t>(bm)}));
+      EXPECT_EQ(b.arg, 2);
+      EXPECT_EQ(b.dims, (std::array<std::uint64_t, 2>{static_cast<std::uint64_t>(n),
+                                                      static_cast<std::uint64_t>(k)}));
+      EXPECT_EQ(b.row_stride_bytes, static_cast<std::uint64_t>(n * 2));
+      EXPECT_EQ(b.box, (std::array<std::uint32_t, 2>{64, 64}));
+      EXPECT_EQ(a.swizzle_bytes, 128u);
+      EXPECT_EQ(b.swizzle_bytes, 128u);
+    }
+  }
+}
+
+// The filter runs before compiling: a config that cannot serve the shape is never compiled.
+TEST(CudaGemmTma, SupportsOnlyAlignedNonEmptyProblems) {
+  auto t = tma_template(DType::kBF16);
+  ASSERT_NE(t, nullptr);
+  for (const ChoicePtr& c : all_choices(t)) {
+    EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
+    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 8, DType::kBF16)).has_value());  // any M
+    Status k_odd = c->supports(cuda_gemm_problem(64, 64, 1001, DType::kBF16));
+    ASSERT_FALSE(k_odd.has_value());
+    EXPECT_THAT(k_odd.error().message, HasSubstr("K=1001"));
+    EXPECT_THAT(k_odd.error().message, HasSubstr("cuda_gemm_tma_bf16"));
+    EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 1004, 64, DType::kBF16)).has_value());
+    Problem offset = cuda_gemm_problem(64, 64, 64, DType::kBF16);
+    offset.args[1].tensor.offset = 4;  // 8 bytes: TMA needs 16
+    Status misaligned = c->supports(offset);
+    ASSERT_FALSE(misaligned.has_value());
+    EXPECT_THAT(misaligned.error().message, HasSubstr("offset"));
+    Status empty = c->supports(cuda_gemm_problem(0, 64, 64, DType::kBF16));
+    ASSERT_FALSE(empty.has_value());
+    EXPECT_THAT(empty.error().message, HasSubstr("non-zero"));
+    EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 64, 64, DType::kF16)).has_value());  // dtype
+  }
+}
+
+// Compiles each (choice, problem) for sm_90a on 2 threads; "name: message" for each failure.
+std::vector<std::string> compile_all(std::vector<std::pair<ChoicePtr, Problem>>& work) {
+  TempDir cache("cuda-tma");
+  Result<CudaBackend> backend = CudaBackend::create({.arch = "sm_90a"}, cache.path());
+  if (!backend) return {"backend: " + backend.error().message};
+  std::vector<std::string> failures;
+  std::mutex mu;
+  {
+    ThreadPool pool(2);
+    for (auto& [choice, problem] : work) {
+      pool.submit([&, c = choice.get(), p = &problem] {
+        std::string failure;
+        if (Status s = c->compile(*backend); !s) {
+          failure = s.error().message;
+        } else if (Result<LaunchSpec> spec = c->launch_spec(*p); !spec) {
+          failure = spec.error().message;
+        } else if (spec->kind != LaunchKind::kCudaCubin || spec->tensor_maps.size() != 2) {
+          failure = "unexpected launch spec";
+        }
+        if (!failure.empty()) {
+          std::lock_guard lock(mu);
+          failures.push_back(c->name() + ": " + failure);
+        }
+      });
+    }
+    pool.wait_idle();
+  }
+  return failures;
+}
+
+// Every config in bf16 and f16, and in bf16 with the epilogues cuBLASLt does not fuse.
+TEST(CudaGemmTma, CompilesEveryConfigForSm90a) {
+  if (nvrtc_missing()) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
+  std::vector<std::pair<ChoicePtr, Problem>> work;
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (ChoicePtr& c : all_choices(tma_template(dtype))) {
+      work.emplace_back(std::move(c), cuda_gemm_problem(1000, 1000, 1000, dtype));
+    }
+  }
+  for (const char* text : {"bias,gelu", "silu", "bias,residual"}) {
+    const Epilogue e = parse(text);
+    for (ChoicePtr& c : all_choices(tma_template(DType::kBF16, e))) {
+      work.emplace_back(std::move(c), cuda_gemm_problem(200, 264, 136, DType::kBF16, 0, e));
+    }
+  }
+  EXPECT_EQ(work.size(), 12u * 5);
+  const std::vector<std::string> failures = compile_all(work);
+  EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
+}
+
+// On an H100/H200: every config against cuBLAS (and the host epilogue).
+class CudaGemmTmaGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto drv = cuda_driver(); !drv) GTEST_SKIP() << "[SKIP] no GPU: " << drv.error().message;
+    backend_.emplace(CudaBackend::create({}, cache_dir_.path()));
+    ASSERT_TRUE(backend_->has_value()) << (*backend_).error().message;
+    if ((**backend_).arch() != "sm_90a") {
+      GTEST_SKIP() << "[SKIP] not a Hopper GPU: " << (**backend_).arch();
+    }
+    options_.bench.budget_ms = 1;
+    options_.bench.min_runs = 1;
+    options_.bench.max_runs = 3;
+    options_.out = nullptr;
+    options_.progress = nullptr;
+    options_.worker.executable = worker_exe();
+  }
+
+  void expect_all_ok(DType dtype, const Problem& p, const Epilogue& e = {}) {
+    CudaGemmCandidates set = cuda_gemm_candidates(dtype, 0, &p, false, e, true);
+    std::vector<ChoicePtr> candidates;
+    for (ChoicePtr& c : set.candidates) {
+      if (c->name().starts_with("cuda_gemm_tma_")) candidates.push_back(std::move(c));
+    }
+    ASSERT_EQ(candidates.size(), 12u) << p.name;
+    Selector selector(**backend_, *cache_, options_);
+    Result<Selection> sel = selector.select(p, candidates, set.reference.get());
+    ASSERT_TRUE(sel.has_value()) << p.name << ": " << sel.error().message;
+    for (const CandidateRecord& c : sel->record.candidates) {
+      EXPECT_TRUE(c.outcome == Outcome::kOk || c.outcome == Outcome::kAbandoned)
+          << p.name << " " << c.name << ": " << outcome_name(c.outcome) << ": " << c.message;
+    }
+  }
+
+  TempDir cache_dir_{"cuda-tma-gpu"};
+  std::optional<Result<CudaBackend>> backend_;
+  std::unique_ptr<TuningCache> cache_ = make_memory_cache();
+  SelectorOptions options_;
+};
+
+TEST_F(CudaGemmTmaGpu, EveryConfigMatchesCublasOnAlignedShapes) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(256, 256, 64, DType::kBF16));
+  expect_all_ok(DType::kF16, cuda_gemm_problem(256, 256, 64, DType::kF16));
+}
+
+// M, N and K off the tiles (TMA's zero fill, masked stores); more tiles than SMs, so that each
+// block walks several (the slot ring and the barriers' phases carry across tiles).
+TEST_F(CudaGemmTmaGpu, EveryConfigMatchesCublasOnRaggedAndManyTileShapes) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(200, 264, 136, DType::kBF16));
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(1000, 1000, 1000, DType::kBF16));
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(3000, 2056, 520, DType::kBF16));
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 512, DType::kBF16));
+}
+
+TEST_F(CudaGemmTmaGpu, EveryConfigMatchesWithFusedEpilogues) {
+  for (const char* text : {"bias,gelu", "silu", "bias,residual", "scale=0.5,rowbias"}) {
+    const Epilogue e = parse(text);
+    expect_all_ok(DType::kBF16, cuda_gemm_problem(520, 776, 264, DType::kBF16, 0, e), e);
+  }
+}
+
+}  // namespace
+}  // namespace ktune::test
