@@ -42,6 +42,10 @@ class Problem:
         self.error = None
 
     def load(self, outdir):
+        if self.rc != 0:  # its log may be partial or absent; the exit code says why
+            self.error = "ktune exit %d (%s)" % (self.rc, "timed out" if self.rc == 124 else
+                                                 "see " + self.log.replace(".jsonl", ".log"))
+            return
         path = os.path.join(outdir, self.log)
         try:
             with open(path) as f:
@@ -61,10 +65,7 @@ class Problem:
         except OSError as e:
             self.error = "%s: %s" % (self.log, e.strerror)
             return
-        if self.rc != 0:
-            self.error = "ktune exit %d (%s)" % (self.rc, "timed out" if self.rc == 124 else
-                                                 "see " + self.log.replace(".jsonl", ".log"))
-        elif not self.winner or self.winner not in self.candidates:
+        if not self.winner or self.winner not in self.candidates:
             self.error = "no selection in " + self.log
 
     def best(self, kind):
@@ -248,13 +249,16 @@ def summary(outdir):
          has("fused") and not fused_failed, ", ".join(fused_failed)),
         ("Inductor's fused kernels never faster than ktune's fused pick",
          inductor_ran > 0 and not inductor_failed,
-         ", ".join(inductor_failed) if inductor_ran else "Inductor did not run"),
+         ", ".join(inductor_failed) if inductor_ran
+         else "Inductor did not run (run.txt, inductor-templates.err)"),
     ]
     out = ["# Issue 21 targets\n", "| target | result | failing / note |", "|---|---|---|"]
     out += ["| %s | %s | %s |" % (t, verdict(ok), note) for t, ok, note in targets]
     out.append("")
     out.append("Times are medians per call (`ktune gemm --json-log`); throughput ratios are time "
-               "ratios inverted (cuBLAS ms / template ms). Wall time per problem in problems.tsv.")
+               "ratios inverted (cuBLAS ms / template ms). `ktune gemm` took %.1f s of wall time "
+               "over %d problems (each in problems.tsv)." % (
+                   sum(p.wall_ms for p in problems) / 1e3, len(problems)))
     out.append("")
     return "\n".join(out + body), all(ok for _, ok, _ in targets)
 
