@@ -11,8 +11,9 @@
 # (the AUTOTUNE table) and .jsonl, inductor-templates.jsonl (.err), summary.md.
 #
 #   bash bench/gpu/templates.sh OUTDIR
-#   KTUNE_TEMPLATES_GROUPS="plain unaligned fused"  the groups to run (default: all three)
-#   KTUNE_INDUCTOR=0                                 leaves Inductor out (~5-30 s per problem)
+#   KTUNE_TEMPLATES_GROUPS="plain unaligned fused inductor"  the groups to run (the default: all;
+#       Inductor takes ~5-30 s per problem). A run replaces the results of the groups it runs and
+#       keeps the others', so that the groups can run as separate commands into one OUTDIR.
 #   KTUNE_INDUCTOR_SHAPES="128x14336x4096"           Inductor on these fused shapes only
 #   KTUNE_INDUCTOR_TIMEOUT=300, KTUNE_PROBLEM_TIMEOUT=120  seconds, the whole Inductor run and
 #                                                    one `ktune gemm`
@@ -26,7 +27,7 @@ out=$(cd "$out" && pwd)
 . "$root/bench/gpu/env.sh"
 ktune=$bundle/bin/ktune
 graph_calls=${KTUNE_GRAPH_CALLS:-10}
-groups=${KTUNE_TEMPLATES_GROUPS:-plain unaligned fused}
+groups=${KTUNE_TEMPLATES_GROUPS:-plain unaligned fused inductor}
 problem_timeout=${KTUNE_PROBLEM_TIMEOUT:-120}
 
 plain_shapes=(4096x4096x4096 8192x8192x8192 1024x1024x1024 32x8192x8192 2048x2048x8192
@@ -40,12 +41,19 @@ fused_epilogues=(gelu silu "bias,residual")
   date -u
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   echo "graph calls per timed run: $graph_calls; groups: $groups"
-} | tee "$out/run.txt"
+} | tee -a "$out/run.txt"
 
 [ -x "$ktune" ] || { echo "error: $ktune missing: run bench/gpu/bundle.sh here first" >&2; exit 1; }
 cache=$(mktemp -d)  # one code cache for the run: each shape tunes cold, compiles are shared
 trap 'rm -rf "$cache"' EXIT
-printf '# group\tshape\tepilogue\texit\twall_ms\tjson_log\n' >"$out/problems.tsv"
+# The rows of the groups not run now, kept.
+tsv=$out/problems.tsv
+if [ -f "$tsv" ]; then
+  awk -F'\t' -v run=" $groups " 'index(run, " " $1 " ") == 0' "$tsv" >"$tsv.kept"
+  mv "$tsv.kept" "$tsv"
+else
+  printf '# group\tshape\tepilogue\texit\twall_ms\tjson_log\n' >"$tsv"
+fi
 
 # tune GROUP SHAPE EPILOGUE: one `ktune gemm`, its row appended to problems.tsv.
 tune() {
@@ -61,7 +69,7 @@ tune() {
   rc=$?
   end=$(date +%s%N)
   printf '%s\t%s\t%s\t%d\t%d\t%s\n' "$group" "$shape" "$epilogue" "$rc" \
-    $(((end - start) / 1000000)) "tune-$tag.jsonl" >>"$out/problems.tsv"
+    $(((end - start) / 1000000)) "tune-$tag.jsonl" >>"$tsv"
   printf '== %s %s %s: exit %d, wall %d ms\n' "$group" "$shape" "$epilogue" "$rc" \
     $(((end - start) / 1000000)) | tee -a "$out/run.txt"
   grep -E '^(Pick|cuBLAS)|^  best ' "$out/tune-$tag.log" | tee -a "$out/run.txt"
@@ -76,12 +84,12 @@ for group in $groups; do
         for e in "${fused_epilogues[@]}"; do tune fused "$s" "$e"; done
       done
       ;;
+    inductor) ;;  # below, after the ktune groups
     *) echo "error: KTUNE_TEMPLATES_GROUPS: unknown group '$group'" | tee -a "$out/run.txt" ;;
   esac
 done
 
-: >"$out/inductor-templates.jsonl"
-if [ "${KTUNE_INDUCTOR:-1}" != 0 ] && [[ " $groups " == *" fused "* ]]; then
+if [[ " $groups " == *" inductor "* ]]; then
   read -ra inductor_shapes <<<"${KTUNE_INDUCTOR_SHAPES:-${fused_shapes[*]}}"
   echo "== inductor: ${inductor_shapes[*]}" | tee -a "$out/run.txt"
   # One process for every problem (torch's import and Triton's start-up once); its rows are
