@@ -7,6 +7,7 @@
 // hook, the identity unless KTUNE_EPILOGUE_* are defined) and KTUNE_LOAD; for f16 and bf16,
 // pack2 and store_output of two neighbouring elements; smem_u32; and grouped_tile, the grouped
 // block rasterization of the tiled kernels.
+// At the end: the cp.async copies, fence_proxy_async and store_element (one element).
 
 #if !defined(DTYPE)
 #error "prelude.cuh needs DTYPE"
