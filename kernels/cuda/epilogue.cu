@@ -10,7 +10,8 @@
 // threads; threadIdx.x / blockIdx.x walk a row's 16-byte chunks, threadIdx.y / blockIdx.y the
 // rows (a grid-stride loop past 65535 row blocks), so that row and column come without a
 // division. Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook,
-// from_float), which ktune puts in front: NVRTC has no include path to this tree.
+// from_float, store_element), which ktune puts in front: NVRTC has no include path to this
+// tree.
 
 #if !defined(DTYPE) || !defined(KTUNE_EPILOGUE)
 #error "epilogue.cu needs DTYPE and the KTUNE_EPILOGUE_* defines"
@@ -101,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(256)
   for (int row = blockIdx.y * blockDim.y + threadIdx.y; row < M; row += row_step) {
     const long long idx = static_cast<long long>(row) * N + col;
     for (int j = 0; j < end; ++j) {
-      C[idx + j] = from_float(epilogue(row, col + j, idx + j, to_float(C[idx + j]) KTUNE_EPILOGUE_ARGS));
+      store_element(C, row, col + j, idx + j, to_float(C[idx + j]) KTUNE_EPILOGUE_ARGS);
     }
   }
 }

@@ -10,7 +10,8 @@
 // Shapes: any M; N % 8 == 0 and K % 8 == 0 (each 16-byte copy is wholly inside or outside a
 // row), buffers 16-byte aligned. Out-of-range rows, columns and the K tail load as zeros.
 // Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_output,
-// grouped_tile), which ktune puts in front: NVRTC has no include path to this tree.
+// grouped_tile, the cp.async copies), which ktune puts in front: NVRTC has no include path to
+// this tree.
 
 #if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(BLOCK_K) || !defined(WARP_M) || \
     !defined(WARP_N) || !defined(STAGES) || !defined(GROUP_M) || !defined(DTYPE)
@@ -66,20 +67,6 @@ __device__ __forceinline__ int swizzle(int row, int chunk) {
     const int linear = row * kChunksPerRow + chunk;
     return linear ^ ((linear >> 3) & 7);
   }
-}
-
-// 16-byte global -> shared copy; with `valid` false nothing is read and the chunk is zeroed.
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, bool valid) {
-  const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(src_bytes));
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
 }
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {

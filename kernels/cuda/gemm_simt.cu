@@ -6,7 +6,7 @@
 // THREAD_M, THREAD_N (register tile per thread; the block runs
 // (BLOCK_M/THREAD_M)*(BLOCK_N/THREAD_N) threads), DTYPE (0 = f16, 1 = bf16, 2 = f32).
 // Launch: grid (ceil(N/BLOCK_N), ceil(M/BLOCK_M)), no dynamic shared memory.
-// Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, from_float),
+// Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_element),
 // which ktune puts in front: NVRTC has no include path to this tree.
 
 #if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(BLOCK_K) || !defined(THREAD_M) || \
@@ -96,8 +96,8 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads)
     for (int j = 0; j < kThreadN; ++j) {
       const int col = block_n + tx + j * kThreadsN;
       if (col < N) {
-        const long long idx = static_cast<long long>(row) * N + col;
-        C[idx] = from_float(epilogue(row, col, idx, acc[i][j] KTUNE_EPILOGUE_ARGS));
+        store_element(C, row, col, static_cast<long long>(row) * N + col,
+                      acc[i][j] KTUNE_EPILOGUE_ARGS);
       }
     }
   }

@@ -86,29 +86,6 @@ __device__ __forceinline__ unsigned swizzle(int row, int chunk) {
   return static_cast<unsigned>(row * kRowBytes + ((chunk ^ (row & 7)) << 4));
 }
 
-// 16-byte global -> shared copy; with `valid` false nothing is read and the chunk is zeroed.
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, bool valid) {
-  const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(src_bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-// Makes this thread's shared-memory writes (cp.async, generic proxy) visible to wgmma's reads
-// (async proxy); a barrier after it extends that to the other threads' writes.
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }

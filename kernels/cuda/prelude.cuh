@@ -7,6 +7,7 @@
 // hook, the identity unless KTUNE_EPILOGUE_* are defined) and KTUNE_LOAD; for f16 and bf16,
 // pack2 and store_output of two neighbouring elements; smem_u32; and grouped_tile, the grouped
 // block rasterization of the tiled kernels.
+// At the end: the cp.async copies, fence_proxy_async and store_element (one element).
 
 #if !defined(DTYPE)
 #error "prelude.cuh needs DTYPE"
@@ -109,6 +110,43 @@ __device__ __forceinline__ bool grouped_tile(int pid, int grid_m, int grid_n, in
   pid_m = first_m + (pid % group_blocks) % group_rows;
   pid_n = (pid % group_blocks) / group_rows;
   return pid_m < grid_m && pid_n < grid_n;
+}
+
+// Shared by several kernels (issue 21): the cp.async tile copies of the tensor-core templates,
+// the async-proxy fence of the Hopper ones, and the one-element store of the kernels that store
+// element by element. Unused helpers cost nothing: NVRTC emits only what a kernel calls, so
+// sm_90-only instructions here do not reach an sm_80 build that does not use them.
+
+// 16-byte global -> shared copy; with `valid` false nothing is read and the chunk is zeroed.
+// The "memory" clobbers keep the compiler from moving shared-memory accesses across the copies.
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, bool valid) {
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most kPending of this thread's commit groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Makes this thread's shared-memory writes (cp.async, generic proxy) visible to wgmma's reads
+// (async proxy); a barrier after it extends that to the other threads' writes. sm_90 and later.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Stores C[row, col] (element idx of C) through the epilogue from its fp32 value: the store of
+// the kernels without a paired layout (SIMT, the separate epilogue's unaligned path).
+__device__ __forceinline__ void store_element(elem_t* C, int row, int col, long long idx,
+                                              float v KTUNE_EPILOGUE_PARAMS) {
+  C[idx] = from_float(epilogue(row, col, idx, v KTUNE_EPILOGUE_ARGS));
 }
 
 }  // namespace ktune_gemm
