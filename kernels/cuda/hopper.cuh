@@ -1,6 +1,7 @@
 // What the Hopper (sm_90a) kernels share, put by ktune after kernels/cuda/prelude.cuh in front of
 // gemm_tma.cu (src/ops/cuda_gemm.cpp): warp-group MMA (wgmma.mma_async from shared-memory matrix
-// descriptors), the proxy fence, mbarriers and TMA tile loads. Needs DTYPE 0 (f16) or 1 (bf16).
+// descriptors), mbarriers and TMA tile loads (the proxy fence and smem_u32 are the prelude's).
+// Needs DTYPE 0 (f16) or 1 (bf16).
 //
 // Shared-memory layouts the descriptors name (the canonical 128-byte-swizzle layouts of the PTX
 // ISA's "Matrix Descriptor" section; what TMA writes with CU_TENSOR_MAP_SWIZZLE_128B and a box
@@ -34,12 +35,6 @@ namespace ktune_gemm {
 struct __align__(64) TmaDesc {
   unsigned long long bits[16];
 };
-
-// Makes this thread's generic-proxy shared-memory accesses ordered with the async proxy (wgmma
-// reads, TMA writes).
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
 
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
