@@ -1,7 +1,9 @@
 // The Hopper GEMM template (kernels/cuda/gemm_wgmma.cu): present only when asked for, its
-// search space, launch and supports hooks, NVRTC compilation of every config for sm_90a (plain
-// and with a fused epilogue) and its refusal of other architectures; on a GPU, every config
-// verified against cuBLAS on aligned, ragged and large shapes.
+// search space, launch and supports hooks (split-K only where it can pay), NVRTC compilation of
+// every config for sm_90a (plain and with a fused epilogue) and its refusal of other
+// architectures; on a GPU, every config verified against cuBLAS on aligned, ragged, large and
+// decode shapes (split-K).
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -88,11 +90,21 @@ TEST(CudaGemmWgmma, SpaceIsSmallAndWithinTheHardwareLimits) {
   auto t = wgmma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
   const std::vector<Config> configs = all_configs(t->space());
-  EXPECT_GE(configs.size(), 8u);
-  EXPECT_LE(configs.size(), 16u);
+  EXPECT_GE(configs.size(), 16u);
+  EXPECT_LE(configs.size(), 30u);
+  std::vector<std::int64_t> splits;
   for (const Config& c : configs) {
     const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
     const std::int64_t wgs = param(c, "WARPGROUPS");
+    const std::int64_t split = param(c, "SPLIT_K");
+    splits.push_back(split);
+    if (split > 1) {
+      // One m64 row of MMAs per warp group, a 4-deep pipeline; the fp32 reduction buffer (rows
+      // padded by 8 floats) fits in the pipeline's shared memory, as the kernel asserts.
+      EXPECT_EQ(bm, 64 * wgs) << c.str();
+      EXPECT_EQ(param(c, "STAGES"), 4) << c.str();
+      EXPECT_LE(bm * (bn + 8) * 4, param(c, "STAGES") * (bm + bn) * 64 * 2) << c.str();
+    }
     EXPECT_EQ(param(c, "BLOCK_K"), 64) << c.str();
     EXPECT_TRUE(bn == 128 || bn == 256) << c.str();
     EXPECT_TRUE(wgs == 1 || wgs == 2) << c.str();
@@ -102,6 +114,12 @@ TEST(CudaGemmWgmma, SpaceIsSmallAndWithinTheHardwareLimits) {
     const std::int64_t smem = param(c, "STAGES") * (bm + bn) * 64 * 2 + 1024;
     EXPECT_LE(smem, kCudaGemmMaxSharedBytes) << c.str();
   }
+  for (std::int64_t split : {1, 2, 4, 8}) {
+    EXPECT_GE(std::count(splits.begin(), splits.end(), split), 3) << "SPLIT_K " << split;
+  }
+  EXPECT_EQ(splits.size(), static_cast<std::size_t>(std::count_if(
+                               splits.begin(), splits.end(),
+                               [](std::int64_t s) { return s == 1 || s == 2 || s == 4 || s == 8; })));
 }
 
 TEST(CudaGemmWgmma, LaunchCoversTheMatrix) {
@@ -117,12 +135,16 @@ TEST(CudaGemmWgmma, LaunchCoversTheMatrix) {
       ASSERT_TRUE(g.has_value()) << g.error().message;
       const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
       const std::int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
-      EXPECT_EQ(g->grid[0], static_cast<std::uint64_t>(std::max<std::int64_t>(tiles, 1)))
+      const std::int64_t split = param(c, "SPLIT_K");
+      // One cluster of SPLIT_K blocks per tile (an empty output: one cluster, which exits).
+      EXPECT_EQ(g->grid[0], static_cast<std::uint64_t>(std::max<std::int64_t>(tiles, 1) * split))
           << c.str();
       EXPECT_EQ(g->grid[1], 1u);
       EXPECT_EQ(g->block[0], static_cast<std::uint64_t>(param(c, "WARPGROUPS") * 128));
-      EXPECT_EQ(g->shared_bytes,
-                static_cast<std::uint32_t>(param(c, "STAGES") * (bm + bn) * 64 * 2 + 1024));
+      const std::int64_t pipeline = param(c, "STAGES") * (bm + bn) * 64 * 2;
+      const std::int64_t reduction = split > 1 ? bm * (bn + 8) * 4 : 0;
+      EXPECT_EQ(g->shared_bytes, static_cast<std::uint32_t>(std::max(pipeline, reduction) + 1024))
+          << c.str();
     }
   }
 }
@@ -130,9 +152,13 @@ TEST(CudaGemmWgmma, LaunchCoversTheMatrix) {
 TEST(CudaGemmWgmma, SupportsOnlyAlignedRows) {
   auto t = wgmma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
-  for (const ChoicePtr& c : all_choices(t)) {
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 8, DType::kBF16)).has_value());  // any M
+  for (const Config& config : all_configs(t->space())) {
+    const ChoicePtr c = t->choice(config);
+    if (param(config, "SPLIT_K") == 1) {  // split-K: SplitKOnlyWhereItCanPay
+      EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
+      EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 8, DType::kBF16)).has_value());  // any M
+    }
+    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 4096, DType::kBF16)).has_value());
     Status k_odd = c->supports(cuda_gemm_problem(64, 64, 1001, DType::kBF16));
     ASSERT_FALSE(k_odd.has_value());
     EXPECT_THAT(k_odd.error().message, HasSubstr("K=1001"));
@@ -147,6 +173,68 @@ TEST(CudaGemmWgmma, SupportsOnlyAlignedRows) {
     EXPECT_THAT(misaligned.error().message, HasSubstr("offset"));
     EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 64, 64, DType::kF16)).has_value());  // dtype
   }
+}
+
+// Split-K only where the tiles alone leave SMs (132) idle, the next smaller split too, and K
+// holds 2 tiles per slice: the decode shapes split, square ones do not.
+TEST(CudaGemmWgmma, SplitKOnlyWhereItCanPay) {
+  auto t = wgmma_template(DType::kBF16);
+  ASSERT_NE(t, nullptr);
+  // The split configs that serve `p`, as "BLOCK_MxBLOCK_N/SPLIT_K".
+  auto splits_for = [&](const Problem& p) {
+    std::vector<std::string> out;
+    for (const Config& c : all_configs(t->space())) {
+      if (param(c, "SPLIT_K") == 1 || !t->choice(c)->supports(p)) continue;
+      out.push_back(fmt::format("{}x{}/{}", param(c, "BLOCK_M"), param(c, "BLOCK_N"),
+                                param(c, "SPLIT_K")));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  using V = std::vector<std::string>;
+  // 16x4096x4096: 32 tiles of 64x128 (64 blocks at split 2, 128 at 4), 16 of 64x256 and 32 of
+  // 128x128.
+  EXPECT_EQ(splits_for(cuda_gemm_problem(16, 4096, 4096, DType::kBF16)),
+            (V{"128x128/2", "128x128/4", "128x128/8", "64x128/2", "64x128/4", "64x128/8",
+               "64x256/2", "64x256/4", "64x256/8"}));
+  // 128x14336x4096: 112 tiles of 64x128 x 2 rows = 224 (none), 56 x 2 = 112 of 64x256 (split
+  // 2), 112 of 128x128 (split 2).
+  EXPECT_EQ(splits_for(cuda_gemm_problem(128, 14336, 4096, DType::kBF16)),
+            (V{"128x128/2", "64x256/2"}));
+  // 8192x32x8192: 128 tiles of 64 rows, 64 of 128.
+  EXPECT_EQ(splits_for(cuda_gemm_problem(8192, 32, 8192, DType::kBF16)),
+            (V{"128x128/2", "128x128/4", "64x128/2", "64x256/2"}));
+  // Enough tiles already, or too little K for 2 tiles per slice.
+  EXPECT_EQ(splits_for(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16)), V{});
+  EXPECT_EQ(splits_for(cuda_gemm_problem(16, 4096, 511, DType::kBF16)).size(), 0u);
+  EXPECT_EQ(splits_for(cuda_gemm_problem(16, 4096, 512, DType::kBF16)),
+            (V{"128x128/2", "128x128/4", "64x128/2", "64x128/4", "64x256/2", "64x256/4"}));
+
+  // The reasons, naming the template and the numbers.
+  Config split8;
+  for (const Config& c : all_configs(t->space())) {
+    if (param(c, "SPLIT_K") == 8 && param(c, "BLOCK_N") == 128 && param(c, "BLOCK_M") == 64) {
+      split8 = c;
+    }
+  }
+  ASSERT_FALSE(split8.names.empty());
+  Status many = t->choice(split8)->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16));
+  ASSERT_FALSE(many.has_value());
+  EXPECT_THAT(many.error().message, HasSubstr("cuda_gemm_wgmma_bf16"));
+  EXPECT_THAT(many.error().message, HasSubstr("split-K 8 cannot pay"));
+  EXPECT_THAT(many.error().message, HasSubstr("got 2048 tiles of 64x128"));
+  Status short_k = t->choice(split8)->supports(cuda_gemm_problem(16, 4096, 1000, DType::kBF16));
+  ASSERT_FALSE(short_k.has_value());
+  EXPECT_THAT(short_k.error().message, HasSubstr("expected K >= 1024"));
+  EXPECT_THAT(short_k.error().message, HasSubstr("K=1000"));
+
+  // The launch: one cluster of 8 blocks per tile, 32 tiles.
+  Result<LaunchGeometry> g =
+      t->desc().launch(split8, cuda_gemm_problem(16, 4096, 4096, DType::kBF16));
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  EXPECT_EQ(g->grid[0], 32u * 8u);
+  EXPECT_EQ(g->block[0], 128u);
+  EXPECT_EQ(g->shared_bytes, 4u * (64 + 128) * 64 * 2 + 1024);
 }
 
 // Compiles each (choice, problem) for `arch` on 2 threads; "name: message" for each failure.
@@ -180,20 +268,21 @@ std::vector<std::string> compile_all(const std::string& arch,
   return failures;
 }
 
-// Every config in bf16 and f16, and in bf16 with a fused "bias,relu": about 0.3 s of NVRTC each.
+// Every config in bf16 and f16, and in bf16 with a fused "bias,gelu": about 0.3 s of NVRTC each.
+// The problem is one that every config serves (few tiles, K for 8 slices): launch_spec checks.
 TEST(CudaGemmWgmma, CompilesEveryConfigForSm90a) {
   if (nvrtc_missing()) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
   std::vector<std::pair<ChoicePtr, Problem>> work;
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     for (ChoicePtr& c : all_choices(wgmma_template(dtype))) {
-      work.emplace_back(std::move(c), cuda_gemm_problem(1000, 1000, 1000, dtype));
+      work.emplace_back(std::move(c), cuda_gemm_problem(40, 520, 3000, dtype));
     }
   }
-  const Epilogue e = parse("bias,relu");
+  const Epilogue e = parse("bias,gelu");
   for (ChoicePtr& c : all_choices(wgmma_template(DType::kBF16, e))) {
-    work.emplace_back(std::move(c), cuda_gemm_problem(200, 264, 136, DType::kBF16, 0, e));
+    work.emplace_back(std::move(c), cuda_gemm_problem(40, 520, 3000, DType::kBF16, 0, e));
   }
-  EXPECT_GE(work.size(), 24u);
+  EXPECT_GE(work.size(), 48u);
   const std::vector<std::string> failures = compile_all("sm_90a", work);
   EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
 }
