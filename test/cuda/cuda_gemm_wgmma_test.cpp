@@ -317,18 +317,23 @@ class CudaGemmWgmmaGpu : public ::testing::Test {
     options_.worker.executable = worker_exe();
   }
 
-  // Runs the wgmma candidates of `p` whose names contain `only` (all where empty) with the
-  // candidate set's reference; expects each of them verified.
+  // Runs the wgmma candidates of `p` that serve it and whose names contain `only` (all where
+  // empty) with the candidate set's reference; expects each of them verified, and at least
+  // `min_split` split-K ones among them.
   void expect_all_ok(DType dtype, const Problem& p, const Epilogue& e = {},
-                     const std::string& only = "") {
+                     const std::string& only = "", int min_split = 0) {
     CudaGemmCandidates set = cuda_gemm_candidates(dtype, 0, &p, false, e, true);
     std::vector<ChoicePtr> candidates;
+    int split = 0;
     for (ChoicePtr& c : set.candidates) {
-      if (c->name().starts_with("cuda_gemm_wgmma_") && c->name().contains(only)) {
+      if (c->name().starts_with("cuda_gemm_wgmma_") && c->name().contains(only) &&
+          c->supports(p)) {
+        split += c->name().contains("SPLIT_K1") ? 0 : 1;
         candidates.push_back(std::move(c));
       }
     }
     ASSERT_FALSE(candidates.empty()) << p.name;
+    EXPECT_GE(split, min_split) << p.name << ": split-K configs that serve it";
     Selector selector(**backend_, *cache_, options_);
     Result<Selection> sel = selector.select(p, candidates, set.reference.get());
     ASSERT_TRUE(sel.has_value()) << p.name << ": " << sel.error().message;
@@ -360,6 +365,27 @@ TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnARaggedShape) {
 TEST_F(CudaGemmWgmmaGpu, OneConfigMatchesCublasAt4096) {
   expect_all_ok(DType::kBF16, cuda_gemm_problem(4096, 4096, 4096, DType::kBF16), {},
                 "BLOCK_M128_BLOCK_N256_BLOCK_K64_WARPGROUPS2_STAGES4");
+}
+
+// Decode shapes, where split-K serves (SplitKOnlyWhereItCanPay): the clusters' reduction through
+// distributed shared memory against cuBLAS, split 2, 4 and 8 at 16 rows, 2 on the others; N = 32
+// loads the columns past N as zeros.
+TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnDecodeShapes) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 4096, DType::kBF16), {}, "", 9);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(128, 14336, 4096, DType::kBF16), {}, "", 2);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(8192, 32, 8192, DType::kBF16), {}, "", 4);
+  expect_all_ok(DType::kF16, cuda_gemm_problem(16, 4096, 4096, DType::kF16), {}, "", 9);
+}
+
+// Split-K off every tile: 40 of 64 rows, N = 520 (a partial column tile), and 47 K tiles with
+// a 56-element tail, split unevenly (47 / 8: slices of 5 and 6); then with a fused epilogue,
+// which must see the full sum (GELU is not linear).
+TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnARaggedSplitShape) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(40, 520, 3000, DType::kBF16), {}, "", 9);
+  const Epilogue e = parse("bias,gelu");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(40, 520, 3000, DType::kBF16, 0, e), e, "", 9);
+  const Epilogue r = parse("rowbias,silu,residual");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 4096, DType::kBF16, 0, r), r, "", 9);
 }
 
 }  // namespace
