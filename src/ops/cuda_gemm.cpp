@@ -186,14 +186,23 @@ constexpr std::int64_t kSplitKSms = 132;
 // tiles: it can pay only while the blocks do not fill the SMs without it, and while each slice
 // keeps a pipeline's worth of K. SPLIT_K = s > 1 serves a problem whose tiles * s / 2 blocks
 // (the next smaller split) leave SMs idle and whose K has at least 2 tiles per slice.
+// BLOCK_N 64 halves the MMAs' operand reuse: it serves N <= 64, or outputs whose tiles of
+// BLOCK_N 128 leave SMs idle.
 Status wgmma_supports(const std::string& where, const Config& c, const Problem& p,
                       const Epilogue& e) {
   const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
   if (Status s = aligned_rows_supports(where, p, e, wgmma_shared_bytes(c), bm, bn); !s) return s;
-  const std::int64_t split = param(c, "SPLIT_K");
-  if (split == 1) return {};
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
+  if (bn == 64 && d->n > 64 && ceil_div(d->m, bm) * ceil_div(d->n, 128) >= kSplitKSms) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
+                                  "tiles of {}x128, got N={} and {} tiles",
+                                  where, kSplitKSms, bm, d->n,
+                                  ceil_div(d->m, bm) * ceil_div(d->n, 128)));
+  }
+  const std::int64_t split = param(c, "SPLIT_K");
+  if (split == 1) return {};
   const std::int64_t tiles = ceil_div(d->m, bm) * ceil_div(d->n, bn);
   if (tiles * split / 2 >= kSplitKSms) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -279,13 +288,13 @@ SearchSpace mma_space() {
   return std::move(*space);
 }
 
-// 19 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
-// thread (an m64 x 256 or two m64 x 128 tiles), pipelines 4 or 5 tiles deep; 10 without split-K
-// and 9 with it.
+// 27 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
+// thread (an m64 x 256 or two m64 x 128 tiles), pipelines 4 or 5 tiles deep; 12 without split-K
+// and 15 with it.
 SearchSpace wgmma_space() {
   std::vector<Param> params = {
       {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
-      {"BLOCK_N", {std::int64_t{128}, std::int64_t{256}}},
+      {"BLOCK_N", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
       {"BLOCK_K", {std::int64_t{64}}},
       {"WARPGROUPS", {std::int64_t{1}, std::int64_t{2}}},
       {"STAGES", {std::int64_t{4}, std::int64_t{5}}},
@@ -295,10 +304,14 @@ SearchSpace wgmma_space() {
   std::vector<std::string> restrictions = {
       // Split-K is for shapes with few tiles (small M or N, large K; wgmma_supports): the tiles
       // that keep one m64 row of MMAs per warp group (the smallest blocks, so the most of them:
-      // 64 x 128 and 64 x 256 on one warp group, 128 x 128 on two for M around 128), each
+      // 64 x 64..256 on one warp group, 128 x 64 or 128 on two for M around 128), each
       // slice's pipeline 4 tiles deep (its share of K is short).
       "SPLIT_K == 1 || (STAGES == 4 && BLOCK_M == 64 * WARPGROUPS && "
-      "(WARPGROUPS == 1 || BLOCK_N == 128))",
+      "(WARPGROUPS == 1 || BLOCK_N <= 128))",
+      // BLOCK_N 64 (m64n64 MMAs, half the operand reuse of 128) for narrow outputs (N = 32 or
+      // 64: a wider tile multiplies zeros) and few tiles (wgmma_supports): the same small tiles
+      // as split-K.
+      "BLOCK_N > 64 || (STAGES == 4 && BLOCK_M == 64 * WARPGROUPS)",
       // Each warp group owns BLOCK_M / WARPGROUPS rows: whole m64 MMAs.
       "BLOCK_M % (64 * WARPGROUPS) == 0",
       // Registers: at most 128 fp32 accumulators per thread (BLOCK_N / 2 per m64 tile).

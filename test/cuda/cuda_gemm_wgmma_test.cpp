@@ -98,7 +98,7 @@ TEST(CudaGemmWgmma, SpaceIsSmallAndWithinTheHardwareLimits) {
     const std::int64_t wgs = param(c, "WARPGROUPS");
     const std::int64_t split = param(c, "SPLIT_K");
     splits.push_back(split);
-    if (split > 1) {
+    if (split > 1 || bn == 64) {
       // One m64 row of MMAs per warp group, a 4-deep pipeline; the fp32 reduction buffer (rows
       // padded by 8 floats) fits in the pipeline's shared memory, as the kernel asserts.
       EXPECT_EQ(bm, 64 * wgs) << c.str();
@@ -106,7 +106,7 @@ TEST(CudaGemmWgmma, SpaceIsSmallAndWithinTheHardwareLimits) {
       EXPECT_LE(bm * (bn + 8) * 4, param(c, "STAGES") * (bm + bn) * 64 * 2) << c.str();
     }
     EXPECT_EQ(param(c, "BLOCK_K"), 64) << c.str();
-    EXPECT_TRUE(bn == 128 || bn == 256) << c.str();
+    EXPECT_TRUE(bn == 64 || bn == 128 || bn == 256) << c.str();
     EXPECT_TRUE(wgs == 1 || wgs == 2) << c.str();
     EXPECT_EQ(bm % (64 * wgs), 0) << c.str();
     EXPECT_LE((bm / (64 * wgs)) * bn / 2, 128) << c.str();  // accumulators per thread
@@ -192,23 +192,30 @@ TEST(CudaGemmWgmma, SplitKOnlyWhereItCanPay) {
     return out;
   };
   using V = std::vector<std::string>;
-  // 16x4096x4096: 32 tiles of 64x128 (64 blocks at split 2, 128 at 4), 16 of 64x256 and 32 of
-  // 128x128.
+  auto sorted = [](V v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  // 16x4096x4096: 32 tiles of 64x128 (64 blocks at split 2, 128 at 4, 256 at 8), 16 of 64x256,
+  // 32 of 128x128, 64 of 64x64 and 128x64 (BLOCK_N 64: 32 tiles of 128 columns).
   EXPECT_EQ(splits_for(cuda_gemm_problem(16, 4096, 4096, DType::kBF16)),
-            (V{"128x128/2", "128x128/4", "128x128/8", "64x128/2", "64x128/4", "64x128/8",
-               "64x256/2", "64x256/4", "64x256/8"}));
+            sorted({"128x128/2", "128x128/4", "128x128/8", "64x128/2", "64x128/4", "64x128/8",
+                    "64x256/2", "64x256/4", "64x256/8", "64x64/2", "64x64/4", "128x64/2",
+                    "128x64/4"}));
   // 128x14336x4096: 112 tiles of 64x128 x 2 rows = 224 (none), 56 x 2 = 112 of 64x256 (split
-  // 2), 112 of 128x128 (split 2).
+  // 2), 112 of 128x128 (split 2), 224 of 128x64 (none), 64x64 not at all.
   EXPECT_EQ(splits_for(cuda_gemm_problem(128, 14336, 4096, DType::kBF16)),
-            (V{"128x128/2", "64x256/2"}));
+            sorted({"128x128/2", "64x256/2"}));
   // 8192x32x8192: 128 tiles of 64 rows, 64 of 128.
   EXPECT_EQ(splits_for(cuda_gemm_problem(8192, 32, 8192, DType::kBF16)),
-            (V{"128x128/2", "128x128/4", "64x128/2", "64x256/2"}));
+            sorted({"128x128/2", "128x128/4", "64x128/2", "64x256/2", "128x64/2", "128x64/4",
+                    "64x64/2"}));
   // Enough tiles already, or too little K for 2 tiles per slice.
   EXPECT_EQ(splits_for(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16)), V{});
   EXPECT_EQ(splits_for(cuda_gemm_problem(16, 4096, 511, DType::kBF16)).size(), 0u);
   EXPECT_EQ(splits_for(cuda_gemm_problem(16, 4096, 512, DType::kBF16)),
-            (V{"128x128/2", "128x128/4", "64x128/2", "64x128/4", "64x256/2", "64x256/4"}));
+            sorted({"128x128/2", "128x128/4", "64x128/2", "64x128/4", "64x256/2", "64x256/4",
+                    "64x64/2", "64x64/4", "128x64/2", "128x64/4"}));
 
   // The reasons, naming the template and the numbers.
   Config split8;
@@ -227,6 +234,21 @@ TEST(CudaGemmWgmma, SplitKOnlyWhereItCanPay) {
   ASSERT_FALSE(short_k.has_value());
   EXPECT_THAT(short_k.error().message, HasSubstr("expected K >= 1024"));
   EXPECT_THAT(short_k.error().message, HasSubstr("K=1000"));
+
+  // BLOCK_N 64: narrow outputs or few tiles only.
+  Config narrow;
+  for (const Config& c : all_configs(t->space())) {
+    if (param(c, "SPLIT_K") == 1 && param(c, "BLOCK_N") == 64 && param(c, "BLOCK_M") == 64) {
+      narrow = c;
+    }
+  }
+  ASSERT_FALSE(narrow.names.empty());
+  EXPECT_TRUE(t->choice(narrow)->supports(cuda_gemm_problem(8192, 32, 8192, DType::kBF16)));
+  EXPECT_TRUE(t->choice(narrow)->supports(cuda_gemm_problem(16, 4096, 4096, DType::kBF16)));
+  Status wide = t->choice(narrow)->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16));
+  ASSERT_FALSE(wide.has_value());
+  EXPECT_THAT(wide.error().message, HasSubstr("BLOCK_N 64 cannot pay"));
+  EXPECT_THAT(wide.error().message, HasSubstr("got N=4096 and 2048 tiles"));
 
   // The launch: one cluster of 8 blocks per tile, 32 tiles.
   Result<LaunchGeometry> g =
@@ -371,21 +393,21 @@ TEST_F(CudaGemmWgmmaGpu, OneConfigMatchesCublasAt4096) {
 // distributed shared memory against cuBLAS, split 2, 4 and 8 at 16 rows, 2 on the others; N = 32
 // loads the columns past N as zeros.
 TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnDecodeShapes) {
-  expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 4096, DType::kBF16), {}, "", 9);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 4096, DType::kBF16), {}, "", 13);
   expect_all_ok(DType::kBF16, cuda_gemm_problem(128, 14336, 4096, DType::kBF16), {}, "", 2);
-  expect_all_ok(DType::kBF16, cuda_gemm_problem(8192, 32, 8192, DType::kBF16), {}, "", 4);
-  expect_all_ok(DType::kF16, cuda_gemm_problem(16, 4096, 4096, DType::kF16), {}, "", 9);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(8192, 32, 8192, DType::kBF16), {}, "", 7);
+  expect_all_ok(DType::kF16, cuda_gemm_problem(16, 4096, 4096, DType::kF16), {}, "", 13);
 }
 
 // Split-K off every tile: 40 of 64 rows, N = 520 (a partial column tile), and 47 K tiles with
 // a 56-element tail, split unevenly (47 / 8: slices of 5 and 6); then with a fused epilogue,
 // which must see the full sum (GELU is not linear).
 TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnARaggedSplitShape) {
-  expect_all_ok(DType::kBF16, cuda_gemm_problem(40, 520, 3000, DType::kBF16), {}, "", 9);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(40, 520, 3000, DType::kBF16), {}, "", 15);
   const Epilogue e = parse("bias,gelu");
-  expect_all_ok(DType::kBF16, cuda_gemm_problem(40, 520, 3000, DType::kBF16, 0, e), e, "", 9);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(40, 520, 3000, DType::kBF16, 0, e), e, "", 15);
   const Epilogue r = parse("rowbias,silu,residual");
-  expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 4096, DType::kBF16, 0, r), r, "", 9);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 4096, DType::kBF16, 0, r), r, "", 13);
 }
 
 }  // namespace
