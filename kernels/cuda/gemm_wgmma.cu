@@ -307,8 +307,8 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_WGMM
   // Block x: tile x / SPLIT_K, K slice x % SPLIT_K (its rank in the cluster of dims SPLIT_K x 1
   // x 1). All blocks of a cluster share the tile, so a return here leaves no peer waiting.
   const int k_rank = static_cast<int>(blockIdx.x % kSplitK);
-  if (!grouped_tile(blockIdx.x / kSplitK, (M + kBlockM - 1) / kBlockM, (N + kBlockN - 1) / kBlockN, kGroupM,
-                    pid_m, pid_n)) {
+  if (!grouped_tile(blockIdx.x / kSplitK, (M + kBlockM - 1) / kBlockM, (N + kBlockN - 1) / kBlockN,
+                    kGroupM, pid_m, pid_n)) {
     return;
   }
   const int block_m = pid_m * kBlockM;

@@ -195,11 +195,11 @@ Status wgmma_supports(const std::string& where, const Config& c, const Problem& 
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
   if (bn == 64 && d->n > 64 && ceil_div(d->m, bm) * ceil_div(d->n, 128) >= kSplitKSms) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
-                                  "tiles of {}x128, got N={} and {} tiles",
-                                  where, kSplitKSms, bm, d->n,
-                                  ceil_div(d->m, bm) * ceil_div(d->n, 128)));
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
+                    "tiles of {}x128, got N={} and {} tiles",
+                    where, kSplitKSms, bm, d->n, ceil_div(d->m, bm) * ceil_div(d->n, 128)));
   }
   const std::int64_t split = param(c, "SPLIT_K");
   if (split == 1) return {};
