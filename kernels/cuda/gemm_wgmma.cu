@@ -11,8 +11,9 @@
 // GROUP_M (block rows per rasterization group), DTYPE (0 = f16, 1 = bf16), SPLIT_K (1, 2, 4 or
 // 8 blocks per output tile, each on a slice of K; see "Split-K" below).
 // Launch: 1-D grid of ceil(M/BLOCK_M)*ceil(N/BLOCK_N)*SPLIT_K blocks of 128*WARPGROUPS threads,
-// max(STAGES*(BLOCK_M + BLOCK_N)*BLOCK_K*2, BLOCK_M*BLOCK_N*4) + 1024 bytes of dynamic shared
-// memory (the 1024: room to align the tiles to the 1024-byte swizzle pattern).
+// STAGES*(BLOCK_M + BLOCK_N)*BLOCK_K*2 + 1024 bytes of dynamic shared memory (the 1024: room to
+// align the tiles to the 1024-byte swizzle pattern); with split-K at least the reduction
+// buffer's BLOCK_M*(BLOCK_N + 8)*4 + 1024, which the tiles already cover (static_assert).
 // Shapes: any M; N % 8 == 0 and K % 8 == 0 (each 16-byte copy is wholly inside or outside a
 // row), buffers 16-byte aligned. Out-of-range rows, columns and the K tail load as zeros.
 // Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_output,
