@@ -416,33 +416,19 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_WGMM
   wgmma_wait<0>();
   cp_async_wait<0>();
 
-  if constexpr (kSplitK == 1) {
-    const int row0 = block_m + wg * kWgRows + wg_warp * 16 + (lane >> 2);
-    const int col0 = block_n + 2 * (lane & 3);
-#pragma unroll
-    for (int i = 0; i < kMTiles; ++i) {
-#pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j) {
-        const int row = row0 + i * 64;
-        const int col = col0 + j * 8;
-        store_output(C, M, N, row, col, acc[i][4 * j], acc[i][4 * j + 1] KTUNE_EPILOGUE_ARGS);
-        store_output(C, M, N, row + 8, col, acc[i][4 * j + 2],
-                     acc[i][4 * j + 3] KTUNE_EPILOGUE_ARGS);
-      }
-    }
-  } else {
+  if constexpr (kSplitK > 1) {
     // The partial sums into this block's reduction buffer, over the pipeline's tiles: every warp
     // group's MMAs (async proxy reads) and copies into them must be over first.
     fence_proxy_async();
     __syncthreads();
-    const int row0 = wg * kWgRows + wg_warp * 16 + (lane >> 2);  // within the tile
-    const int col0 = 2 * (lane & 3);
+    const int red_row0 = wg * kWgRows + wg_warp * 16 + (lane >> 2);  // within the tile
+    const int red_col0 = 2 * (lane & 3);
 #pragma unroll
     for (int i = 0; i < kMTiles; ++i) {
 #pragma unroll
       for (int j = 0; j < kBlockN / 8; ++j) {
-        const unsigned at =
-            smem_base + static_cast<unsigned>(((row0 + i * 64) * kRedStride + col0 + j * 8) * 4);
+        const int at_float = (red_row0 + i * 64) * kRedStride + red_col0 + j * 8;
+        const unsigned at = smem_base + static_cast<unsigned>(at_float * 4);
         st_shared_v2(at, acc[i][4 * j], acc[i][4 * j + 1]);
         st_shared_v2(at + 8 * kRedStride * 4, acc[i][4 * j + 2], acc[i][4 * j + 3]);
       }
@@ -469,5 +455,19 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_WGMM
       store_output(C, M, N, block_m + r, block_n + col + 2, sum[2], sum[3] KTUNE_EPILOGUE_ARGS);
     }
     cluster_sync();  // no block exits while a peer may still read its buffer
+    return;
+  }
+
+  const int row0 = block_m + wg * kWgRows + wg_warp * 16 + (lane >> 2);
+  const int col0 = block_n + 2 * (lane & 3);
+#pragma unroll
+  for (int i = 0; i < kMTiles; ++i) {
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int row = row0 + i * 64;
+      const int col = col0 + j * 8;
+      store_output(C, M, N, row, col, acc[i][4 * j], acc[i][4 * j + 1] KTUNE_EPILOGUE_ARGS);
+      store_output(C, M, N, row + 8, col, acc[i][4 * j + 2], acc[i][4 * j + 3] KTUNE_EPILOGUE_ARGS);
+    }
   }
 }
