@@ -4,14 +4,16 @@
 // dynamic shared memory, and grouped block rasterization. No TMA: that needs host-side tensor
 // maps, which ktune's launches do not carry.
 //
-// Tunables (#defines): BLOCK_M, BLOCK_N (block tile; BLOCK_N 128 or 256), BLOCK_K (64: one
+// Tunables (#defines): BLOCK_M, BLOCK_N (block tile; BLOCK_N 64, 128 or 256), BLOCK_K (64: one
 // 128-byte swizzle row of 16-bit elements), WARPGROUPS (1 or 2 warp groups of 128 threads; each
 // owns BLOCK_M / WARPGROUPS rows, a multiple of 64, as that many m64 MMAs), STAGES (>= 3 shared
 // tiles: one being multiplied, one whose MMAs may still be in flight, STAGES-2 loading),
-// GROUP_M (block rows per rasterization group), DTYPE (0 = f16, 1 = bf16).
-// Launch: 1-D grid of ceil(M/BLOCK_M)*ceil(N/BLOCK_N) blocks of 128*WARPGROUPS threads,
+// GROUP_M (block rows per rasterization group), DTYPE (0 = f16, 1 = bf16), SPLIT_K (1, 2, 4 or
+// 8 blocks per output tile, each on a slice of K; see "Split-K" below).
+// Launch: 1-D grid of ceil(M/BLOCK_M)*ceil(N/BLOCK_N)*SPLIT_K blocks of 128*WARPGROUPS threads,
 // STAGES*(BLOCK_M + BLOCK_N)*BLOCK_K*2 + 1024 bytes of dynamic shared memory (the 1024: room to
-// align the tiles to the 1024-byte swizzle pattern).
+// align the tiles to the 1024-byte swizzle pattern); with split-K at least the reduction
+// buffer's BLOCK_M*(BLOCK_N + 8)*4 + 1024, which the tiles already cover (static_assert).
 // Shapes: any M; N % 8 == 0 and K % 8 == 0 (each 16-byte copy is wholly inside or outside a
 // row), buffers 16-byte aligned. Out-of-range rows, columns and the K tail load as zeros.
 // Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_output,
@@ -30,10 +32,26 @@
 //   1024, swizzle 128B. Step kk of K moves the start address by 16 rows = 2048 bytes.
 // The hardware applies the swizzle to address bits [4,7) ^ [7,10), so every tile starts on a
 // 1024-byte boundary (descriptor base offset 0).
+//
+// Split-K (SPLIT_K > 1), for decode shapes whose output tiles alone leave most SMs idle (small M
+// or N, large K): the SPLIT_K blocks of one output tile form a thread-block cluster
+// (__cluster_dims__ on the kernel, so a plain launch forms them; block x works on tile
+// x / SPLIT_K, and its cluster rank x % SPLIT_K picks a contiguous, balanced range of K tiles,
+// possibly empty). The partial sums are reduced through distributed shared memory, with no
+// global workspace and no second kernel: after its last MMA each block writes its fp32
+// accumulators into its own (now idle) pipeline buffers, the cluster barrier (release/acquire)
+// publishes them, and block r sums the rows slice r of the tile over all peers in rank order
+// (deterministic), then stores through the epilogue hook: a fused epilogue sees the full sum.
+// A second cluster barrier keeps every block resident until its peers have read it. With
+// SPLIT_K == 1 none of this is compiled: no cluster, no extra barrier.
 
 #if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(BLOCK_K) || !defined(WARPGROUPS) || \
     !defined(STAGES) || !defined(GROUP_M) || !defined(DTYPE)
 #error "gemm_wgmma.cu needs BLOCK_M BLOCK_N BLOCK_K WARPGROUPS STAGES GROUP_M DTYPE"
+#endif
+
+#if !defined(SPLIT_K)
+#error "gemm_wgmma.cu needs SPLIT_K"
 #endif
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -70,7 +88,8 @@ constexpr int kBLoads = kBlockK * kBChunksPerRow / kThreads;
 
 static_assert(DTYPE == 0 || DTYPE == 1, "DTYPE: 0 = f16, 1 = bf16");
 static_assert(kBlockK == 64, "BLOCK_K: 64 (one 128-byte swizzle row per tile row)");
-static_assert(kBlockN == 128 || kBlockN == 256, "BLOCK_N: 128 or 256 (the MMA's N)");
+static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 256,
+              "BLOCK_N: 64, 128 or 256 (the MMA's N)");
 static_assert(kWarpgroups == 1 || kWarpgroups == 2, "WARPGROUPS: 1 or 2");
 static_assert(kBlockM % (64 * kWarpgroups) == 0, "BLOCK_M: a multiple of 64 * WARPGROUPS");
 static_assert(kMTiles * kAcc <= 128, "at most 128 fp32 accumulators per thread");
@@ -139,6 +158,27 @@ __device__ __forceinline__ void wgmma_n128(float (&d)[64], unsigned long long de
       : "memory");
 }
 
+// As wgmma_n128 for an m64 x 64 tile: one B panel, for the narrow outputs of decode shapes.
+__device__ __forceinline__ void wgmma_n64(float (&d)[32], unsigned long long desc_a,
+                                          unsigned long long desc_b) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." KTUNE_WGMMA_AB " "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+      "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1, 0, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(1)
+      : "memory");
+}
+
 __device__ __forceinline__ void wgmma_n256(float (&d)[128], unsigned long long desc_a,
                                            unsigned long long desc_b) {
   asm volatile(
@@ -183,16 +223,57 @@ __device__ __forceinline__ void wgmma_n256(float (&d)[128], unsigned long long d
 template <int kN>
 __device__ __forceinline__ void wgmma(float (&d)[kN / 2], unsigned long long desc_a,
                                       unsigned long long desc_b) {
-  if constexpr (kN == 128) {
+  if constexpr (kN == 64) {
+    wgmma_n64(d, desc_a, desc_b);
+  } else if constexpr (kN == 128) {
     wgmma_n128(d, desc_a, desc_b);
   } else {
     wgmma_n256(d, desc_a, desc_b);
   }
 }
 
+// Split-K: the reduction buffer holds a block's BLOCK_M x BLOCK_N fp32 partial sums, rows padded
+// by 8 floats (32 bytes) so that the accumulator stores of a warp's 8 rows fall on distinct
+// banks while rows stay 16-byte aligned for the reduction's 16-byte reads.
+constexpr int kSplitK = SPLIT_K;
+constexpr int kRedStride = kBlockN + 8;      // floats per row of the reduction buffer
+constexpr int kRedRows = kBlockM / kSplitK;  // rows of the tile each block of a cluster stores
+static_assert(kSplitK == 1 || kSplitK == 2 || kSplitK == 4 || kSplitK == 8,
+              "SPLIT_K: 1, 2, 4 or 8 (a portable cluster size)");
+static_assert(kSplitK == 1 || kBlockM * kRedStride * 4 <= kStages * kStageBytes,
+              "split-K: the reduction buffer reuses the pipeline's shared memory and must fit");
+
+__device__ __forceinline__ void st_shared_v2(unsigned addr, float a, float b) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
+}
+
+// The cluster barrier: arrive.release publishes this block's shared-memory writes to the peers
+// that pass wait.acquire after it.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// 16 bytes at shared address `addr` of the cluster's block `rank` (the same offset there).
+__device__ __forceinline__ void ld_peer_v4(unsigned addr, int rank, float (&v)[4]) {
+  unsigned peer;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(peer) : "r"(addr), "r"(rank));
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
+               : "r"(peer)
+               : "memory");
+}
+
 }  // namespace ktune_gemm
 
-extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
+// A compile-time cluster: a plain cuLaunchKernel of a grid that is a multiple of SPLIT_K forms it.
+#if SPLIT_K > 1
+#define KTUNE_WGMMA_CLUSTER __cluster_dims__(SPLIT_K, 1, 1)
+#else
+#define KTUNE_WGMMA_CLUSTER
+#endif
+
+extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_WGMMA_CLUSTER
     gemm(ktune_gemm::elem_t* C, const ktune_gemm::elem_t* A, const ktune_gemm::elem_t* B, int M,
          int N, int K KTUNE_EPILOGUE_PARAMS) {
   using namespace ktune_gemm;
@@ -201,8 +282,11 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   if (M <= 0 || N <= 0) return;  // an empty output: the launch hook still sends one block
   int pid_m = 0;
   int pid_n = 0;
-  if (!grouped_tile(blockIdx.x, (M + kBlockM - 1) / kBlockM, (N + kBlockN - 1) / kBlockN, kGroupM,
-                    pid_m, pid_n)) {
+  // Block x: tile x / SPLIT_K, K slice x % SPLIT_K (its rank in the cluster of dims SPLIT_K x 1
+  // x 1). All blocks of a cluster share the tile, so a return here leaves no peer waiting.
+  const int k_rank = static_cast<int>(blockIdx.x % kSplitK);
+  if (!grouped_tile(blockIdx.x / kSplitK, (M + kBlockM - 1) / kBlockM, (N + kBlockN - 1) / kBlockN,
+                    kGroupM, pid_m, pid_n)) {
     return;
   }
   const int block_m = pid_m * kBlockM;
@@ -267,10 +351,14 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   // warp group finished (wgmma.wait_group 1 at the end of iteration kt-1) before that barrier;
   // then multiplies tile kt while tile kt-1's MMAs may still run. One commit group per tile,
   // empty past the end, so that cp.async.wait_group STAGES-3 always means "tile kt landed".
-  const int k_tiles = (K + kBlockK - 1) / kBlockK;
+  // This block's K tiles k_first .. k_first + k_tiles - 1: all of them without split-K, else
+  // rank k_rank's share of a balanced split (sizes differ by at most one; may be empty).
+  const int k_tiles_all = (K + kBlockK - 1) / kBlockK;
+  const int k_first = k_rank * k_tiles_all / kSplitK;
+  const int k_tiles = (k_rank + 1) * k_tiles_all / kSplitK - k_first;
 #pragma unroll
   for (int s = 0; s < kStages - 2; ++s) {
-    if (s < k_tiles) load_tile(s, s);
+    if (s < k_tiles) load_tile(s, k_first + s);
     cp_async_commit();
   }
 
@@ -281,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
     cp_async_wait<kStages - 3>();
     fence_proxy_async();
     __syncthreads();
-    if (kt + kStages - 2 < k_tiles) load_tile(write_stage, kt + kStages - 2);
+    if (kt + kStages - 2 < k_tiles) load_tile(write_stage, k_first + kt + kStages - 2);
     cp_async_commit();
     write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
 
@@ -304,6 +392,48 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   }
   wgmma_wait<0>();
   cp_async_wait<0>();
+
+  if constexpr (kSplitK > 1) {
+    // The partial sums into this block's reduction buffer, over the pipeline's tiles: every warp
+    // group's MMAs (async proxy reads) and copies into them must be over first.
+    fence_proxy_async();
+    __syncthreads();
+    const int red_row0 = wg * kWgRows + wg_warp * 16 + (lane >> 2);  // within the tile
+    const int red_col0 = 2 * (lane & 3);
+#pragma unroll
+    for (int i = 0; i < kMTiles; ++i) {
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+        const int at_float = (red_row0 + i * 64) * kRedStride + red_col0 + j * 8;
+        const unsigned at = smem_base + static_cast<unsigned>(at_float * 4);
+        st_shared_v2(at, acc[i][4 * j], acc[i][4 * j + 1]);
+        st_shared_v2(at + 8 * kRedStride * 4, acc[i][4 * j + 2], acc[i][4 * j + 3]);
+      }
+    }
+    cluster_sync();  // every peer's partial sums are written and visible
+
+    // Rows k_rank * kRedRows .. + kRedRows - 1 of the tile: the sum over the peers in rank order,
+    // 4 columns per thread and step, stored through the epilogue.
+    constexpr int kRowChunks = kBlockN / 4;
+    for (int c = tid; c < kRedRows * kRowChunks; c += kThreads) {
+      const int r = k_rank * kRedRows + c / kRowChunks;
+      const int col = (c % kRowChunks) * 4;
+      if (block_m + r >= M || block_n + col >= N) continue;
+      const unsigned at = smem_base + static_cast<unsigned>((r * kRedStride + col) * 4);
+      float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int peer = 0; peer < kSplitK; ++peer) {
+        float v[4];
+        ld_peer_v4(at, peer, v);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) sum[e] += v[e];
+      }
+      store_output(C, M, N, block_m + r, block_n + col, sum[0], sum[1] KTUNE_EPILOGUE_ARGS);
+      store_output(C, M, N, block_m + r, block_n + col + 2, sum[2], sum[3] KTUNE_EPILOGUE_ARGS);
+    }
+    cluster_sync();  // no block exits while a peer may still read its buffer
+    return;
+  }
 
   const int row0 = block_m + wg * kWgRows + wg_warp * 16 + (lane >> 2);
   const int col0 = block_n + 2 * (lane & 3);

@@ -171,25 +171,65 @@ Result<LaunchGeometry> mma_launch(const std::string& where, const Config& c, con
   return tiled_launch(where, c, p, e, mma_threads(c), mma_shared_bytes(c));
 }
 
-// The wgmma template's tiles plus 1024 bytes, so that the kernel can align them to the
-// 1024-byte period of the 128-byte swizzle.
+// The wgmma template's tiles, or with split-K its fp32 reduction buffer (BLOCK_M rows of
+// BLOCK_N + 8 floats, over the same memory) where larger, plus 1024 bytes, so that the kernel can
+// align them to the 1024-byte period of the 128-byte swizzle.
 std::uint32_t wgmma_shared_bytes(const Config& c) {
-  const std::int64_t bytes =
-      param(c, "STAGES") * (param(c, "BLOCK_M") + param(c, "BLOCK_N")) * param(c, "BLOCK_K") * 2 +
-      1024;
-  return static_cast<std::uint32_t>(bytes);
+  const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
+  const std::int64_t tiles = param(c, "STAGES") * (bm + bn) * param(c, "BLOCK_K") * 2;
+  const std::int64_t reduction = param(c, "SPLIT_K") > 1 ? bm * (bn + 8) * 4 : 0;
+  return static_cast<std::uint32_t>(std::max(tiles, reduction) + 1024);
 }
 
+// The SMs that split-K tries to fill. The hooks see the problem but not the device: this is the
+// H100 SXM's and H200's count (an H100 PCIe has 114, where the filter errs towards splitting).
+constexpr std::int64_t kSplitKSms = 132;
+
+// Split-K trades a reduction through distributed shared memory for more blocks on the same
+// tiles: it can pay only while the blocks do not fill the SMs without it, and while each slice
+// keeps a pipeline's worth of K. SPLIT_K = s > 1 serves a problem whose tiles * s / 2 blocks
+// (the next smaller split) leave SMs idle and whose K has at least 2 tiles per slice.
+// BLOCK_N 64 halves the MMAs' operand reuse: it serves N <= 64, or outputs whose tiles of
+// BLOCK_N 128 leave SMs idle.
 Status wgmma_supports(const std::string& where, const Config& c, const Problem& p,
                       const Epilogue& e) {
-  return aligned_rows_supports(where, p, e, wgmma_shared_bytes(c), param(c, "BLOCK_M"),
-                               param(c, "BLOCK_N"));
+  const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
+  if (Status s = aligned_rows_supports(where, p, e, wgmma_shared_bytes(c), bm, bn); !s) return s;
+  Result<GemmDims> d = gemm_dims(where, p, e);
+  if (!d) return std::unexpected(d.error());
+  if (bn == 64 && d->n > 64 && ceil_div(d->m, bm) * ceil_div(d->n, 128) >= kSplitKSms) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
+                    "tiles of {}x128, got N={} and {} tiles",
+                    where, kSplitKSms, bm, d->n, ceil_div(d->m, bm) * ceil_div(d->n, 128)));
+  }
+  const std::int64_t split = param(c, "SPLIT_K");
+  if (split == 1) return {};
+  const std::int64_t tiles = ceil_div(d->m, bm) * ceil_div(d->n, bn);
+  if (tiles * split / 2 >= kSplitKSms) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: split-K {} cannot pay; expected tiles * {} < {} SMs "
+                                  "(half the split leaves SMs idle), got {} tiles of {}x{}",
+                                  where, split, split / 2, kSplitKSms, tiles, bm, bn));
+  }
+  const std::int64_t min_k = split * 2 * param(c, "BLOCK_K");
+  if (d->k < min_k) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: split-K {} cannot pay; expected K >= {} (2 tiles of K per "
+                                  "slice), got K={}",
+                                  where, split, min_k, d->k));
+  }
+  return {};
 }
 
-// As mma_launch, with 128 threads per warp group.
+// As mma_launch, with 128 threads per warp group and SPLIT_K blocks (one cluster) per tile.
 Result<LaunchGeometry> wgmma_launch(const std::string& where, const Config& c, const Problem& p,
                                     const Epilogue& e) {
-  return tiled_launch(where, c, p, e, param(c, "WARPGROUPS") * 128, wgmma_shared_bytes(c));
+  Result<LaunchGeometry> g =
+      tiled_launch(where, c, p, e, param(c, "WARPGROUPS") * 128, wgmma_shared_bytes(c));
+  if (g) g->grid[0] *= static_cast<std::uint64_t>(param(c, "SPLIT_K"));
+  return g;
 }
 
 // The SM count of the problem's device, once per device per process; 132 (an H100 SXM or H200)
@@ -317,18 +357,30 @@ SearchSpace mma_space() {
   return std::move(*space);
 }
 
-// 10 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
-// thread (an m64 x 256 or two m64 x 128 tiles), pipelines 4 or 5 tiles deep.
+// 27 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
+// thread (an m64 x 256 or two m64 x 128 tiles), pipelines 4 or 5 tiles deep; 12 without split-K
+// and 15 with it.
 SearchSpace wgmma_space() {
   std::vector<Param> params = {
       {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
-      {"BLOCK_N", {std::int64_t{128}, std::int64_t{256}}},
+      {"BLOCK_N", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
       {"BLOCK_K", {std::int64_t{64}}},
       {"WARPGROUPS", {std::int64_t{1}, std::int64_t{2}}},
       {"STAGES", {std::int64_t{4}, std::int64_t{5}}},
       {"GROUP_M", {std::int64_t{8}}},
+      {"SPLIT_K", {std::int64_t{1}, std::int64_t{2}, std::int64_t{4}, std::int64_t{8}}},
   };
   std::vector<std::string> restrictions = {
+      // Split-K is for shapes with few tiles (small M or N, large K; wgmma_supports): the tiles
+      // that keep one m64 row of MMAs per warp group (the smallest blocks, so the most of them:
+      // 64 x 64..256 on one warp group, 128 x 64 or 128 on two for M around 128), each
+      // slice's pipeline 4 tiles deep (its share of K is short).
+      "SPLIT_K == 1 || (STAGES == 4 && BLOCK_M == 64 * WARPGROUPS && "
+      "(WARPGROUPS == 1 || BLOCK_N <= 128))",
+      // BLOCK_N 64 (m64n64 MMAs, half the operand reuse of 128) for narrow outputs (N = 32 or
+      // 64: a wider tile multiplies zeros) and few tiles (wgmma_supports): the same small tiles
+      // as split-K.
+      "BLOCK_N > 64 || (STAGES == 4 && BLOCK_M == 64 * WARPGROUPS)",
       // Each warp group owns BLOCK_M / WARPGROUPS rows: whole m64 MMAs.
       "BLOCK_M % (64 * WARPGROUPS) == 0",
       // Registers: at most 128 fp32 accumulators per thread (BLOCK_N / 2 per m64 tile).

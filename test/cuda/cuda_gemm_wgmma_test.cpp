@@ -1,7 +1,9 @@
 // The Hopper GEMM template (kernels/cuda/gemm_wgmma.cu): present only when asked for, its
-// search space, launch and supports hooks, NVRTC compilation of every config for sm_90a (plain
-// and with a fused epilogue) and its refusal of other architectures; on a GPU, every config
-// verified against cuBLAS on aligned, ragged and large shapes.
+// search space, launch and supports hooks (split-K only where it can pay), NVRTC compilation of
+// every config for sm_90a (plain and with a fused epilogue) and its refusal of other
+// architectures; on a GPU, every config verified against cuBLAS on aligned, ragged, large and
+// decode shapes (split-K).
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -88,19 +90,33 @@ TEST(CudaGemmWgmma, SpaceIsSmallAndWithinTheHardwareLimits) {
   auto t = wgmma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
   const std::vector<Config> configs = all_configs(t->space());
-  EXPECT_GE(configs.size(), 8u);
-  EXPECT_LE(configs.size(), 16u);
+  EXPECT_GE(configs.size(), 16u);
+  EXPECT_LE(configs.size(), 30u);
+  std::vector<std::int64_t> splits;
   for (const Config& c : configs) {
     const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
     const std::int64_t wgs = param(c, "WARPGROUPS");
+    const std::int64_t split = param(c, "SPLIT_K");
+    splits.push_back(split);
+    EXPECT_TRUE(split == 1 || split == 2 || split == 4 || split == 8) << c.str();
+    if (split > 1 || bn == 64) {
+      // One m64 row of MMAs per warp group, a 4-deep pipeline; the fp32 reduction buffer (rows
+      // padded by 8 floats) fits in the pipeline's shared memory, as the kernel asserts.
+      EXPECT_EQ(bm, 64 * wgs) << c.str();
+      EXPECT_EQ(param(c, "STAGES"), 4) << c.str();
+      EXPECT_LE(bm * (bn + 8) * 4, param(c, "STAGES") * (bm + bn) * 64 * 2) << c.str();
+    }
     EXPECT_EQ(param(c, "BLOCK_K"), 64) << c.str();
-    EXPECT_TRUE(bn == 128 || bn == 256) << c.str();
+    EXPECT_TRUE(bn == 64 || bn == 128 || bn == 256) << c.str();
     EXPECT_TRUE(wgs == 1 || wgs == 2) << c.str();
     EXPECT_EQ(bm % (64 * wgs), 0) << c.str();
     EXPECT_LE((bm / (64 * wgs)) * bn / 2, 128) << c.str();  // accumulators per thread
     EXPECT_GE(param(c, "STAGES"), 3) << c.str();
     const std::int64_t smem = param(c, "STAGES") * (bm + bn) * 64 * 2 + 1024;
     EXPECT_LE(smem, kCudaGemmMaxSharedBytes) << c.str();
+  }
+  for (std::int64_t split : {1, 2, 4, 8}) {
+    EXPECT_GE(std::count(splits.begin(), splits.end(), split), 3) << "SPLIT_K " << split;
   }
 }
 
@@ -117,12 +133,16 @@ TEST(CudaGemmWgmma, LaunchCoversTheMatrix) {
       ASSERT_TRUE(g.has_value()) << g.error().message;
       const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
       const std::int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
-      EXPECT_EQ(g->grid[0], static_cast<std::uint64_t>(std::max<std::int64_t>(tiles, 1)))
+      const std::int64_t split = param(c, "SPLIT_K");
+      // One cluster of SPLIT_K blocks per tile (an empty output: one cluster, which exits).
+      EXPECT_EQ(g->grid[0], static_cast<std::uint64_t>(std::max<std::int64_t>(tiles, 1) * split))
           << c.str();
       EXPECT_EQ(g->grid[1], 1u);
       EXPECT_EQ(g->block[0], static_cast<std::uint64_t>(param(c, "WARPGROUPS") * 128));
-      EXPECT_EQ(g->shared_bytes,
-                static_cast<std::uint32_t>(param(c, "STAGES") * (bm + bn) * 64 * 2 + 1024));
+      const std::int64_t pipeline = param(c, "STAGES") * (bm + bn) * 64 * 2;
+      const std::int64_t reduction = split > 1 ? bm * (bn + 8) * 4 : 0;
+      EXPECT_EQ(g->shared_bytes, static_cast<std::uint32_t>(std::max(pipeline, reduction) + 1024))
+          << c.str();
     }
   }
 }
@@ -130,9 +150,13 @@ TEST(CudaGemmWgmma, LaunchCoversTheMatrix) {
 TEST(CudaGemmWgmma, SupportsOnlyAlignedRows) {
   auto t = wgmma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
-  for (const ChoicePtr& c : all_choices(t)) {
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 8, DType::kBF16)).has_value());  // any M
+  for (const Config& config : all_configs(t->space())) {
+    const ChoicePtr c = t->choice(config);
+    if (param(config, "SPLIT_K") == 1) {  // split-K: SplitKOnlyWhereItCanPay
+      EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
+      EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 8, DType::kBF16)).has_value());  // any M
+    }
+    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 4096, DType::kBF16)).has_value());
     Status k_odd = c->supports(cuda_gemm_problem(64, 64, 1001, DType::kBF16));
     ASSERT_FALSE(k_odd.has_value());
     EXPECT_THAT(k_odd.error().message, HasSubstr("K=1001"));
@@ -147,6 +171,90 @@ TEST(CudaGemmWgmma, SupportsOnlyAlignedRows) {
     EXPECT_THAT(misaligned.error().message, HasSubstr("offset"));
     EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 64, 64, DType::kF16)).has_value());  // dtype
   }
+}
+
+// Split-K only where the tiles alone leave SMs (132) idle, the next smaller split too, and K
+// holds 2 tiles per slice: the decode shapes split, square ones do not.
+TEST(CudaGemmWgmma, SplitKOnlyWhereItCanPay) {
+  auto t = wgmma_template(DType::kBF16);
+  ASSERT_NE(t, nullptr);
+  // The split configs that serve `p`, as "BLOCK_MxBLOCK_N/SPLIT_K".
+  auto splits_for = [&](const Problem& p) {
+    std::vector<std::string> out;
+    for (const Config& c : all_configs(t->space())) {
+      if (param(c, "SPLIT_K") == 1 || !t->choice(c)->supports(p)) continue;
+      out.push_back(
+          fmt::format("{}x{}/{}", param(c, "BLOCK_M"), param(c, "BLOCK_N"), param(c, "SPLIT_K")));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  using V = std::vector<std::string>;
+  auto sorted = [](V v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  // 16x4096x4096: 32 tiles of 64x128 (64 blocks at split 2, 128 at 4, 256 at 8), 16 of 64x256,
+  // 32 of 128x128, 64 of 64x64 and 128x64 (BLOCK_N 64: 32 tiles of 128 columns).
+  EXPECT_EQ(
+      splits_for(cuda_gemm_problem(16, 4096, 4096, DType::kBF16)),
+      sorted({"128x128/2", "128x128/4", "128x128/8", "64x128/2", "64x128/4", "64x128/8", "64x256/2",
+              "64x256/4", "64x256/8", "64x64/2", "64x64/4", "128x64/2", "128x64/4"}));
+  // 128x14336x4096: 112 tiles of 64x128 x 2 rows = 224 (none), 56 x 2 = 112 of 64x256 (split
+  // 2), 112 of 128x128 (split 2), 224 of 128x64 (none), 64x64 not at all.
+  EXPECT_EQ(splits_for(cuda_gemm_problem(128, 14336, 4096, DType::kBF16)),
+            sorted({"128x128/2", "64x256/2"}));
+  // 8192x32x8192: 128 tiles of 64 rows, 64 of 128.
+  EXPECT_EQ(splits_for(cuda_gemm_problem(8192, 32, 8192, DType::kBF16)),
+            sorted({"128x128/2", "128x128/4", "64x128/2", "64x256/2", "128x64/2", "128x64/4",
+                    "64x64/2"}));
+  // Enough tiles already, or too little K for 2 tiles per slice.
+  EXPECT_EQ(splits_for(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16)), V{});
+  EXPECT_EQ(splits_for(cuda_gemm_problem(16, 4096, 511, DType::kBF16)).size(), 0u);
+  EXPECT_EQ(splits_for(cuda_gemm_problem(16, 4096, 512, DType::kBF16)),
+            sorted({"128x128/2", "128x128/4", "64x128/2", "64x128/4", "64x256/2", "64x256/4",
+                    "64x64/2", "64x64/4", "128x64/2", "128x64/4"}));
+
+  // The reasons, naming the template and the numbers.
+  Config split8;
+  for (const Config& c : all_configs(t->space())) {
+    if (param(c, "SPLIT_K") == 8 && param(c, "BLOCK_N") == 128 && param(c, "BLOCK_M") == 64) {
+      split8 = c;
+    }
+  }
+  ASSERT_FALSE(split8.names.empty());
+  Status many = t->choice(split8)->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16));
+  ASSERT_FALSE(many.has_value());
+  EXPECT_THAT(many.error().message, HasSubstr("cuda_gemm_wgmma_bf16"));
+  EXPECT_THAT(many.error().message, HasSubstr("split-K 8 cannot pay"));
+  EXPECT_THAT(many.error().message, HasSubstr("got 2048 tiles of 64x128"));
+  Status short_k = t->choice(split8)->supports(cuda_gemm_problem(16, 4096, 1000, DType::kBF16));
+  ASSERT_FALSE(short_k.has_value());
+  EXPECT_THAT(short_k.error().message, HasSubstr("expected K >= 1024"));
+  EXPECT_THAT(short_k.error().message, HasSubstr("K=1000"));
+
+  // BLOCK_N 64: narrow outputs or few tiles only.
+  Config narrow;
+  for (const Config& c : all_configs(t->space())) {
+    if (param(c, "SPLIT_K") == 1 && param(c, "BLOCK_N") == 64 && param(c, "BLOCK_M") == 64) {
+      narrow = c;
+    }
+  }
+  ASSERT_FALSE(narrow.names.empty());
+  EXPECT_TRUE(t->choice(narrow)->supports(cuda_gemm_problem(8192, 32, 8192, DType::kBF16)));
+  EXPECT_TRUE(t->choice(narrow)->supports(cuda_gemm_problem(16, 4096, 4096, DType::kBF16)));
+  Status wide = t->choice(narrow)->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16));
+  ASSERT_FALSE(wide.has_value());
+  EXPECT_THAT(wide.error().message, HasSubstr("BLOCK_N 64 cannot pay"));
+  EXPECT_THAT(wide.error().message, HasSubstr("got N=4096 and 2048 tiles"));
+
+  // The launch: one cluster of 8 blocks per tile, 32 tiles.
+  Result<LaunchGeometry> g =
+      t->desc().launch(split8, cuda_gemm_problem(16, 4096, 4096, DType::kBF16));
+  ASSERT_TRUE(g.has_value()) << g.error().message;
+  EXPECT_EQ(g->grid[0], 32u * 8u);
+  EXPECT_EQ(g->block[0], 128u);
+  EXPECT_EQ(g->shared_bytes, 4u * (64 + 128) * 64 * 2 + 1024);
 }
 
 // Compiles each (choice, problem) for `arch` on 2 threads; "name: message" for each failure.
@@ -180,20 +288,21 @@ std::vector<std::string> compile_all(const std::string& arch,
   return failures;
 }
 
-// Every config in bf16 and f16, and in bf16 with a fused "bias,relu": about 0.3 s of NVRTC each.
+// Every config in bf16 and f16, and in bf16 with a fused "bias,gelu": about 0.3 s of NVRTC each.
+// The problem is one that every config serves (few tiles, K for 8 slices): launch_spec checks.
 TEST(CudaGemmWgmma, CompilesEveryConfigForSm90a) {
   if (nvrtc_missing()) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
   std::vector<std::pair<ChoicePtr, Problem>> work;
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     for (ChoicePtr& c : all_choices(wgmma_template(dtype))) {
-      work.emplace_back(std::move(c), cuda_gemm_problem(1000, 1000, 1000, dtype));
+      work.emplace_back(std::move(c), cuda_gemm_problem(40, 520, 3000, dtype));
     }
   }
-  const Epilogue e = parse("bias,relu");
+  const Epilogue e = parse("bias,gelu");
   for (ChoicePtr& c : all_choices(wgmma_template(DType::kBF16, e))) {
-    work.emplace_back(std::move(c), cuda_gemm_problem(200, 264, 136, DType::kBF16, 0, e));
+    work.emplace_back(std::move(c), cuda_gemm_problem(40, 520, 3000, DType::kBF16, 0, e));
   }
-  EXPECT_GE(work.size(), 24u);
+  EXPECT_GE(work.size(), 48u);
   const std::vector<std::string> failures = compile_all("sm_90a", work);
   EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
 }
@@ -228,18 +337,22 @@ class CudaGemmWgmmaGpu : public ::testing::Test {
     options_.worker.executable = worker_exe();
   }
 
-  // Runs the wgmma candidates of `p` whose names contain `only` (all where empty) with the
-  // candidate set's reference; expects each of them verified.
+  // Runs the wgmma candidates of `p` that serve it and whose names contain `only` (all where
+  // empty) with the candidate set's reference; expects each of them verified, and at least
+  // `min_split` split-K ones among them.
   void expect_all_ok(DType dtype, const Problem& p, const Epilogue& e = {},
-                     const std::string& only = "") {
+                     const std::string& only = "", int min_split = 0) {
     CudaGemmCandidates set = cuda_gemm_candidates(dtype, 0, &p, false, e, true);
     std::vector<ChoicePtr> candidates;
+    int split = 0;
     for (ChoicePtr& c : set.candidates) {
-      if (c->name().starts_with("cuda_gemm_wgmma_") && c->name().contains(only)) {
+      if (c->name().starts_with("cuda_gemm_wgmma_") && c->name().contains(only) && c->supports(p)) {
+        split += c->name().contains("SPLIT_K1") ? 0 : 1;
         candidates.push_back(std::move(c));
       }
     }
     ASSERT_FALSE(candidates.empty()) << p.name;
+    EXPECT_GE(split, min_split) << p.name << ": split-K configs that serve it";
     Selector selector(**backend_, *cache_, options_);
     Result<Selection> sel = selector.select(p, candidates, set.reference.get());
     ASSERT_TRUE(sel.has_value()) << p.name << ": " << sel.error().message;
@@ -271,6 +384,27 @@ TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnARaggedShape) {
 TEST_F(CudaGemmWgmmaGpu, OneConfigMatchesCublasAt4096) {
   expect_all_ok(DType::kBF16, cuda_gemm_problem(4096, 4096, 4096, DType::kBF16), {},
                 "BLOCK_M128_BLOCK_N256_BLOCK_K64_WARPGROUPS2_STAGES4");
+}
+
+// Decode shapes, where split-K serves (SplitKOnlyWhereItCanPay): the clusters' reduction through
+// distributed shared memory against cuBLAS, split 2, 4 and 8 at 16 rows, 2 on the others; N = 32
+// loads the columns past N as zeros.
+TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnDecodeShapes) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 4096, DType::kBF16), {}, "", 13);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(128, 14336, 4096, DType::kBF16), {}, "", 2);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(8192, 32, 8192, DType::kBF16), {}, "", 7);
+  expect_all_ok(DType::kF16, cuda_gemm_problem(16, 4096, 4096, DType::kF16), {}, "", 13);
+}
+
+// Split-K off every tile: 40 of 64 rows, N = 520 (a partial column tile), and 47 K tiles with
+// a 56-element tail, split unevenly (47 / 8: slices of 5 and 6); then with a fused epilogue,
+// which must see the full sum (GELU is not linear).
+TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnARaggedSplitShape) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(40, 520, 3000, DType::kBF16), {}, "", 15);
+  const Epilogue e = parse("bias,gelu");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(40, 520, 3000, DType::kBF16, 0, e), e, "", 15);
+  const Epilogue r = parse("rowbias,silu,residual");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 4096, DType::kBF16, 0, r), r, "", 13);
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ inline constexpr std::uint32_t kCudaGemmMaxSharedBytes = 227 * 1024;
 // is "sm_90a"; then "cuda_gemm_simt_<dtype>";
 // empty for a dtype other than f16, bf16, f32. Each has a launch hook (grid, block threads,
 // dynamic shared bytes) and a supports hook (MMA and wgmma: N % 8 == 0, K % 8 == 0, buffers
-// 16-byte aligned; all: contiguous row-major tensors of the problem's sizes).
+// 16-byte aligned; wgmma: split-K and BLOCK_N 64 only for shapes with few tiles; all:
+// contiguous row-major tensors of the problem's sizes).
 // With an epilogue, the templates have it fused into their store (include/ktune/core/epilogue.h),
 // take its operands after K, and are named "cuda_gemm_mma_<dtype>_<epilogue>".
 // KernelTemplateDesc::kind says the family: "mma", "wgmma", "tma" or "simt" (kCudaGemmSimtKind).
