@@ -573,9 +573,12 @@ std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype,
   switch (dtype) {
     case DType::kF16:
     case DType::kBF16:
+      // On Hopper the TMA template beat the mma.sync one on every shape measured (H200,
+      // 2026-11-24: 90-95% of cuBLAS against at most 75%) and the wgmma one serves the shapes TMA
+      // cannot (unaligned rows, split-K): the mma template's ~50 configs are not compiled there.
       if (hopper) {
-        return {mma_template(dtype, epilogue), wgmma_template(dtype, epilogue),
-                tma_template(dtype, epilogue), simt_template(dtype, epilogue)};
+        return {wgmma_template(dtype, epilogue), tma_template(dtype, epilogue),
+                simt_template(dtype, epilogue)};
       }
       return {mma_template(dtype, epilogue), simt_template(dtype, epilogue)};
     case DType::kF32:

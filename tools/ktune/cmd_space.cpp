@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "cli.h"
 #include "core/build_support.h"
@@ -76,15 +78,22 @@ bool print_space(const SpaceFlags& f, const SearchSpace& space, const std::strin
   return true;
 }
 
-// cuda.gemm: every template of the spec's dtype and epilogue, the wgmma one included (it is
-// tuned on sm_90a GPUs only), each with its space.
+// cuda.gemm: every template of the spec's dtype and epilogue on any GPU (the mma one on others
+// than sm_90a, the wgmma and TMA ones on sm_90a only), each with its space.
 int run_op_space(const SpaceFlags& f, const Spec& spec) {
 #if !KTUNE_HAVE_CUDA
   fmt::print(stderr, "error: {}: op: {}: {}\n", f.spec, spec.op.name,
              not_built(BuildFeature::kCuda).message);
   return kExitError;
 #else
-  const auto templates = cuda_gemm_templates(spec.op.dtype, spec.epilogue, /*hopper=*/true);
+  // Every template of any GPU: those of other GPUs, then the ones only Hopper (sm_90a) tunes.
+  auto templates = cuda_gemm_templates(spec.op.dtype, spec.epilogue, /*hopper=*/false);
+  std::set<std::string> on_hopper, elsewhere;
+  for (const auto& t : templates) elsewhere.insert(t->desc().name);
+  for (auto& t : cuda_gemm_templates(spec.op.dtype, spec.epilogue, /*hopper=*/true)) {
+    on_hopper.insert(t->desc().name);
+    if (!elsewhere.contains(t->desc().name)) templates.push_back(std::move(t));
+  }
   if (templates.empty()) {
     fmt::print(stderr, "error: {}: op {} has no templates for dtype {}\n", f.spec, spec.op.name,
                dtype_name(spec.op.dtype));
@@ -95,8 +104,11 @@ int run_op_space(const SpaceFlags& f, const Spec& spec) {
       "added on the GPU\n",
       spec.op.name, dtype_name(spec.op.dtype), templates.size());
   for (const auto& t : templates) {
-    const bool hopper_only = t->desc().kind == "wgmma";
-    fmt::print("template {}{}:\n", t->desc().name, hopper_only ? " (sm_90a only)" : "");
+    const std::string& name = t->desc().name;
+    const char* where = !elsewhere.contains(name)   ? " (sm_90a only)"
+                        : !on_hopper.contains(name) ? " (not on sm_90a)"
+                                                    : "";
+    fmt::print("template {}{}:\n", name, where);
     if (!print_space(f, t->space(), "  ", "")) return kExitError;
   }
   return 0;

@@ -28,11 +28,13 @@ inline constexpr std::uint32_t kCudaGemmMaxSharedBytes = 227 * 1024;
 [[nodiscard]] Problem cuda_gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype,
                                         int device_index = 0, const Epilogue& epilogue = {});
 
-// The templates for `dtype`: "cuda_gemm_mma_<dtype>" (f16 and bf16 only), with `hopper` then
-// "cuda_gemm_wgmma_<dtype>" (kernels/cuda/gemm_wgmma.cu) and "cuda_gemm_tma_<dtype>"
-// (kernels/cuda/gemm_tma.cu: TMA, warp-specialised, persistent; its launches carry two tensor
-// maps), both f16 and bf16 and compiling for sm_90a only: pass `hopper` for a backend whose arch
-// is "sm_90a"; then "cuda_gemm_simt_<dtype>";
+// The templates for `dtype`: "cuda_gemm_mma_<dtype>" (f16 and bf16 only; mma.sync, sm_80+) or,
+// with `hopper` (a backend whose arch is "sm_90a"), "cuda_gemm_wgmma_<dtype>"
+// (kernels/cuda/gemm_wgmma.cu: cp.async tiles, every alignment, split-K) and
+// "cuda_gemm_tma_<dtype>" (kernels/cuda/gemm_tma.cu: TMA, warp-specialised, persistent; its
+// launches carry two tensor maps), both f16 and bf16 and compiling for sm_90a only, in place of
+// the mma one, which they beat there;
+// then "cuda_gemm_simt_<dtype>";
 // empty for a dtype other than f16, bf16, f32. Each has a launch hook (grid, block threads,
 // dynamic shared bytes) and a supports hook (MMA and wgmma: N % 8 == 0, K % 8 == 0, buffers
 // 16-byte aligned; wgmma: split-K and BLOCK_N 64 only for shapes with few tiles; all:
