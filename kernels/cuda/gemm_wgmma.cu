@@ -12,8 +12,12 @@
 // Launch: 1-D grid of ceil(M/BLOCK_M)*ceil(N/BLOCK_N) blocks of 128*WARPGROUPS threads,
 // STAGES*(BLOCK_M + BLOCK_N)*BLOCK_K*2 + 1024 bytes of dynamic shared memory (the 1024: room to
 // align the tiles to the 1024-byte swizzle pattern).
-// Shapes: any M; N % 8 == 0 and K % 8 == 0 (each 16-byte copy is wholly inside or outside a
-// row), buffers 16-byte aligned. Out-of-range rows, columns and the K tail load as zeros.
+// Shapes: any M, N and K; VEC (elements per global -> shared copy of A and B) says which
+// alignment a config serves: 8 = 16-byte cp.async (N % 8 == 0, K % 8 == 0, buffers 16-byte
+// aligned), 2 = 4-byte cp.async (N, K even, buffers 4-byte aligned), 1 = any (register-staged
+// copies of 2-element pairs from the aligned words that hold them). Every VEC writes the same
+// swizzled stage layout below (VEC < 8: a 16-byte chunk in four 4-byte pieces), so the MMAs are
+// the same code. Out-of-range rows, columns and the K tail load as zeros.
 // Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_output,
 // grouped_tile), which ktune puts in front: NVRTC has no include path to this tree.
 //
@@ -92,6 +96,36 @@ __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, bool 
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes)
                : "memory");
+}
+
+#if !defined(VEC) || (VEC != 1 && VEC != 2 && VEC != 8)
+#error "gemm_wgmma.cu needs VEC: 1, 2 or 8"
+#endif
+
+// 4-byte global -> shared copy (through L1: .cg takes 16 bytes only); zero-filled when invalid.
+__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src, bool valid) {
+  const int src_bytes = valid ? 4 : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void st_shared_u32(unsigned dst, unsigned v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(dst), "r"(v) : "memory");
+}
+
+// src[0] (low half) and src[1] as one word, those past the first n_ok (0, 1 or 2) zero, read
+// as the 4-byte aligned word(s) holding them, since src is only 2-byte aligned: on an odd
+// element src[0] is the high half of one word and src[1] the low half of the next. Only words
+// holding an element in range are read, and such a word lies wholly inside the allocation
+// (allocations are aligned and sized to far more than 4 bytes).
+__device__ __forceinline__ unsigned load_pair(const elem_t* src, int n_ok) {
+  const unsigned long long addr = reinterpret_cast<unsigned long long>(src);
+  const unsigned* word = reinterpret_cast<const unsigned*>(addr & ~3ull);
+  const unsigned lo = n_ok > 0 ? __ldg(word) : 0u;
+  if ((addr & 2ull) == 0) return n_ok > 1 ? lo : (lo & 0xFFFFu);
+  const unsigned hi = n_ok > 1 ? __ldg(word + 1) : 0u;
+  return __byte_perm(lo, hi, 0x5432);  // bytes 2, 3 of lo, then bytes 0, 1 of hi
 }
 
 __device__ __forceinline__ void cp_async_commit() {
@@ -241,8 +275,12 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   // tiles start on a 1024-byte boundary (the launch adds 1024 bytes of slack for this).
   const unsigned smem_base = (smem_u32(smem) + 1023u) & ~1023u;
 
-  // Tile copies. A: thread tid copies chunk tid % 8 of rows tid / 8 + i * (threads / 8).
-  // B: chunk tid % (BLOCK_N / 8) of rows tid / (BLOCK_N / 8) + i * (threads / (BLOCK_N / 8)).
+  // Tile copies into the swizzled stage (the same layout for every VEC; out-of-range elements
+  // land as zeros).
+#if VEC == 8
+  // 16-byte cp.async copies. A: thread tid copies chunk tid % 8 of rows tid / 8 + i *
+  // (threads / 8). B: chunk tid % (BLOCK_N / 8) of rows tid / (BLOCK_N / 8) + i * (threads /
+  // (BLOCK_N / 8)). N % 8 == 0 and K % 8 == 0: a chunk is wholly inside or outside a row.
   constexpr int kARowStep = kThreads / 8;
   constexpr int kBRowStep = kThreads / kBChunksPerRow;
   const int a_chunk = tid & 7;
@@ -277,6 +315,98 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
       cp_async_16(b_dst + swizzle(b_row0 + i * kBRowStep, b_chunk & 7), ok ? src : B, ok);
     }
   };
+#else
+  // Pairs of elements (4 bytes): a warp covers 32 consecutive pairs of a row, so each copy
+  // instruction reads 128 contiguous bytes. A: pair tid % 32 of rows tid / 32 + i * warps.
+  // B: pair tid % (BLOCK_N / 2) of rows tid / (BLOCK_N / 2) + i * (threads / (BLOCK_N / 2));
+  // pair q sits in panel q / 32. Pair q of a 64-element row goes to chunk (q % 32) / 4 at byte
+  // 4 * (q % 4) of it: the 16-byte chunk of the VEC == 8 layout, in four pieces.
+  constexpr int kARowStep = kThreads / 32;
+  constexpr int kBPairsPerRow = kBlockN / 2;
+  constexpr int kBRowStep = kThreads / kBPairsPerRow;
+  constexpr int kAPairs = kBlockM * 32 / kThreads;  // pair copies per thread and tile
+  constexpr int kBPairs = kBlockK * kBPairsPerRow / kThreads;
+  static_assert(kThreads % kBPairsPerRow == 0 && (kBlockK * kBPairsPerRow) % kThreads == 0,
+                "pair copies must spread evenly over the threads");
+  const int a_pair = tid & 31;
+  const int a_row0 = tid >> 5;
+  const int b_pair = tid % kBPairsPerRow;
+  const int b_row0 = tid / kBPairsPerRow;
+  const unsigned a_piece = static_cast<unsigned>(((a_pair & 3) << 2));
+  const unsigned b_piece =
+      static_cast<unsigned>((b_pair >> 5) * kPanelBytes + ((b_pair & 3) << 2));
+  const elem_t* a_src = A + static_cast<long long>(block_m + a_row0) * K + a_pair * 2;
+  const elem_t* b_src = B + static_cast<long long>(b_row0) * N + block_n + b_pair * 2;
+  unsigned long long a_rows_ok = 0;  // bit i: row a_row0 + i * kARowStep is inside M
+  static_assert(kAPairs <= 64, "one bit per A row of a thread");
+#pragma unroll
+  for (int i = 0; i < kAPairs; ++i) {
+    if (block_m + a_row0 + i * kARowStep < M) a_rows_ok |= 1ull << i;
+  }
+  // Elements of B's pair inside N: 0, 1 or 2 (only a ragged last column pair has 1).
+  const int b_cols = min(2, max(0, N - (block_n + b_pair * 2)));
+#if VEC == 2
+  // 4-byte cp.async (N and K even, buffers 4-byte aligned: a pair is wholly inside or outside
+  // a row and starts on a 4-byte boundary). Asynchronous like the 16-byte path, so the
+  // pipeline below needs nothing else.
+  auto load_tile = [&](int stage, int k_tile) {
+    const int k0 = k_tile * kBlockK;
+    const unsigned a_dst = smem_base + stage * kStageBytes + a_piece;
+    const bool a_k_ok = k0 + a_pair * 2 < K;
+#pragma unroll
+    for (int i = 0; i < kAPairs; ++i) {
+      const bool ok = a_k_ok && ((a_rows_ok >> i) & 1ull);
+      const elem_t* src = a_src + static_cast<long long>(i) * kARowStep * K + k0;
+      cp_async_4(a_dst + swizzle(a_row0 + i * kARowStep, (a_pair & 31) >> 2), ok ? src : A, ok);
+    }
+    const unsigned b_dst = smem_base + stage * kStageBytes + kAStageBytes + b_piece;
+#pragma unroll
+    for (int i = 0; i < kBPairs; ++i) {
+      const int k = k0 + b_row0 + i * kBRowStep;
+      const bool ok = b_cols == 2 && k < K;
+      const elem_t* src = b_src + static_cast<long long>(k0 + i * kBRowStep) * N;
+      cp_async_4(b_dst + swizzle(b_row0 + i * kBRowStep, (b_pair & 31) >> 2), ok ? src : B, ok);
+    }
+  };
+#else
+  // Any N, K and offsets: rows start at any 2-byte boundary, which no cp.async can copy from.
+  // Register-staged instead: each pair is read as the 4-byte aligned word(s) holding it
+  // (load_pair) and written with one st.shared.u32. All of a tile's loads are issued before
+  // its first store, so a thread waits for global memory once per tile, while the previous
+  // tile's wgmma (still in flight: wgmma.wait_group 1) keeps the tensor cores busy. The stores
+  // go into the stage of tile kt-2 after the same barrier the cp.async paths rely on, and they
+  // are generic-proxy writes like cp.async's: the loop's fence.proxy.async before the barrier
+  // of the iteration that multiplies the tile publishes them to wgmma alike. The cp.async
+  // commit groups stay (empty), so the loop's wait_group counting is unchanged.
+  auto load_tile = [&](int stage, int k_tile) {
+    const int k0 = k_tile * kBlockK;
+    const int a_k = min(2, max(0, K - (k0 + a_pair * 2)));  // elements of A's pair inside K
+    unsigned a_words[kAPairs];
+    unsigned b_words[kBPairs];
+#pragma unroll
+    for (int i = 0; i < kAPairs; ++i) {
+      const int n_ok = ((a_rows_ok >> i) & 1ull) ? a_k : 0;
+      a_words[i] = load_pair(a_src + static_cast<long long>(i) * kARowStep * K + k0, n_ok);
+    }
+#pragma unroll
+    for (int i = 0; i < kBPairs; ++i) {
+      const int k = k0 + b_row0 + i * kBRowStep;
+      const int n_ok = k < K ? b_cols : 0;
+      b_words[i] = load_pair(b_src + static_cast<long long>(k0 + i * kBRowStep) * N, n_ok);
+    }
+    const unsigned a_dst = smem_base + stage * kStageBytes + a_piece;
+#pragma unroll
+    for (int i = 0; i < kAPairs; ++i) {
+      st_shared_u32(a_dst + swizzle(a_row0 + i * kARowStep, (a_pair & 31) >> 2), a_words[i]);
+    }
+    const unsigned b_dst = smem_base + stage * kStageBytes + kAStageBytes + b_piece;
+#pragma unroll
+    for (int i = 0; i < kBPairs; ++i) {
+      st_shared_u32(b_dst + swizzle(b_row0 + i * kBRowStep, (b_pair & 31) >> 2), b_words[i]);
+    }
+  };
+#endif
+#endif
 
   float acc[kMTiles][kAcc];
 #pragma unroll

@@ -16,6 +16,7 @@
 #include "ktune/choice/cublas_choice.h"
 #include "ktune/choice/sequence_choice.h"
 #include "ops/cuda_kernels.h"
+#include "ops/gemm_align.h"
 
 namespace ktune {
 namespace {
@@ -105,8 +106,25 @@ std::int64_t mma_threads(const Config& c) {
          32;
 }
 
-// What both tensor-core templates need: 16-byte rows (N, K and offsets multiples of 8
-// elements), `shared_bytes` within the opt-in maximum, and a grid of at most 2^31-1 blocks.
+// What both tensor-core templates need besides their copies' alignment: `shared_bytes` within
+// the opt-in maximum and a grid of at most 2^31-1 blocks.
+Status tile_limits(const std::string& where, const GemmDims& d, std::uint32_t shared_bytes,
+                   std::int64_t block_m, std::int64_t block_n) {
+  if (shared_bytes > kCudaGemmMaxSharedBytes) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: shared memory; expected at most {} bytes, got {}", where,
+                                  kCudaGemmMaxSharedBytes, shared_bytes));
+  }
+  const std::int64_t blocks = ceil_div(d.m, block_m) * ceil_div(d.n, block_n);
+  if (blocks > kMaxInt32) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: grid; expected at most 2^31-1 blocks, got {}", where, blocks));
+  }
+  return {};
+}
+
+// The MMA template: 16-byte rows (N, K and offsets multiples of 8 elements).
 Status aligned_rows_supports(const std::string& where, const Problem& p, const Epilogue& e,
                              std::uint32_t shared_bytes, std::int64_t block_m,
                              std::int64_t block_n) {
@@ -127,18 +145,7 @@ Status aligned_rows_supports(const std::string& where, const Problem& p, const E
                                     where, p.args[i].param.name, p.args[i].tensor.offset));
     }
   }
-  if (shared_bytes > kCudaGemmMaxSharedBytes) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{}: shared memory; expected at most {} bytes, got {}", where,
-                                  kCudaGemmMaxSharedBytes, shared_bytes));
-  }
-  const std::int64_t blocks = ceil_div(d->m, block_m) * ceil_div(d->n, block_n);
-  if (blocks > kMaxInt32) {
-    return make_error(
-        ErrorCode::kInvalidArgument,
-        fmt::format("{}: grid; expected at most 2^31-1 blocks, got {}", where, blocks));
-  }
-  return {};
+  return tile_limits(where, *d, shared_bytes, block_m, block_n);
 }
 
 Status mma_supports(const std::string& where, const Config& c, const Problem& p,
@@ -177,10 +184,22 @@ std::uint32_t wgmma_shared_bytes(const Config& c) {
   return static_cast<std::uint32_t>(bytes);
 }
 
+// Exactly the VEC that gemm_row_alignment gives serves a shape: a narrower one would only lose
+// to it, a wider one cannot copy its rows.
 Status wgmma_supports(const std::string& where, const Config& c, const Problem& p,
                       const Epilogue& e) {
-  return aligned_rows_supports(where, p, e, wgmma_shared_bytes(c), param(c, "BLOCK_M"),
-                               param(c, "BLOCK_N"));
+  Result<GemmDims> d = gemm_dims(where, p, e);
+  if (!d) return std::unexpected(d.error());
+  const int align = gemm_row_alignment(p);
+  if (const std::int64_t vec = param(c, "VEC"); vec != align) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: VEC; rows aligned to {} element(s) (N={} K={}, offsets C={} A={} B={}) "
+                    "need VEC={}, got VEC={}",
+                    where, align, d->n, d->k, p.args[0].tensor.offset, p.args[1].tensor.offset,
+                    p.args[2].tensor.offset, align, vec));
+  }
+  return tile_limits(where, *d, wgmma_shared_bytes(c), param(c, "BLOCK_M"), param(c, "BLOCK_N"));
 }
 
 // As mma_launch, with 128 threads per warp group.
@@ -248,8 +267,9 @@ SearchSpace mma_space() {
   return std::move(*space);
 }
 
-// 10 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
-// thread (an m64 x 256 or two m64 x 128 tiles), pipelines 4 or 5 tiles deep.
+// 30 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
+// thread (an m64 x 256 or two m64 x 128 tiles), pipelines 4 or 5 tiles deep, in each of the 3
+// copy widths (one of which serves a given shape: 10 candidates per shape).
 SearchSpace wgmma_space() {
   std::vector<Param> params = {
       {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
@@ -258,6 +278,9 @@ SearchSpace wgmma_space() {
       {"WARPGROUPS", {std::int64_t{1}, std::int64_t{2}}},
       {"STAGES", {std::int64_t{4}, std::int64_t{5}}},
       {"GROUP_M", {std::int64_t{8}}},
+      // Elements per global -> shared copy: 8 (16-byte cp.async), 2 (4-byte cp.async) or 1
+      // (register-staged); the supports hook offers only the one a shape's alignment needs.
+      {"VEC", {std::int64_t{1}, std::int64_t{2}, std::int64_t{8}}},
   };
   std::vector<std::string> restrictions = {
       // Each warp group owns BLOCK_M / WARPGROUPS rows: whole m64 MMAs.

@@ -1,7 +1,8 @@
 // The Hopper GEMM template (kernels/cuda/gemm_wgmma.cu): present only when asked for, its
-// search space, launch and supports hooks, NVRTC compilation of every config for sm_90a (plain
-// and with a fused epilogue) and its refusal of other architectures; on a GPU, every config
-// verified against cuBLAS on aligned, ragged and large shapes.
+// search space and launch hook (its supports hook: cuda_gemm_wgmma_align_test.cpp), NVRTC
+// compilation of every config for sm_90a (plain and with a fused epilogue) and its refusal of
+// other architectures; on a GPU, every config verified against cuBLAS on aligned, ragged,
+// unaligned (each VEC) and large shapes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -88,8 +89,16 @@ TEST(CudaGemmWgmma, SpaceIsSmallAndWithinTheHardwareLimits) {
   auto t = wgmma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
   const std::vector<Config> configs = all_configs(t->space());
-  EXPECT_GE(configs.size(), 8u);
-  EXPECT_LE(configs.size(), 16u);
+  // 8 to 16 tile shapes, each in the 3 copy widths (one of which serves a given shape).
+  EXPECT_GE(configs.size(), 24u);
+  EXPECT_LE(configs.size(), 48u);
+  for (std::int64_t vec : {1, 2, 8}) {
+    EXPECT_EQ(std::count_if(configs.begin(), configs.end(),
+                            [&](const Config& c) { return param(c, "VEC") == vec; }) *
+                  3,
+              static_cast<std::ptrdiff_t>(configs.size()))
+        << "VEC=" << vec;
+  }
   for (const Config& c : configs) {
     const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
     const std::int64_t wgs = param(c, "WARPGROUPS");
@@ -124,28 +133,6 @@ TEST(CudaGemmWgmma, LaunchCoversTheMatrix) {
       EXPECT_EQ(g->shared_bytes,
                 static_cast<std::uint32_t>(param(c, "STAGES") * (bm + bn) * 64 * 2 + 1024));
     }
-  }
-}
-
-TEST(CudaGemmWgmma, SupportsOnlyAlignedRows) {
-  auto t = wgmma_template(DType::kBF16);
-  ASSERT_NE(t, nullptr);
-  for (const ChoicePtr& c : all_choices(t)) {
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 8, DType::kBF16)).has_value());  // any M
-    Status k_odd = c->supports(cuda_gemm_problem(64, 64, 1001, DType::kBF16));
-    ASSERT_FALSE(k_odd.has_value());
-    EXPECT_THAT(k_odd.error().message, HasSubstr("K=1001"));
-    EXPECT_THAT(k_odd.error().message, HasSubstr("cuda_gemm_wgmma_bf16"));
-    Status n_odd = c->supports(cuda_gemm_problem(64, 1004, 64, DType::kBF16));
-    ASSERT_FALSE(n_odd.has_value());
-    EXPECT_THAT(n_odd.error().message, HasSubstr("N=1004"));
-    Problem offset = cuda_gemm_problem(64, 64, 64, DType::kBF16);
-    offset.args[2].tensor.offset = 4;  // 8 bytes: cp.async needs 16
-    Status misaligned = c->supports(offset);
-    ASSERT_FALSE(misaligned.has_value());
-    EXPECT_THAT(misaligned.error().message, HasSubstr("offset"));
-    EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 64, 64, DType::kF16)).has_value());  // dtype
   }
 }
 
@@ -235,7 +222,10 @@ class CudaGemmWgmmaGpu : public ::testing::Test {
     CudaGemmCandidates set = cuda_gemm_candidates(dtype, 0, &p, false, e, true);
     std::vector<ChoicePtr> candidates;
     for (ChoicePtr& c : set.candidates) {
-      if (c->name().starts_with("cuda_gemm_wgmma_") && c->name().contains(only)) {
+      // Only the configs of the VEC that the shape's alignment needs (the others are refused
+      // before compiling, cuda_gemm_wgmma_align_test.cpp).
+      if (c->name().starts_with("cuda_gemm_wgmma_") && c->name().contains(only) &&
+          c->supports(p).has_value()) {
         candidates.push_back(std::move(c));
       }
     }
@@ -266,6 +256,23 @@ TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnARaggedShape) {
   expect_all_ok(DType::kBF16, cuda_gemm_problem(200, 264, 136, DType::kBF16));
   const Epilogue e = parse("bias,relu");
   expect_all_ok(DType::kBF16, cuda_gemm_problem(200, 264, 136, DType::kBF16, 0, e), e);
+}
+
+// N or K not multiples of 8: the 4-byte cp.async configs (VEC 2: 130x66x250) and the
+// register-staged ones (VEC 1: N odd, K odd, both; odd element offsets, so that rows start on
+// odd 2-byte boundaries and the packed stores of C fall back to element stores).
+TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnUnalignedShapes) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(130, 66, 250, DType::kBF16));
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(64, 8, 17, DType::kBF16));
+  expect_all_ok(DType::kF16, cuda_gemm_problem(200, 263, 136, DType::kF16));
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(777, 1333, 2049, DType::kBF16));
+  Problem offsets = cuda_gemm_problem(130, 66, 250, DType::kBF16);
+  offsets.args[0].tensor.offset = 1;
+  offsets.args[1].tensor.offset = 3;
+  offsets.args[2].tensor.offset = 2;
+  expect_all_ok(DType::kBF16, offsets);
+  const Epilogue e = parse("bias,relu");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(130, 67, 251, DType::kBF16, 0, e), e);
 }
 
 TEST_F(CudaGemmWgmmaGpu, OneConfigMatchesCublasAt4096) {

@@ -32,8 +32,9 @@ inline constexpr std::uint32_t kCudaGemmMaxSharedBytes = 227 * 1024;
 // "cuda_gemm_wgmma_<dtype>" (kernels/cuda/gemm_wgmma.cu, f16 and bf16, compiles for sm_90a
 // only: pass `hopper` for a backend whose arch is "sm_90a"), then "cuda_gemm_simt_<dtype>";
 // empty for a dtype other than f16, bf16, f32. Each has a launch hook (grid, block threads,
-// dynamic shared bytes) and a supports hook (MMA and wgmma: N % 8 == 0, K % 8 == 0, buffers
-// 16-byte aligned; all: contiguous row-major tensors of the problem's sizes).
+// dynamic shared bytes) and a supports hook (MMA: N % 8 == 0, K % 8 == 0, buffers 16-byte
+// aligned; wgmma: any N, K, offsets, each served by the configs whose VEC matches the rows'
+// alignment; all: contiguous row-major tensors of the problem's sizes).
 // With an epilogue, the templates have it fused into their store (include/ktune/core/epilogue.h),
 // take its operands after K, and are named "cuda_gemm_mma_<dtype>_<epilogue>".
 // KernelTemplateDesc::kind says the family: "mma", "wgmma" or "simt" (kCudaGemmSimtKind).
