@@ -110,22 +110,37 @@ __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src, bool v
                : "memory");
 }
 
-__device__ __forceinline__ void st_shared_u32(unsigned dst, unsigned v) {
-  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(dst), "r"(v) : "memory");
+__device__ __forceinline__ void st_shared_v4(unsigned dst, uint4 v) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
+               : "memory");
 }
 
-// src[0] (low half) and src[1] as one word, those past the first n_ok (0, 1 or 2) zero, read
-// as the 4-byte aligned word(s) holding them, since src is only 2-byte aligned: on an odd
-// element src[0] is the high half of one word and src[1] the low half of the next. Only words
-// holding an element in range are read, and such a word lies wholly inside the allocation
-// (allocations are aligned and sized to far more than 4 bytes).
-__device__ __forceinline__ unsigned load_pair(const elem_t* src, int n_ok) {
+// The 8 elements src[0..7] (src[0] in the low half of .x), those past the first n_ok (0..8)
+// zero, read as the 4-byte aligned words holding them, since src is only 2-byte aligned (on an
+// odd element the chunk spans 5 words). Only words holding an element in range are read, and
+// such a word lies wholly inside the allocation (allocations are aligned and sized to far more
+// than 4 bytes).
+__device__ __forceinline__ uint4 load_chunk(const elem_t* src, int n_ok) {
   const unsigned long long addr = reinterpret_cast<unsigned long long>(src);
   const unsigned* word = reinterpret_cast<const unsigned*>(addr & ~3ull);
-  const unsigned lo = n_ok > 0 ? __ldg(word) : 0u;
-  if ((addr & 2ull) == 0) return n_ok > 1 ? lo : (lo & 0xFFFFu);
-  const unsigned hi = n_ok > 1 ? __ldg(word + 1) : 0u;
-  return __byte_perm(lo, hi, 0x5432);  // bytes 2, 3 of lo, then bytes 0, 1 of hi
+  const bool odd = (addr & 2ull) != 0;
+  // Word j holds elements 2j, 2j + 1 (even src) or 2j - 1, 2j (odd src): read it when the
+  // first of those in the chunk is below n_ok.
+  unsigned w[5];
+#pragma unroll
+  for (int j = 0; j < 5; ++j) {
+    const int first = odd ? (j > 0 ? 2 * j - 1 : 0) : 2 * j;
+    w[j] = (j < 4 || odd) && first < n_ok ? __ldg(word + j) : 0u;
+  }
+  unsigned r[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    // Odd: elements 2j and 2j + 1 are the high half of word j and the low half of word j + 1.
+    r[j] = odd ? __byte_perm(w[j], w[j + 1], 0x5432) : w[j];
+    if (2 * j + 1 >= n_ok) r[j] &= 2 * j < n_ok ? 0xFFFFu : 0u;  // elements past n_ok: zero
+  }
+  return make_uint4(r[0], r[1], r[2], r[3]);
 }
 
 __device__ __forceinline__ void cp_async_commit() {
@@ -275,12 +290,10 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   // tiles start on a 1024-byte boundary (the launch adds 1024 bytes of slack for this).
   const unsigned smem_base = (smem_u32(smem) + 1023u) & ~1023u;
 
-  // Tile copies into the swizzled stage (the same layout for every VEC; out-of-range elements
-  // land as zeros).
-#if VEC == 8
-  // 16-byte cp.async copies. A: thread tid copies chunk tid % 8 of rows tid / 8 + i *
-  // (threads / 8). B: chunk tid % (BLOCK_N / 8) of rows tid / (BLOCK_N / 8) + i * (threads /
-  // (BLOCK_N / 8)). N % 8 == 0 and K % 8 == 0: a chunk is wholly inside or outside a row.
+  // Tile copies into the swizzled stage, one 16-byte chunk (8 elements of a row) at a time for
+  // every VEC. A: thread tid copies chunk tid % 8 of rows tid / 8 + i * (threads / 8). B: chunk
+  // tid % (BLOCK_N / 8) of rows tid / (BLOCK_N / 8) + i * (threads / (BLOCK_N / 8)).
+  // Out-of-range elements land as zeros.
   constexpr int kARowStep = kThreads / 8;
   constexpr int kBRowStep = kThreads / kBChunksPerRow;
   const int a_chunk = tid & 7;
@@ -294,7 +307,10 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   for (int i = 0; i < kALoads; ++i) {
     if (block_m + a_row0 + i * kARowStep < M) a_rows_ok |= 1u << i;
   }
-  const bool b_col_ok = block_n + b_chunk * 8 < N;
+  // Elements of B's chunk inside N (0..8; only the last chunk of a ragged N is partial).
+  const int b_cols = min(8, max(0, N - (block_n + b_chunk * 8)));
+#if VEC == 8
+  // 16-byte cp.async: N % 8 == 0 and K % 8 == 0, so a chunk is wholly inside or outside a row.
   auto load_tile = [&](int stage, int k_tile) {
     const int k0 = k_tile * kBlockK;
     const unsigned a_dst = smem_base + stage * kStageBytes;
@@ -310,102 +326,81 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
 #pragma unroll
     for (int i = 0; i < kBLoads; ++i) {
       const int k = k0 + b_row0 + i * kBRowStep;
-      const bool ok = b_col_ok && k < K;
+      const bool ok = b_cols > 0 && k < K;
       const elem_t* src = b_src + static_cast<long long>(k0 + i * kBRowStep) * N;
       cp_async_16(b_dst + swizzle(b_row0 + i * kBRowStep, b_chunk & 7), ok ? src : B, ok);
     }
   };
-#else
-  // Pairs of elements (4 bytes): a warp covers 32 consecutive pairs of a row, so each copy
-  // instruction reads 128 contiguous bytes. A: pair tid % 32 of rows tid / 32 + i * warps.
-  // B: pair tid % (BLOCK_N / 2) of rows tid / (BLOCK_N / 2) + i * (threads / (BLOCK_N / 2));
-  // pair q sits in panel q / 32. Pair q of a 64-element row goes to chunk (q % 32) / 4 at byte
-  // 4 * (q % 4) of it: the 16-byte chunk of the VEC == 8 layout, in four pieces.
-  constexpr int kARowStep = kThreads / 32;
-  constexpr int kBPairsPerRow = kBlockN / 2;
-  constexpr int kBRowStep = kThreads / kBPairsPerRow;
-  constexpr int kAPairs = kBlockM * 32 / kThreads;  // pair copies per thread and tile
-  constexpr int kBPairs = kBlockK * kBPairsPerRow / kThreads;
-  static_assert(kThreads % kBPairsPerRow == 0 && (kBlockK * kBPairsPerRow) % kThreads == 0,
-                "pair copies must spread evenly over the threads");
-  const int a_pair = tid & 31;
-  const int a_row0 = tid >> 5;
-  const int b_pair = tid % kBPairsPerRow;
-  const int b_row0 = tid / kBPairsPerRow;
-  const unsigned a_piece = static_cast<unsigned>(((a_pair & 3) << 2));
-  const unsigned b_piece =
-      static_cast<unsigned>((b_pair >> 5) * kPanelBytes + ((b_pair & 3) << 2));
-  const elem_t* a_src = A + static_cast<long long>(block_m + a_row0) * K + a_pair * 2;
-  const elem_t* b_src = B + static_cast<long long>(b_row0) * N + block_n + b_pair * 2;
-  unsigned long long a_rows_ok = 0;  // bit i: row a_row0 + i * kARowStep is inside M
-  static_assert(kAPairs <= 64, "one bit per A row of a thread");
-#pragma unroll
-  for (int i = 0; i < kAPairs; ++i) {
-    if (block_m + a_row0 + i * kARowStep < M) a_rows_ok |= 1ull << i;
-  }
-  // Elements of B's pair inside N: 0, 1 or 2 (only a ragged last column pair has 1).
-  const int b_cols = min(2, max(0, N - (block_n + b_pair * 2)));
-#if VEC == 2
-  // 4-byte cp.async (N and K even, buffers 4-byte aligned: a pair is wholly inside or outside
-  // a row and starts on a 4-byte boundary). Asynchronous like the 16-byte path, so the
-  // pipeline below needs nothing else.
+#elif VEC == 2
+  // Four 4-byte cp.async per chunk (N and K even, buffers 4-byte aligned: a pair of elements is
+  // wholly inside or outside a row and starts on a 4-byte boundary), each to its 4 bytes of the
+  // same swizzled chunk. Asynchronous like the 16-byte path: the pipeline needs nothing else.
   auto load_tile = [&](int stage, int k_tile) {
     const int k0 = k_tile * kBlockK;
-    const unsigned a_dst = smem_base + stage * kStageBytes + a_piece;
-    const bool a_k_ok = k0 + a_pair * 2 < K;
+    const unsigned a_dst = smem_base + stage * kStageBytes;
+    const int a_k = K - (k0 + a_chunk * 8);  // elements of the chunk inside K, if positive
 #pragma unroll
-    for (int i = 0; i < kAPairs; ++i) {
-      const bool ok = a_k_ok && ((a_rows_ok >> i) & 1ull);
+    for (int i = 0; i < kALoads; ++i) {
+      const bool row_ok = (a_rows_ok >> i) & 1u;
       const elem_t* src = a_src + static_cast<long long>(i) * kARowStep * K + k0;
-      cp_async_4(a_dst + swizzle(a_row0 + i * kARowStep, (a_pair & 31) >> 2), ok ? src : A, ok);
-    }
-    const unsigned b_dst = smem_base + stage * kStageBytes + kAStageBytes + b_piece;
+      const unsigned dst = a_dst + swizzle(a_row0 + i * kARowStep, a_chunk);
 #pragma unroll
-    for (int i = 0; i < kBPairs; ++i) {
-      const int k = k0 + b_row0 + i * kBRowStep;
-      const bool ok = b_cols == 2 && k < K;
+      for (int p = 0; p < 4; ++p) {
+        const bool ok = row_ok && 2 * p < a_k;
+        cp_async_4(dst + 4 * p, ok ? src + 2 * p : A, ok);
+      }
+    }
+    const unsigned b_dst =
+        smem_base + stage * kStageBytes + kAStageBytes + (b_chunk >> 3) * kPanelBytes;
+#pragma unroll
+    for (int i = 0; i < kBLoads; ++i) {
+      const bool k_ok = k0 + b_row0 + i * kBRowStep < K;
       const elem_t* src = b_src + static_cast<long long>(k0 + i * kBRowStep) * N;
-      cp_async_4(b_dst + swizzle(b_row0 + i * kBRowStep, (b_pair & 31) >> 2), ok ? src : B, ok);
+      const unsigned dst = b_dst + swizzle(b_row0 + i * kBRowStep, b_chunk & 7);
+#pragma unroll
+      for (int p = 0; p < 4; ++p) {
+        const bool ok = k_ok && 2 * p < b_cols;
+        cp_async_4(dst + 4 * p, ok ? src + 2 * p : B, ok);
+      }
     }
   };
 #else
-  // Any N, K and offsets: rows start at any 2-byte boundary, which no cp.async can copy from.
-  // Register-staged instead: each pair is read as the 4-byte aligned word(s) holding it
-  // (load_pair) and written with one st.shared.u32. All of a tile's loads are issued before
-  // its first store, so a thread waits for global memory once per tile, while the previous
-  // tile's wgmma (still in flight: wgmma.wait_group 1) keeps the tensor cores busy. The stores
-  // go into the stage of tile kt-2 after the same barrier the cp.async paths rely on, and they
-  // are generic-proxy writes like cp.async's: the loop's fence.proxy.async before the barrier
-  // of the iteration that multiplies the tile publishes them to wgmma alike. The cp.async
-  // commit groups stay (empty), so the loop's wait_group counting is unchanged.
+  // Any N, K and offsets: rows start on any 2-byte boundary, which no cp.async copies from.
+  // Register-staged instead: each chunk is read as the 4 or 5 aligned words holding it
+  // (load_chunk) and written with one 16-byte st.shared. All of a tile's loads are issued
+  // before its first store, so a thread waits for global memory once per tile, while the
+  // previous tile's wgmma (still in flight: wgmma.wait_group 1) keeps the tensor cores busy.
+  // The stores go into the stage of tile kt-2 after the same barrier the cp.async paths rely
+  // on, and they are generic-proxy writes like cp.async's: the loop's fence.proxy.async before
+  // the barrier of the iteration that multiplies the tile publishes them to wgmma alike. The
+  // cp.async commit groups stay (empty), so the loop's wait_group counting is unchanged.
   auto load_tile = [&](int stage, int k_tile) {
     const int k0 = k_tile * kBlockK;
-    const int a_k = min(2, max(0, K - (k0 + a_pair * 2)));  // elements of A's pair inside K
-    unsigned a_words[kAPairs];
-    unsigned b_words[kBPairs];
+    const int a_k = min(8, max(0, K - (k0 + a_chunk * 8)));  // elements inside K
+    uint4 a_words[kALoads];
+    uint4 b_words[kBLoads];
 #pragma unroll
-    for (int i = 0; i < kAPairs; ++i) {
-      const int n_ok = ((a_rows_ok >> i) & 1ull) ? a_k : 0;
-      a_words[i] = load_pair(a_src + static_cast<long long>(i) * kARowStep * K + k0, n_ok);
+    for (int i = 0; i < kALoads; ++i) {
+      const int n_ok = ((a_rows_ok >> i) & 1u) ? a_k : 0;
+      a_words[i] = load_chunk(a_src + static_cast<long long>(i) * kARowStep * K + k0, n_ok);
     }
 #pragma unroll
-    for (int i = 0; i < kBPairs; ++i) {
-      const int k = k0 + b_row0 + i * kBRowStep;
-      const int n_ok = k < K ? b_cols : 0;
-      b_words[i] = load_pair(b_src + static_cast<long long>(k0 + i * kBRowStep) * N, n_ok);
+    for (int i = 0; i < kBLoads; ++i) {
+      const int n_ok = k0 + b_row0 + i * kBRowStep < K ? b_cols : 0;
+      b_words[i] = load_chunk(b_src + static_cast<long long>(k0 + i * kBRowStep) * N, n_ok);
     }
-    const unsigned a_dst = smem_base + stage * kStageBytes + a_piece;
+    const unsigned a_dst = smem_base + stage * kStageBytes;
 #pragma unroll
-    for (int i = 0; i < kAPairs; ++i) {
-      st_shared_u32(a_dst + swizzle(a_row0 + i * kARowStep, (a_pair & 31) >> 2), a_words[i]);
+    for (int i = 0; i < kALoads; ++i) {
+      st_shared_v4(a_dst + swizzle(a_row0 + i * kARowStep, a_chunk), a_words[i]);
     }
-    const unsigned b_dst = smem_base + stage * kStageBytes + kAStageBytes + b_piece;
+    const unsigned b_dst =
+        smem_base + stage * kStageBytes + kAStageBytes + (b_chunk >> 3) * kPanelBytes;
 #pragma unroll
-    for (int i = 0; i < kBPairs; ++i) {
-      st_shared_u32(b_dst + swizzle(b_row0 + i * kBRowStep, (b_pair & 31) >> 2), b_words[i]);
+    for (int i = 0; i < kBLoads; ++i) {
+      st_shared_v4(b_dst + swizzle(b_row0 + i * kBRowStep, b_chunk & 7), b_words[i]);
     }
   };
-#endif
 #endif
 
   float acc[kMTiles][kAcc];
