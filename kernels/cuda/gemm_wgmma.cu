@@ -110,37 +110,34 @@ __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src, bool v
                : "memory");
 }
 
-__device__ __forceinline__ void st_shared_v4(unsigned dst, uint4 v) {
-  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(v.x), "r"(v.y),
-               "r"(v.z), "r"(v.w)
-               : "memory");
+__device__ __forceinline__ void st_shared_u32(unsigned dst, unsigned v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(dst), "r"(v) : "memory");
 }
 
-// The 8 elements src[0..7] (src[0] in the low half of .x), those past the first n_ok (0..8)
-// zero, read as the 4-byte aligned words holding them, since src is only 2-byte aligned (on an
-// odd element the chunk spans 5 words). Only words holding an element in range are read, and
-// such a word lies wholly inside the allocation (allocations are aligned and sized to far more
-// than 4 bytes).
-__device__ __forceinline__ uint4 load_chunk(const elem_t* src, int n_ok) {
+// v, through an asm the compiler cannot look into or move out of a loop.
+__device__ __forceinline__ long long opaque(long long v) {
+  asm volatile("mov.b64 %0, %0;\n" : "+l"(v));
+  return v;
+}
+
+// The pair src[0] (low half), src[1], its elements past the first `rem` zero (rem < 1: both),
+// for a warp whose lanes hold consecutive pairs of one row (so src's parity is the same in
+// every lane and all 32 lanes call this together). src is only 2-byte aligned: each lane reads
+// the aligned word holding src[0]; on an odd element that word's high half is src[0] and the
+// next lane's word's low half is src[1], shuffled over (lane 31 reads its next word itself).
+// A word is read only when it holds an element in range, so it lies inside the allocation:
+// src[0] (rem >= 1) or, on an odd element with rem == 0, src[-1], the column before (a row's
+// first pair has rem > 0, so src[-1] is then in the same row and inside N or K).
+__device__ __forceinline__ unsigned load_pair(const elem_t* src, int rem, int lane) {
   const unsigned long long addr = reinterpret_cast<unsigned long long>(src);
   const unsigned* word = reinterpret_cast<const unsigned*>(addr & ~3ull);
   const bool odd = (addr & 2ull) != 0;
-  // Word j holds elements 2j, 2j + 1 (even src) or 2j - 1, 2j (odd src): read it when the
-  // first of those in the chunk is below n_ok.
-  unsigned w[5];
-#pragma unroll
-  for (int j = 0; j < 5; ++j) {
-    const int first = odd ? (j > 0 ? 2 * j - 1 : 0) : 2 * j;
-    w[j] = (j < 4 || odd) && first < n_ok ? __ldg(word + j) : 0u;
-  }
-  unsigned r[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    // Odd: elements 2j and 2j + 1 are the high half of word j and the low half of word j + 1.
-    r[j] = odd ? __byte_perm(w[j], w[j + 1], 0x5432) : w[j];
-    if (2 * j + 1 >= n_ok) r[j] &= 2 * j < n_ok ? 0xFFFFu : 0u;  // elements past n_ok: zero
-  }
-  return make_uint4(r[0], r[1], r[2], r[3]);
+  const unsigned lo = rem >= (odd ? 0 : 1) ? __ldg(word) : 0u;
+  unsigned hi = __shfl_down_sync(0xFFFFFFFFu, lo, 1);
+  if (lane == 31) hi = odd && rem >= 2 ? __ldg(word + 1) : 0u;
+  unsigned r = odd ? __byte_perm(lo, hi, 0x5432) : lo;  // bytes 2, 3 of lo; 0, 1 of hi
+  if (rem < 2) r &= rem == 1 ? 0xFFFFu : 0u;
+  return r;
 }
 
 __device__ __forceinline__ void cp_async_commit() {
@@ -290,10 +287,11 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   // tiles start on a 1024-byte boundary (the launch adds 1024 bytes of slack for this).
   const unsigned smem_base = (smem_u32(smem) + 1023u) & ~1023u;
 
-  // Tile copies into the swizzled stage, one 16-byte chunk (8 elements of a row) at a time for
-  // every VEC. A: thread tid copies chunk tid % 8 of rows tid / 8 + i * (threads / 8). B: chunk
+  // Tile copies into the swizzled stage; out-of-range elements land as zeros.
+#if VEC == 8
+  // 16-byte cp.async (N % 8 == 0 and K % 8 == 0: a chunk is wholly inside or outside a row).
+  // A: thread tid copies chunk tid % 8 of rows tid / 8 + i * (threads / 8). B: chunk
   // tid % (BLOCK_N / 8) of rows tid / (BLOCK_N / 8) + i * (threads / (BLOCK_N / 8)).
-  // Out-of-range elements land as zeros.
   constexpr int kARowStep = kThreads / 8;
   constexpr int kBRowStep = kThreads / kBChunksPerRow;
   const int a_chunk = tid & 7;
@@ -307,10 +305,7 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   for (int i = 0; i < kALoads; ++i) {
     if (block_m + a_row0 + i * kARowStep < M) a_rows_ok |= 1u << i;
   }
-  // Elements of B's chunk inside N (0..8; only the last chunk of a ragged N is partial).
-  const int b_cols = min(8, max(0, N - (block_n + b_chunk * 8)));
-#if VEC == 8
-  // 16-byte cp.async: N % 8 == 0 and K % 8 == 0, so a chunk is wholly inside or outside a row.
+  const bool b_col_ok = block_n + b_chunk * 8 < N;
   auto load_tile = [&](int stage, int k_tile) {
     const int k0 = k_tile * kBlockK;
     const unsigned a_dst = smem_base + stage * kStageBytes;
@@ -326,80 +321,112 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
 #pragma unroll
     for (int i = 0; i < kBLoads; ++i) {
       const int k = k0 + b_row0 + i * kBRowStep;
-      const bool ok = b_cols > 0 && k < K;
+      const bool ok = b_col_ok && k < K;
       const elem_t* src = b_src + static_cast<long long>(k0 + i * kBRowStep) * N;
       cp_async_16(b_dst + swizzle(b_row0 + i * kBRowStep, b_chunk & 7), ok ? src : B, ok);
     }
   };
-#elif VEC == 2
-  // Four 4-byte cp.async per chunk (N and K even, buffers 4-byte aligned: a pair of elements is
-  // wholly inside or outside a row and starts on a 4-byte boundary), each to its 4 bytes of the
-  // same swizzled chunk. Asynchronous like the 16-byte path: the pipeline needs nothing else.
-  auto load_tile = [&](int stage, int k_tile) {
-    const int k0 = k_tile * kBlockK;
-    const unsigned a_dst = smem_base + stage * kStageBytes;
-    const int a_k = K - (k0 + a_chunk * 8);  // elements of the chunk inside K, if positive
-#pragma unroll
-    for (int i = 0; i < kALoads; ++i) {
-      const bool row_ok = (a_rows_ok >> i) & 1u;
-      const elem_t* src = a_src + static_cast<long long>(i) * kARowStep * K + k0;
-      const unsigned dst = a_dst + swizzle(a_row0 + i * kARowStep, a_chunk);
-#pragma unroll
-      for (int p = 0; p < 4; ++p) {
-        const bool ok = row_ok && 2 * p < a_k;
-        cp_async_4(dst + 4 * p, ok ? src + 2 * p : A, ok);
-      }
-    }
-    const unsigned b_dst =
-        smem_base + stage * kStageBytes + kAStageBytes + (b_chunk >> 3) * kPanelBytes;
-#pragma unroll
-    for (int i = 0; i < kBLoads; ++i) {
-      const bool k_ok = k0 + b_row0 + i * kBRowStep < K;
-      const elem_t* src = b_src + static_cast<long long>(k0 + i * kBRowStep) * N;
-      const unsigned dst = b_dst + swizzle(b_row0 + i * kBRowStep, b_chunk & 7);
-#pragma unroll
-      for (int p = 0; p < 4; ++p) {
-        const bool ok = k_ok && 2 * p < b_cols;
-        cp_async_4(dst + 4 * p, ok ? src + 2 * p : B, ok);
-      }
-    }
-  };
 #else
-  // Any N, K and offsets: rows start on any 2-byte boundary, which no cp.async copies from.
-  // Register-staged instead: each chunk is read as the 4 or 5 aligned words holding it
-  // (load_chunk) and written with one 16-byte st.shared. All of a tile's loads are issued
-  // before its first store, so a thread waits for global memory once per tile, while the
-  // previous tile's wgmma (still in flight: wgmma.wait_group 1) keeps the tensor cores busy.
-  // The stores go into the stage of tile kt-2 after the same barrier the cp.async paths rely
-  // on, and they are generic-proxy writes like cp.async's: the loop's fence.proxy.async before
-  // the barrier of the iteration that multiplies the tile publishes them to wgmma alike. The
-  // cp.async commit groups stay (empty), so the loop's wait_group counting is unchanged.
+  // Pairs of elements (4 bytes), lanes on consecutive pairs of one row: each copy instruction
+  // reads 128 contiguous bytes (a 16-byte chunk per thread in four 4-byte pieces would spread
+  // every instruction over four rows' cache lines, four times the L1 wavefronts). A: warp w
+  // copies rows w + i * warps, lane q pair q of the row's 32. B: pair tid % (BLOCK_N / 2) of
+  // rows tid / (BLOCK_N / 2) + i * (threads / (BLOCK_N / 2)), in panel pair / 32. Pair q of a
+  // 64-element row is bytes 4 * (q % 4) of its 16-byte chunk (q % 32) / 4: the VEC 8 layout.
+  constexpr int kARowStep = kThreads / 32;
+  constexpr int kBPairsPerRow = kBlockN / 2;
+  constexpr int kBRowStep = kThreads / kBPairsPerRow;
+  constexpr int kAPairs = kBlockM * 32 / kThreads;  // pair copies per thread and tile
+  constexpr int kBPairs = kBlockK * kBPairsPerRow / kThreads;
+  static_assert(kThreads % kBPairsPerRow == 0 && (kBlockK * kBPairsPerRow) % kThreads == 0 &&
+                    kAPairs <= 64,
+                "pair copies must spread evenly over the threads");
+  const int a_row0 = warp;
+  const int b_pair = tid % kBPairsPerRow;
+  const int b_row0 = tid / kBPairsPerRow;
+  const int a_chunk = lane >> 2;
+  const int b_chunk = (b_pair & 31) >> 2;
+  const unsigned a_piece = static_cast<unsigned>((lane & 3) << 2);
+  const unsigned b_piece =
+      static_cast<unsigned>((b_pair >> 5) * kPanelBytes + ((b_pair & 3) << 2));
+  const elem_t* a_src = A + static_cast<long long>(block_m + a_row0) * K + lane * 2;
+  const elem_t* b_src = B + static_cast<long long>(b_row0) * N + block_n + b_pair * 2;
+  unsigned long long a_rows_ok = 0;  // bit i: row a_row0 + i * kARowStep is inside M
+#pragma unroll
+  for (int i = 0; i < kAPairs; ++i) {
+    if (block_m + a_row0 + i * kARowStep < M) a_rows_ok |= 1ull << i;
+  }
+  const int b_rem = N - (block_n + b_pair * 2);  // elements of B's rows from the pair on
+  // Row r's chunk c sits at r * 128 + ((c ^ (r % 8)) << 4) (swizzle); a thread's rows are
+  // row0 + i * step, so the XOR takes at most 8 values: x[(i * step) % 8] plus the immediate
+  // i * step * 128, rather than one hoisted register per row.
+  unsigned a_x[8];
+  unsigned b_x[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    a_x[j] = a_piece + swizzle(a_row0, a_chunk ^ (a_row0 & 7) ^ ((a_row0 + j) & 7));
+    b_x[j] = b_piece + swizzle(b_row0, b_chunk ^ (b_row0 & 7) ^ ((b_row0 + j) & 7));
+  }
   auto load_tile = [&](int stage, int k_tile) {
     const int k0 = k_tile * kBlockK;
-    const int a_k = min(8, max(0, K - (k0 + a_chunk * 8)));  // elements inside K
-    uint4 a_words[kALoads];
-    uint4 b_words[kBLoads];
-#pragma unroll
-    for (int i = 0; i < kALoads; ++i) {
-      const int n_ok = ((a_rows_ok >> i) & 1u) ? a_k : 0;
-      a_words[i] = load_chunk(a_src + static_cast<long long>(i) * kARowStep * K + k0, n_ok);
-    }
-#pragma unroll
-    for (int i = 0; i < kBLoads; ++i) {
-      const int n_ok = k0 + b_row0 + i * kBRowStep < K ? b_cols : 0;
-      b_words[i] = load_chunk(b_src + static_cast<long long>(k0 + i * kBRowStep) * N, n_ok);
-    }
+    const int a_rem = K - (k0 + lane * 2);  // elements of A's rows from the pair on
+    // A thread's rows are kAPairs (up to 32) apart by a row step: through `opaque` the step
+    // is recomputed per tile, where otherwise each row's address would be hoisted out of the
+    // K loop into a 64-bit register of its own (spills, or wgmma serialised by ptxas).
+    const long long a_step = opaque(static_cast<long long>(kARowStep) * K);
+    const long long b_step = opaque(static_cast<long long>(kBRowStep) * N);
+    const elem_t* a = a_src + k0;
+    const elem_t* b = b_src + static_cast<long long>(k0) * N;
     const unsigned a_dst = smem_base + stage * kStageBytes;
+    const unsigned b_dst = smem_base + stage * kStageBytes + kAStageBytes;
+    auto a_at = [&](int i) {
+      return a_dst + a_x[(i * kARowStep) & 7] + i * kARowStep * kRowBytes;
+    };
+    auto b_at = [&](int i) {
+      return b_dst + b_x[(i * kBRowStep) & 7] + i * kBRowStep * kRowBytes;
+    };
+#if VEC == 2
+    // 4-byte cp.async (N and K even, buffers 4-byte aligned: a pair is wholly inside or
+    // outside a row and 4-byte aligned). Asynchronous like the 16-byte copies: the pipeline
+    // needs nothing else.
 #pragma unroll
-    for (int i = 0; i < kALoads; ++i) {
-      st_shared_v4(a_dst + swizzle(a_row0 + i * kARowStep, a_chunk), a_words[i]);
+    for (int i = 0; i < kAPairs; ++i, a += a_step) {
+      const bool ok = ((a_rows_ok >> i) & 1ull) && a_rem > 0;
+      cp_async_4(a_at(i), ok ? a : A, ok);
     }
-    const unsigned b_dst =
-        smem_base + stage * kStageBytes + kAStageBytes + (b_chunk >> 3) * kPanelBytes;
 #pragma unroll
-    for (int i = 0; i < kBLoads; ++i) {
-      st_shared_v4(b_dst + swizzle(b_row0 + i * kBRowStep, b_chunk & 7), b_words[i]);
+    for (int i = 0; i < kBPairs; ++i, b += b_step) {
+      const bool ok = k0 + b_row0 + i * kBRowStep < K && b_rem > 0;
+      cp_async_4(b_at(i), ok ? b : B, ok);
     }
+#else
+    // Any N, K and offsets: rows start on any 2-byte boundary, which no cp.async copies from.
+    // Register-staged: each pair from its lane's aligned word (load_pair), one st.shared.u32.
+    // All of a tile's loads issue before its first store, so a thread waits for global memory
+    // once per tile while the previous tile's wgmma (still in flight: wgmma.wait_group 1)
+    // keeps the tensor cores busy. The stores go into the stage of tile kt-2 after the same
+    // barrier the cp.async copies rely on, and they are generic-proxy writes like cp.async's:
+    // the loop's fence.proxy.async before the barrier of the iteration that multiplies the
+    // tile publishes them to wgmma alike. The (empty) commit groups keep wait_group's count.
+    unsigned a_words[kAPairs];
+    unsigned b_words[kBPairs];
+#pragma unroll
+    for (int i = 0; i < kAPairs; ++i, a += a_step) {
+      a_words[i] = load_pair(a, ((a_rows_ok >> i) & 1ull) ? a_rem : -1, lane);
+    }
+#pragma unroll
+    for (int i = 0; i < kBPairs; ++i, b += b_step) {
+      b_words[i] = load_pair(b, k0 + b_row0 + i * kBRowStep < K ? b_rem : -1, lane);
+    }
+#pragma unroll
+    for (int i = 0; i < kAPairs; ++i) {
+      st_shared_u32(a_at(i), a_words[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < kBPairs; ++i) {
+      st_shared_u32(b_at(i), b_words[i]);
+    }
+#endif
   };
 #endif
 

@@ -511,12 +511,23 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
       cuda_gemm_templates(dtype, epilogue, hopper);
   if (templates.empty()) return out;
   bool tensor_cores_serve = false;
+  // Given the problem, the wgmma configs of another copy width than its rows' alignment stay
+  // out: they could never serve it (a wider VEC) or would lose to the one that does.
+  const std::string vec = problem ? std::to_string(gemm_row_alignment(*problem)) : "";
+  const auto other_vec = [&](const ChoicePtr& c) {
+    for (const auto& [name, value] : c->params()) {
+      if (name == "VEC") return value != vec;
+    }
+    return false;
+  };
   for (const std::shared_ptr<KernelTemplate>& t : templates) {
     const bool simt = t->desc().kind == kCudaGemmSimtKind;
     if (simt && tensor_cores_serve && !with_simt) continue;
+    const bool wgmma = t->desc().kind == "wgmma";
     Result<std::vector<ChoicePtr>> choices = t->choices();
     KTUNE_CHECK(choices.has_value());  // the built-in spaces are small
     for (ChoicePtr& c : *choices) {
+      if (problem && wgmma && other_vec(c)) continue;
       if (!simt && problem && c->supports(*problem)) tensor_cores_serve = true;
       out.candidates.push_back(std::move(c));
     }

@@ -111,8 +111,9 @@ TEST(CudaGemmWgmmaAlign, ExactlyOneVecServesEachShape) {
   }
 }
 
-// On Hopper an unaligned shape is served by the tensor cores (VEC 1), so the SIMT template stays
-// out of the candidates; without Hopper the MMA template needs 16-byte rows and SIMT serves it.
+// On Hopper an unaligned shape is served by the tensor cores (VEC 1, the only wgmma configs in
+// its candidate set), so the SIMT template stays out of the candidates; without Hopper the MMA
+// template needs 16-byte rows and SIMT serves it.
 TEST(CudaGemmWgmmaAlign, UnalignedShapesRunOnTheTensorCoresOfHopper) {
   const Problem p = cuda_gemm_problem(777, 1333, 2049, DType::kBF16);
   auto count = [&](const CudaGemmCandidates& set, std::string_view kind) {
@@ -122,6 +123,11 @@ TEST(CudaGemmWgmmaAlign, UnalignedShapesRunOnTheTensorCoresOfHopper) {
   };
   const CudaGemmCandidates hopper = cuda_gemm_candidates(DType::kBF16, 0, &p, false, {}, true);
   EXPECT_GT(count(hopper, "_wgmma_"), 0);
+  // Only the VEC 1 configs are candidates: none of the others would be more than unsupported.
+  EXPECT_TRUE(std::all_of(hopper.candidates.begin(), hopper.candidates.end(),
+                          [](const ChoicePtr& c) {
+                            return !c->name().contains("_wgmma_") || c->name().ends_with("_VEC1");
+                          }));
   EXPECT_EQ(count(hopper, "_mma_"), 0);
   EXPECT_EQ(count(hopper, "_simt_"), 0);
   const CudaGemmCandidates ampere = cuda_gemm_candidates(DType::kBF16, 0, &p, false, {}, false);

@@ -55,7 +55,8 @@ struct CudaGemmCandidates {
 // Every template choice, cuBLAS and `cublaslt_algos` cuBLASLt heuristic algorithms; the
 // reference is a separate cuBLAS choice. Given a `problem` that a tensor-core choice supports,
 // the SIMT template's choices are left out unless `with_simt`: on an H100 they are many times
-// slower there and cost most of the tuning time of large problems.
+// slower there and cost most of the tuning time of large problems; nor are the wgmma configs
+// whose VEC is not the one the problem's alignment needs.
 // With an epilogue: the templates with it fused, every library GEMM followed by the separate
 // epilogue kernel ("cublas_gemm+epilogue", "cublaslt_algo3+epilogue"), and cuBLASLt's own fused
 // epilogue where it has this one ("cublaslt_bias_relu_algo0"); the reference is cuBLAS followed
