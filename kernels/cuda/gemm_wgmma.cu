@@ -370,9 +370,9 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   auto load_tile = [&](int stage, int k_tile) {
     const int k0 = k_tile * kBlockK;
     const int a_rem = K - (k0 + lane * 2);  // elements of A's rows from the pair on
-    // A thread's rows are kAPairs (up to 32) apart by a row step: through `opaque` the step
-    // is recomputed per tile, where otherwise each row's address would be hoisted out of the
-    // K loop into a 64-bit register of its own (spills, or wgmma serialised by ptxas).
+    // A thread copies up to 32 rows of A and of B, a row step apart: through `opaque` the
+    // step is recomputed per tile, where otherwise each row's address would be hoisted out of
+    // the K loop into a 64-bit register of its own (spills, or wgmmas serialised by ptxas).
     const long long a_step = opaque(static_cast<long long>(kARowStep) * K);
     const long long b_step = opaque(static_cast<long long>(kBRowStep) * N);
     const elem_t* a = a_src + k0;

@@ -2,6 +2,7 @@
 // alignment (src/ops/gemm_align.h): exactly one VEC serves each shape, the widest its N, K and
 // offsets allow, so that nothing is compiled that cannot serve it or that a wider one beats.
 // No GPU needed; the GPU checks of the VEC variants are in cuda_gemm_wgmma_test.cpp.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,8 +10,6 @@
 #include <cstdint>
 #include <string>
 #include <variant>
-
-#include <fmt/format.h>
 
 #include "ktune/ops/cuda_gemm.h"
 #include "ops/gemm_align.h"
@@ -124,10 +123,10 @@ TEST(CudaGemmWgmmaAlign, UnalignedShapesRunOnTheTensorCoresOfHopper) {
   const CudaGemmCandidates hopper = cuda_gemm_candidates(DType::kBF16, 0, &p, false, {}, true);
   EXPECT_GT(count(hopper, "_wgmma_"), 0);
   // Only the VEC 1 configs are candidates: none of the others would be more than unsupported.
-  EXPECT_TRUE(std::all_of(hopper.candidates.begin(), hopper.candidates.end(),
-                          [](const ChoicePtr& c) {
-                            return !c->name().contains("_wgmma_") || c->name().ends_with("_VEC1");
-                          }));
+  EXPECT_TRUE(
+      std::all_of(hopper.candidates.begin(), hopper.candidates.end(), [](const ChoicePtr& c) {
+        return !c->name().contains("_wgmma_") || c->name().ends_with("_VEC1");
+      }));
   EXPECT_EQ(count(hopper, "_mma_"), 0);
   EXPECT_EQ(count(hopper, "_simt_"), 0);
   const CudaGemmCandidates ampere = cuda_gemm_candidates(DType::kBF16, 0, &p, false, {}, false);
