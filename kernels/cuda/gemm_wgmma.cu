@@ -14,8 +14,12 @@
 // STAGES*(BLOCK_M + BLOCK_N)*BLOCK_K*2 + 1024 bytes of dynamic shared memory (the 1024: room to
 // align the tiles to the 1024-byte swizzle pattern); with split-K at least the reduction
 // buffer's BLOCK_M*(BLOCK_N + 8)*4 + 1024, which the tiles already cover (static_assert).
-// Shapes: any M; N % 8 == 0 and K % 8 == 0 (each 16-byte copy is wholly inside or outside a
-// row), buffers 16-byte aligned. Out-of-range rows, columns and the K tail load as zeros.
+// Shapes: any M, N and K; VEC (elements per global -> shared copy of A and B) says which
+// alignment a config serves: 8 = 16-byte cp.async (N % 8 == 0, K % 8 == 0, buffers 16-byte
+// aligned), 2 = 4-byte cp.async (N, K even, buffers 4-byte aligned), 1 = any (register-staged
+// copies of 2-element pairs from the aligned words that hold them). Every VEC writes the same
+// swizzled stage layout below (VEC < 8: a 16-byte chunk in four 4-byte pieces), so the MMAs are
+// the same code. Out-of-range rows, columns and the K tail load as zeros.
 // Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_output,
 // grouped_tile), which ktune puts in front: NVRTC has no include path to this tree.
 //
@@ -103,6 +107,48 @@ static_assert((kBlockM * 8) % kThreads == 0 && kThreads % kBChunksPerRow == 0 &&
 // 128-byte swizzle: the chunk index XORed with row % 8 (the pattern wgmma's descriptors name).
 __device__ __forceinline__ unsigned swizzle(int row, int chunk) {
   return static_cast<unsigned>(row * kRowBytes + ((chunk ^ (row & 7)) << 4));
+}
+
+#if !defined(VEC) || (VEC != 1 && VEC != 2 && VEC != 8)
+#error "gemm_wgmma.cu needs VEC: 1, 2 or 8"
+#endif
+
+// 4-byte global -> shared copy (through L1: .cg takes 16 bytes only); zero-filled when invalid.
+__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src, bool valid) {
+  const int src_bytes = valid ? 4 : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void st_shared_u32(unsigned dst, unsigned v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(dst), "r"(v) : "memory");
+}
+
+// v, through an asm the compiler cannot look into or move out of a loop.
+__device__ __forceinline__ long long opaque(long long v) {
+  asm volatile("mov.b64 %0, %0;\n" : "+l"(v));
+  return v;
+}
+
+// The pair src[0] (low half), src[1], its elements past the first `rem` zero (rem < 1: both),
+// for a warp whose lanes hold consecutive pairs of one row (so src's parity is the same in
+// every lane and all 32 lanes call this together). src is only 2-byte aligned: each lane reads
+// the aligned word holding src[0]; on an odd element that word's high half is src[0] and the
+// next lane's word's low half is src[1], shuffled over (lane 31 reads its next word itself).
+// A word is read only when it holds an element in range, so it lies inside the allocation:
+// src[0] (rem >= 1) or, on an odd element with rem == 0, src[-1], the column before (a row's
+// first pair has rem > 0, so src[-1] is then in the same row and inside N or K).
+__device__ __forceinline__ unsigned load_pair(const elem_t* src, int rem, int lane) {
+  const unsigned long long addr = reinterpret_cast<unsigned long long>(src);
+  const unsigned* word = reinterpret_cast<const unsigned*>(addr & ~3ull);
+  const bool odd = (addr & 2ull) != 0;
+  const unsigned lo = rem >= (odd ? 0 : 1) ? __ldg(word) : 0u;
+  unsigned hi = __shfl_down_sync(0xFFFFFFFFu, lo, 1);
+  if (lane == 31) hi = odd && rem >= 2 ? __ldg(word + 1) : 0u;
+  unsigned r = odd ? __byte_perm(lo, hi, 0x5432) : lo;  // bytes 2, 3 of lo; 0, 1 of hi
+  if (rem < 2) r &= rem == 1 ? 0xFFFFu : 0u;
+  return r;
 }
 
 __device__ __forceinline__ void wgmma_fence() {
@@ -302,8 +348,11 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_WGMM
   // tiles start on a 1024-byte boundary (the launch adds 1024 bytes of slack for this).
   const unsigned smem_base = (smem_u32(smem) + 1023u) & ~1023u;
 
-  // Tile copies. A: thread tid copies chunk tid % 8 of rows tid / 8 + i * (threads / 8).
-  // B: chunk tid % (BLOCK_N / 8) of rows tid / (BLOCK_N / 8) + i * (threads / (BLOCK_N / 8)).
+  // Tile copies into the swizzled stage; out-of-range elements land as zeros.
+#if VEC == 8
+  // 16-byte cp.async (N % 8 == 0 and K % 8 == 0: a chunk is wholly inside or outside a row).
+  // A: thread tid copies chunk tid % 8 of rows tid / 8 + i * (threads / 8). B: chunk
+  // tid % (BLOCK_N / 8) of rows tid / (BLOCK_N / 8) + i * (threads / (BLOCK_N / 8)).
   constexpr int kARowStep = kThreads / 8;
   constexpr int kBRowStep = kThreads / kBChunksPerRow;
   const int a_chunk = tid & 7;
@@ -338,6 +387,109 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_WGMM
       cp_async_16(b_dst + swizzle(b_row0 + i * kBRowStep, b_chunk & 7), ok ? src : B, ok);
     }
   };
+#else
+  // Pairs of elements (4 bytes), lanes on consecutive pairs of one row: each copy instruction
+  // reads 128 contiguous bytes (a 16-byte chunk per thread in four 4-byte pieces would spread
+  // every instruction over four rows' cache lines, four times the L1 wavefronts). A: warp w
+  // copies rows w + i * warps, lane q pair q of the row's 32. B: pair tid % (BLOCK_N / 2) of
+  // rows tid / (BLOCK_N / 2) + i * (threads / (BLOCK_N / 2)), in panel pair / 32. Pair q of a
+  // 64-element row is bytes 4 * (q % 4) of its 16-byte chunk (q % 32) / 4: the VEC 8 layout.
+  constexpr int kARowStep = kThreads / 32;
+  constexpr int kBPairsPerRow = kBlockN / 2;
+  constexpr int kBRowStep = kThreads / kBPairsPerRow;
+  constexpr int kAPairs = kBlockM * 32 / kThreads;  // pair copies per thread and tile
+  constexpr int kBPairs = kBlockK * kBPairsPerRow / kThreads;
+  static_assert(kThreads % kBPairsPerRow == 0 && (kBlockK * kBPairsPerRow) % kThreads == 0 &&
+                    kAPairs <= 64,
+                "pair copies must spread evenly over the threads");
+  const int a_row0 = warp;
+  const int b_pair = tid % kBPairsPerRow;
+  const int b_row0 = tid / kBPairsPerRow;
+  const int a_chunk = lane >> 2;
+  const int b_chunk = (b_pair & 31) >> 2;
+  const unsigned a_piece = static_cast<unsigned>((lane & 3) << 2);
+  const unsigned b_piece =
+      static_cast<unsigned>((b_pair >> 5) * kPanelBytes + ((b_pair & 3) << 2));
+  const elem_t* a_src = A + static_cast<long long>(block_m + a_row0) * K + lane * 2;
+  const elem_t* b_src = B + static_cast<long long>(b_row0) * N + block_n + b_pair * 2;
+  unsigned long long a_rows_ok = 0;  // bit i: row a_row0 + i * kARowStep is inside M
+#pragma unroll
+  for (int i = 0; i < kAPairs; ++i) {
+    if (block_m + a_row0 + i * kARowStep < M) a_rows_ok |= 1ull << i;
+  }
+  const int b_rem = N - (block_n + b_pair * 2);  // elements of B's rows from the pair on
+  // Row r's chunk c sits at r * 128 + ((c ^ (r % 8)) << 4) (swizzle); a thread's rows are
+  // row0 + i * step, so the XOR takes at most 8 values: x[(i * step) % 8] plus the immediate
+  // i * step * 128, rather than one hoisted register per row.
+  unsigned a_x[8];
+  unsigned b_x[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    a_x[j] = a_piece + swizzle(a_row0, a_chunk ^ (a_row0 & 7) ^ ((a_row0 + j) & 7));
+    b_x[j] = b_piece + swizzle(b_row0, b_chunk ^ (b_row0 & 7) ^ ((b_row0 + j) & 7));
+  }
+  auto load_tile = [&](int stage, int k_tile) {
+    const int k0 = k_tile * kBlockK;
+    const int a_rem = K - (k0 + lane * 2);  // elements of A's rows from the pair on
+    // A thread copies up to 32 rows of A and of B, a row step apart: through `opaque` the
+    // step is recomputed per tile, where otherwise each row's address would be hoisted out of
+    // the K loop into a 64-bit register of its own (spills, or wgmmas serialised by ptxas).
+    const long long a_step = opaque(static_cast<long long>(kARowStep) * K);
+    const long long b_step = opaque(static_cast<long long>(kBRowStep) * N);
+    const elem_t* a = a_src + k0;
+    const elem_t* b = b_src + static_cast<long long>(k0) * N;
+    const unsigned a_dst = smem_base + stage * kStageBytes;
+    const unsigned b_dst = smem_base + stage * kStageBytes + kAStageBytes;
+    auto a_at = [&](int i) {
+      return a_dst + a_x[(i * kARowStep) & 7] + i * kARowStep * kRowBytes;
+    };
+    auto b_at = [&](int i) {
+      return b_dst + b_x[(i * kBRowStep) & 7] + i * kBRowStep * kRowBytes;
+    };
+#if VEC == 2
+    // 4-byte cp.async (N and K even, buffers 4-byte aligned: a pair is wholly inside or
+    // outside a row and 4-byte aligned). Asynchronous like the 16-byte copies: the pipeline
+    // needs nothing else.
+#pragma unroll
+    for (int i = 0; i < kAPairs; ++i, a += a_step) {
+      const bool ok = ((a_rows_ok >> i) & 1ull) && a_rem > 0;
+      cp_async_4(a_at(i), ok ? a : A, ok);
+    }
+#pragma unroll
+    for (int i = 0; i < kBPairs; ++i, b += b_step) {
+      const bool ok = k0 + b_row0 + i * kBRowStep < K && b_rem > 0;
+      cp_async_4(b_at(i), ok ? b : B, ok);
+    }
+#else
+    // Any N, K and offsets: rows start on any 2-byte boundary, which no cp.async copies from.
+    // Register-staged: each pair from its lane's aligned word (load_pair), one st.shared.u32.
+    // All of a tile's loads issue before its first store, so a thread waits for global memory
+    // once per tile while the previous tile's wgmma (still in flight: wgmma.wait_group 1)
+    // keeps the tensor cores busy. The stores go into the stage of tile kt-2 after the same
+    // barrier the cp.async copies rely on, and they are generic-proxy writes like cp.async's:
+    // the loop's fence.proxy.async before the barrier of the iteration that multiplies the
+    // tile publishes them to wgmma alike. The (empty) commit groups keep wait_group's count.
+    unsigned a_words[kAPairs];
+    unsigned b_words[kBPairs];
+#pragma unroll
+    for (int i = 0; i < kAPairs; ++i, a += a_step) {
+      a_words[i] = load_pair(a, ((a_rows_ok >> i) & 1ull) ? a_rem : -1, lane);
+    }
+#pragma unroll
+    for (int i = 0; i < kBPairs; ++i, b += b_step) {
+      b_words[i] = load_pair(b, k0 + b_row0 + i * kBRowStep < K ? b_rem : -1, lane);
+    }
+#pragma unroll
+    for (int i = 0; i < kAPairs; ++i) {
+      st_shared_u32(a_at(i), a_words[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < kBPairs; ++i) {
+      st_shared_u32(b_at(i), b_words[i]);
+    }
+#endif
+  };
+#endif
 
   float acc[kMTiles][kAcc];
 #pragma unroll

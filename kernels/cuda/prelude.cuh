@@ -79,15 +79,24 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
   return r;
 }
 
-// Stores C[row, col] and C[row, col + 1] through the epilogue (col even; N % 8 == 0 keeps
-// col + 1 < N).
+// Stores C[row, col] and C[row, col + 1] through the epilogue (col even), for any N and C
+// offset: one packed 4-byte store when both are inside the row and C + idx is 4-byte aligned
+// (always so for N and the offset even), else element stores (an odd N's last column, or rows
+// that start on an odd element). One predicate per pair keeps the aligned case at one store.
 __device__ __forceinline__ void store_output(elem_t* C, int M, int N, int row, int col, float v0,
                                              float v1 KTUNE_EPILOGUE_PARAMS) {
   if (row < M && col < N) {
     const long long idx = static_cast<long long>(row) * N + col;
-    const unsigned packed = pack2(epilogue(row, col, idx, v0 KTUNE_EPILOGUE_ARGS),
-                                  epilogue(row, col + 1, idx + 1, v1 KTUNE_EPILOGUE_ARGS));
-    *reinterpret_cast<unsigned*>(C + idx) = packed;
+    const float r0 = epilogue(row, col, idx, v0 KTUNE_EPILOGUE_ARGS);
+    const bool second = col + 1 < N;
+    const bool packed = second && (reinterpret_cast<unsigned long long>(C + idx) & 3ull) == 0;
+    if (packed) {
+      *reinterpret_cast<unsigned*>(C + idx) =
+          pack2(r0, epilogue(row, col + 1, idx + 1, v1 KTUNE_EPILOGUE_ARGS));
+    } else {
+      C[idx] = from_float(r0);
+      if (second) C[idx + 1] = from_float(epilogue(row, col + 1, idx + 1, v1 KTUNE_EPILOGUE_ARGS));
+    }
   }
 }
 #endif

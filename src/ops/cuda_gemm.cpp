@@ -19,6 +19,7 @@
 #include "ktune/choice/cublas_choice.h"
 #include "ktune/choice/sequence_choice.h"
 #include "ops/cuda_kernels.h"
+#include "ops/gemm_align.h"
 
 namespace ktune {
 namespace {
@@ -108,8 +109,25 @@ std::int64_t mma_threads(const Config& c) {
          32;
 }
 
-// What both tensor-core templates need: 16-byte rows (N, K and offsets multiples of 8
-// elements), `shared_bytes` within the opt-in maximum, and a grid of at most 2^31-1 blocks.
+// What both tensor-core templates need besides their copies' alignment: `shared_bytes` within
+// the opt-in maximum and a grid of at most 2^31-1 blocks.
+Status tile_limits(const std::string& where, const GemmDims& d, std::uint32_t shared_bytes,
+                   std::int64_t block_m, std::int64_t block_n) {
+  if (shared_bytes > kCudaGemmMaxSharedBytes) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: shared memory; expected at most {} bytes, got {}", where,
+                                  kCudaGemmMaxSharedBytes, shared_bytes));
+  }
+  const std::int64_t blocks = ceil_div(d.m, block_m) * ceil_div(d.n, block_n);
+  if (blocks > kMaxInt32) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: grid; expected at most 2^31-1 blocks, got {}", where, blocks));
+  }
+  return {};
+}
+
+// The MMA template: 16-byte rows (N, K and offsets multiples of 8 elements).
 Status aligned_rows_supports(const std::string& where, const Problem& p, const Epilogue& e,
                              std::uint32_t shared_bytes, std::int64_t block_m,
                              std::int64_t block_n) {
@@ -130,18 +148,7 @@ Status aligned_rows_supports(const std::string& where, const Problem& p, const E
                                     where, p.args[i].param.name, p.args[i].tensor.offset));
     }
   }
-  if (shared_bytes > kCudaGemmMaxSharedBytes) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{}: shared memory; expected at most {} bytes, got {}", where,
-                                  kCudaGemmMaxSharedBytes, shared_bytes));
-  }
-  const std::int64_t blocks = ceil_div(d->m, block_m) * ceil_div(d->n, block_n);
-  if (blocks > kMaxInt32) {
-    return make_error(
-        ErrorCode::kInvalidArgument,
-        fmt::format("{}: grid; expected at most 2^31-1 blocks, got {}", where, blocks));
-  }
-  return {};
+  return tile_limits(where, *d, shared_bytes, block_m, block_n);
 }
 
 Status mma_supports(const std::string& where, const Config& c, const Problem& p,
@@ -190,13 +197,23 @@ constexpr std::int64_t kSplitKSms = 132;
 // keeps a pipeline's worth of K. SPLIT_K = s > 1 serves a problem whose tiles * s / 2 blocks
 // (the next smaller split) leave SMs idle and whose K has at least 2 tiles per slice.
 // BLOCK_N 64 halves the MMAs' operand reuse: it serves N <= 64, or outputs whose tiles of
-// BLOCK_N 128 leave SMs idle.
+// BLOCK_N 128 leave SMs idle. And exactly the VEC that gemm_row_alignment gives serves a shape:
+// a narrower one would only lose to it, a wider one cannot copy its rows.
 Status wgmma_supports(const std::string& where, const Config& c, const Problem& p,
                       const Epilogue& e) {
   const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
-  if (Status s = aligned_rows_supports(where, p, e, wgmma_shared_bytes(c), bm, bn); !s) return s;
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
+  const int align = gemm_row_alignment(p);
+  if (const std::int64_t vec = param(c, "VEC"); vec != align) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: VEC; rows aligned to {} element(s) (N={} K={}, offsets C={} A={} B={}) "
+                    "need VEC={}, got VEC={}",
+                    where, align, d->n, d->k, p.args[0].tensor.offset, p.args[1].tensor.offset,
+                    p.args[2].tensor.offset, align, vec));
+  }
+  if (Status s = tile_limits(where, *d, wgmma_shared_bytes(c), bm, bn); !s) return s;
   if (bn == 64 && d->n > 64 && ceil_div(d->m, bm) * ceil_div(d->n, 128) >= kSplitKSms) {
     return make_error(
         ErrorCode::kInvalidArgument,
@@ -357,9 +374,11 @@ SearchSpace mma_space() {
   return std::move(*space);
 }
 
-// 27 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
-// thread (an m64 x 256 or two m64 x 128 tiles), pipelines 4 or 5 tiles deep; 12 without split-K
-// and 15 with it.
+// 39 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
+// thread (an m64 x 256 or two m64 x 128 tiles), pipelines 4 or 5 tiles deep. With 16-byte rows
+// (VEC 8) only the 15 split-K configs: the TMA template serves those shapes without a split
+// (and beat this one on each shape measured, H200 2026-11-24); with 4- or 2-byte rows (VEC 2,
+// 1, which TMA cannot copy) the 12 without.
 SearchSpace wgmma_space() {
   std::vector<Param> params = {
       {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
@@ -369,6 +388,9 @@ SearchSpace wgmma_space() {
       {"STAGES", {std::int64_t{4}, std::int64_t{5}}},
       {"GROUP_M", {std::int64_t{8}}},
       {"SPLIT_K", {std::int64_t{1}, std::int64_t{2}, std::int64_t{4}, std::int64_t{8}}},
+      // Elements per global -> shared copy: 8 (16-byte cp.async), 2 (4-byte cp.async) or 1
+      // (register-staged); the supports hook offers only the one a shape's alignment needs.
+      {"VEC", {std::int64_t{1}, std::int64_t{2}, std::int64_t{8}}},
   };
   std::vector<std::string> restrictions = {
       // Split-K is for shapes with few tiles (small M or N, large K; wgmma_supports): the tiles
@@ -381,6 +403,8 @@ SearchSpace wgmma_space() {
       // 64: a wider tile multiplies zeros) and few tiles (wgmma_supports): the same small tiles
       // as split-K.
       "BLOCK_N > 64 || (STAGES == 4 && BLOCK_M == 64 * WARPGROUPS)",
+      // Copy widths: see above.
+      "(VEC == 8) == (SPLIT_K > 1)",
       // Each warp group owns BLOCK_M / WARPGROUPS rows: whole m64 MMAs.
       "BLOCK_M % (64 * WARPGROUPS) == 0",
       // Registers: at most 128 fp32 accumulators per thread (BLOCK_N / 2 per m64 tile).
@@ -653,12 +677,23 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
       cuda_gemm_templates(dtype, epilogue, hopper);
   if (templates.empty()) return out;
   bool tensor_cores_serve = false;
+  // Given the problem, the wgmma configs of another copy width than its rows' alignment stay
+  // out: they could never serve it (a wider VEC) or would lose to the one that does.
+  const std::string vec = problem ? std::to_string(gemm_row_alignment(*problem)) : "";
+  const auto other_vec = [&](const ChoicePtr& c) {
+    for (const auto& [name, value] : c->params()) {
+      if (name == "VEC") return value != vec;
+    }
+    return false;
+  };
   for (const std::shared_ptr<KernelTemplate>& t : templates) {
     const bool simt = t->desc().kind == kCudaGemmSimtKind;
     if (simt && tensor_cores_serve && !with_simt) continue;
+    const bool wgmma = t->desc().kind == "wgmma";
     Result<std::vector<ChoicePtr>> choices = t->choices();
     KTUNE_CHECK(choices.has_value());  // the built-in spaces are small
     for (ChoicePtr& c : *choices) {
+      if (problem && wgmma && other_vec(c)) continue;
       if (!simt && problem && c->supports(*problem)) tensor_cores_serve = true;
       out.candidates.push_back(std::move(c));
     }

@@ -1,8 +1,8 @@
 // The Hopper GEMM template (kernels/cuda/gemm_wgmma.cu): present only when asked for, its
-// search space, launch and supports hooks (split-K only where it can pay), NVRTC compilation of
-// every config for sm_90a (plain and with a fused epilogue) and its refusal of other
-// architectures; on a GPU, every config verified against cuBLAS on aligned, ragged, large and
-// decode shapes (split-K).
+// search space and launch hook, its supports hook for split-K (the copy widths:
+// cuda_gemm_wgmma_align_test.cpp), NVRTC compilation of every config for sm_90a (plain and with a
+// fused epilogue) and its refusal of other architectures; on a GPU, every config verified against
+// cuBLAS on aligned, ragged, unaligned (each VEC), large and decode shapes (split-K).
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -79,7 +79,9 @@ TEST(CudaGemmWgmma, OnlyForHopper) {
   const std::int64_t configs =
       static_cast<std::int64_t>(all_configs(wgmma_template(DType::kBF16)->space()).size());
   EXPECT_EQ(count_wgmma(cuda_gemm_candidates(DType::kBF16, 1, &p)), 0);
-  EXPECT_EQ(count_wgmma(cuda_gemm_candidates(DType::kBF16, 1, &p, false, {}, true)), configs);
+  // The configs of the one VEC that serves the problem (a third of the space).
+  EXPECT_EQ(count_wgmma(cuda_gemm_candidates(DType::kBF16, 1, &p, false, {}, true)), configs / 3);
+  EXPECT_EQ(count_wgmma(cuda_gemm_candidates(DType::kBF16, 1, nullptr, false, {}, true)), configs);
   // The tensor cores serve this problem: the SIMT template stays out with the wgmma one in.
   CudaGemmCandidates hopper = cuda_gemm_candidates(DType::kBF16, 1, &p, false, {}, true);
   EXPECT_TRUE(std::none_of(hopper.candidates.begin(), hopper.candidates.end(),
@@ -90,8 +92,12 @@ TEST(CudaGemmWgmma, SpaceIsSmallAndWithinTheHardwareLimits) {
   auto t = wgmma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
   const std::vector<Config> configs = all_configs(t->space());
-  EXPECT_GE(configs.size(), 16u);
-  EXPECT_LE(configs.size(), 30u);
+  // 15 split-K configs with 16-byte copies (VEC 8: the TMA template serves the rest of those
+  // shapes) and 12 without split-K in each of the narrower copy widths.
+  EXPECT_EQ(configs.size(), 39u);
+  for (const Config& c : configs) {
+    EXPECT_EQ(param(c, "VEC") == 8, param(c, "SPLIT_K") > 1) << c.str();
+  }
   std::vector<std::int64_t> splits;
   for (const Config& c : configs) {
     const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
@@ -144,32 +150,6 @@ TEST(CudaGemmWgmma, LaunchCoversTheMatrix) {
       EXPECT_EQ(g->shared_bytes, static_cast<std::uint32_t>(std::max(pipeline, reduction) + 1024))
           << c.str();
     }
-  }
-}
-
-TEST(CudaGemmWgmma, SupportsOnlyAlignedRows) {
-  auto t = wgmma_template(DType::kBF16);
-  ASSERT_NE(t, nullptr);
-  for (const Config& config : all_configs(t->space())) {
-    const ChoicePtr c = t->choice(config);
-    if (param(config, "SPLIT_K") == 1) {  // split-K: SplitKOnlyWhereItCanPay
-      EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
-      EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 8, DType::kBF16)).has_value());  // any M
-    }
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 4096, DType::kBF16)).has_value());
-    Status k_odd = c->supports(cuda_gemm_problem(64, 64, 1001, DType::kBF16));
-    ASSERT_FALSE(k_odd.has_value());
-    EXPECT_THAT(k_odd.error().message, HasSubstr("K=1001"));
-    EXPECT_THAT(k_odd.error().message, HasSubstr("cuda_gemm_wgmma_bf16"));
-    Status n_odd = c->supports(cuda_gemm_problem(64, 1004, 64, DType::kBF16));
-    ASSERT_FALSE(n_odd.has_value());
-    EXPECT_THAT(n_odd.error().message, HasSubstr("N=1004"));
-    Problem offset = cuda_gemm_problem(64, 64, 64, DType::kBF16);
-    offset.args[2].tensor.offset = 4;  // 8 bytes: cp.async needs 16
-    Status misaligned = c->supports(offset);
-    ASSERT_FALSE(misaligned.has_value());
-    EXPECT_THAT(misaligned.error().message, HasSubstr("offset"));
-    EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 64, 64, DType::kF16)).has_value());  // dtype
   }
 }
 
@@ -236,7 +216,7 @@ TEST(CudaGemmWgmma, SplitKOnlyWhereItCanPay) {
   // BLOCK_N 64: narrow outputs or few tiles only.
   Config narrow;
   for (const Config& c : all_configs(t->space())) {
-    if (param(c, "SPLIT_K") == 1 && param(c, "BLOCK_N") == 64 && param(c, "BLOCK_M") == 64) {
+    if (param(c, "SPLIT_K") == 2 && param(c, "BLOCK_N") == 64 && param(c, "BLOCK_M") == 64) {
       narrow = c;
     }
   }
@@ -255,6 +235,20 @@ TEST(CudaGemmWgmma, SplitKOnlyWhereItCanPay) {
   EXPECT_EQ(g->grid[0], 32u * 8u);
   EXPECT_EQ(g->block[0], 128u);
   EXPECT_EQ(g->shared_bytes, 4u * (64 + 128) * 64 * 2 + 1024);
+}
+
+// A config's copy width (its VEC parameter).
+std::int64_t vec_of(const Choice& c) {
+  for (const auto& [name, value] : c.params()) {
+    if (name == "VEC") return std::stoll(value);
+  }
+  return 0;
+}
+
+// 40 rows, few tiles and K for 8 slices, with rows aligned to `vec` elements exactly.
+Problem aligned_to(std::int64_t vec, DType dtype, const Epilogue& e = {}) {
+  const std::int64_t extra = vec == 8 ? 0 : vec == 2 ? 2 : 1;
+  return cuda_gemm_problem(40, 520 + extra, 3000 + extra, dtype, 0, e);
 }
 
 // Compiles each (choice, problem) for `arch` on 2 threads; "name: message" for each failure.
@@ -288,21 +282,25 @@ std::vector<std::string> compile_all(const std::string& arch,
   return failures;
 }
 
-// Every config in bf16 and f16, and in bf16 with a fused "bias,gelu": about 0.3 s of NVRTC each.
-// The problem is one that every config serves (few tiles, K for 8 slices): launch_spec checks.
+// Every config in bf16 and with a fused "bias,gelu", and the VEC 8 ones in f16 (the copies do
+// not depend on the dtype): about 0.4 s of NVRTC each. Each on a problem it serves (few tiles, K
+// for 8 slices, rows of its alignment), so that launch_spec checks too.
 TEST(CudaGemmWgmma, CompilesEveryConfigForSm90a) {
   if (nvrtc_missing()) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
   std::vector<std::pair<ChoicePtr, Problem>> work;
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     for (ChoicePtr& c : all_choices(wgmma_template(dtype))) {
-      work.emplace_back(std::move(c), cuda_gemm_problem(40, 520, 3000, dtype));
+      const std::int64_t vec = vec_of(*c);
+      if (dtype == DType::kF16 && vec != 8) continue;
+      work.emplace_back(std::move(c), aligned_to(vec, dtype));
     }
   }
   const Epilogue e = parse("bias,gelu");
   for (ChoicePtr& c : all_choices(wgmma_template(DType::kBF16, e))) {
-    work.emplace_back(std::move(c), cuda_gemm_problem(40, 520, 3000, DType::kBF16, 0, e));
+    const std::int64_t vec = vec_of(*c);
+    work.emplace_back(std::move(c), aligned_to(vec, DType::kBF16, e));
   }
-  EXPECT_GE(work.size(), 48u);
+  EXPECT_EQ(work.size(), 39u + 15u + 39u);
   const std::vector<std::string> failures = compile_all("sm_90a", work);
   EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
 }
@@ -370,19 +368,38 @@ class CudaGemmWgmmaGpu : public ::testing::Test {
 };
 
 TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnAnAlignedShape) {
-  expect_all_ok(DType::kBF16, cuda_gemm_problem(256, 256, 64, DType::kBF16));
-  expect_all_ok(DType::kF16, cuda_gemm_problem(256, 256, 64, DType::kF16));
+  // 16-byte rows: the split-K configs only (the TMA template serves the rest); K for 4 slices.
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(256, 256, 512, DType::kBF16), {}, "", 1);
+  expect_all_ok(DType::kF16, cuda_gemm_problem(256, 256, 512, DType::kF16), {}, "", 1);
 }
 
 // M, N and K all off the tiles: zero-filled rows, columns and K tail, guarded stores.
 TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnARaggedShape) {
-  expect_all_ok(DType::kBF16, cuda_gemm_problem(200, 264, 136, DType::kBF16));
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(200, 264, 1000, DType::kBF16), {}, "", 1);
   const Epilogue e = parse("bias,relu");
-  expect_all_ok(DType::kBF16, cuda_gemm_problem(200, 264, 136, DType::kBF16, 0, e), e);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(200, 264, 1000, DType::kBF16, 0, e), e, "", 1);
 }
 
-TEST_F(CudaGemmWgmmaGpu, OneConfigMatchesCublasAt4096) {
-  expect_all_ok(DType::kBF16, cuda_gemm_problem(4096, 4096, 4096, DType::kBF16), {},
+// N or K not multiples of 8: the 4-byte cp.async configs (VEC 2: 130x66x250) and the
+// register-staged ones (VEC 1: N odd, K odd, both; odd element offsets, so that rows start on
+// odd 2-byte boundaries and the packed stores of C fall back to element stores).
+TEST_F(CudaGemmWgmmaGpu, EveryConfigMatchesCublasOnUnalignedShapes) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(130, 66, 250, DType::kBF16));
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(64, 8, 17, DType::kBF16));
+  expect_all_ok(DType::kF16, cuda_gemm_problem(200, 263, 136, DType::kF16));
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(777, 1333, 2049, DType::kBF16));
+  Problem offsets = cuda_gemm_problem(130, 66, 250, DType::kBF16);
+  offsets.args[0].tensor.offset = 1;
+  offsets.args[1].tensor.offset = 3;
+  offsets.args[2].tensor.offset = 2;
+  expect_all_ok(DType::kBF16, offsets);
+  const Epilogue e = parse("bias,relu");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(130, 67, 251, DType::kBF16, 0, e), e);
+}
+
+// Many tiles with 4-byte copies (K % 8 == 2): the pipeline over 64 K tiles.
+TEST_F(CudaGemmWgmmaGpu, OneConfigMatchesCublasOnALargeUnalignedShape) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(4096, 4096, 4090, DType::kBF16), {},
                 "BLOCK_M128_BLOCK_N256_BLOCK_K64_WARPGROUPS2_STAGES4");
 }
 

@@ -36,9 +36,10 @@ inline constexpr std::uint32_t kCudaGemmMaxSharedBytes = 227 * 1024;
 // the mma one, which they beat there;
 // then "cuda_gemm_simt_<dtype>";
 // empty for a dtype other than f16, bf16, f32. Each has a launch hook (grid, block threads,
-// dynamic shared bytes) and a supports hook (MMA and wgmma: N % 8 == 0, K % 8 == 0, buffers
-// 16-byte aligned; wgmma: split-K and BLOCK_N 64 only for shapes with few tiles; all:
-// contiguous row-major tensors of the problem's sizes).
+// dynamic shared bytes) and a supports hook (MMA and TMA: N % 8 == 0, K % 8 == 0, buffers
+// 16-byte aligned; wgmma: any N, K, offsets, each served by the configs whose VEC matches the
+// rows' alignment, split-K (16-byte rows only) and BLOCK_N 64 only for shapes with few tiles;
+// all: contiguous row-major tensors of the problem's sizes).
 // With an epilogue, the templates have it fused into their store (include/ktune/core/epilogue.h),
 // take its operands after K, and are named "cuda_gemm_mma_<dtype>_<epilogue>".
 // KernelTemplateDesc::kind says the family: "mma", "wgmma", "tma" or "simt" (kCudaGemmSimtKind).
@@ -59,7 +60,8 @@ struct CudaGemmCandidates {
 // Every template choice, cuBLAS and `cublaslt_algos` cuBLASLt heuristic algorithms; the
 // reference is a separate cuBLAS choice. Given a `problem` that a tensor-core choice supports,
 // the SIMT template's choices are left out unless `with_simt`: on an H100 they are many times
-// slower there and cost most of the tuning time of large problems.
+// slower there and cost most of the tuning time of large problems; nor are the wgmma configs
+// whose VEC is not the one the problem's alignment needs.
 // With an epilogue: the templates with it fused, every library GEMM followed by the separate
 // epilogue kernel ("cublas_gemm+epilogue", "cublaslt_algo3+epilogue"), and cuBLASLt's own fused
 // epilogue where it has this one ("cublaslt_bias_relu_algo0"); the reference is cuBLAS followed
