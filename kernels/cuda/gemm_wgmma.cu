@@ -14,12 +14,13 @@
 // STAGES*(BLOCK_M + BLOCK_N)*BLOCK_K*2 + 1024 bytes of dynamic shared memory (the 1024: room to
 // align the tiles to the 1024-byte swizzle pattern); with split-K at least the reduction
 // buffer's BLOCK_M*(BLOCK_N + 8)*4 + 1024, which the tiles already cover (static_assert).
-// Shapes: any M, N and K; VEC (elements per global -> shared copy of A and B) says which
-// alignment a config serves: 8 = 16-byte cp.async (N % 8 == 0, K % 8 == 0, buffers 16-byte
-// aligned), 2 = 4-byte cp.async (N, K even, buffers 4-byte aligned), 1 = any (register-staged
-// copies of 2-element pairs from the aligned words that hold them). Every VEC writes the same
-// swizzled stage layout below (VEC < 8: a 16-byte chunk in four 4-byte pieces), so the MMAs are
-// the same code. Out-of-range rows, columns and the K tail load as zeros.
+// Shapes: any M; VEC (elements per global -> shared copy of A and B) says which alignment a
+// config serves: 8 = 16-byte cp.async (N % 8 == 0, K % 8 == 0, buffers 16-byte aligned),
+// 2 = 4-byte cp.async (N, K even, buffers 4-byte aligned). Both write the same swizzled stage
+// layout below (VEC 2: a 16-byte chunk in four 4-byte pieces), so the MMAs are the same code.
+// Out-of-range rows, columns and the K tail load as zeros. (A register-staged VEC 1 for odd
+// rows was measured on an H200, 2026-11-24: 5-10x slower than cuBLAS and wrong on
+// 1000x1001x1024, so it was taken out; odd rows go to the SIMT template.)
 // Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_output,
 // grouped_tile), which ktune puts in front: NVRTC has no include path to this tree.
 //
@@ -109,8 +110,8 @@ __device__ __forceinline__ unsigned swizzle(int row, int chunk) {
   return static_cast<unsigned>(row * kRowBytes + ((chunk ^ (row & 7)) << 4));
 }
 
-#if !defined(VEC) || (VEC != 1 && VEC != 2 && VEC != 8)
-#error "gemm_wgmma.cu needs VEC: 1, 2 or 8"
+#if !defined(VEC) || (VEC != 2 && VEC != 8)
+#error "gemm_wgmma.cu needs VEC: 2 or 8"
 #endif
 
 // 4-byte global -> shared copy (through L1: .cg takes 16 bytes only); zero-filled when invalid.
@@ -121,34 +122,10 @@ __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src, bool v
                : "memory");
 }
 
-__device__ __forceinline__ void st_shared_u32(unsigned dst, unsigned v) {
-  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(dst), "r"(v) : "memory");
-}
-
 // v, through an asm the compiler cannot look into or move out of a loop.
 __device__ __forceinline__ long long opaque(long long v) {
   asm volatile("mov.b64 %0, %0;\n" : "+l"(v));
   return v;
-}
-
-// The pair src[0] (low half), src[1], its elements past the first `rem` zero (rem < 1: both),
-// for a warp whose lanes hold consecutive pairs of one row (so src's parity is the same in
-// every lane and all 32 lanes call this together). src is only 2-byte aligned: each lane reads
-// the aligned word holding src[0]; on an odd element that word's high half is src[0] and the
-// next lane's word's low half is src[1], shuffled over (lane 31 reads its next word itself).
-// A word is read only when it holds an element in range, so it lies inside the allocation:
-// src[0] (rem >= 1) or, on an odd element with rem == 0, src[-1], the column before (a row's
-// first pair has rem > 0, so src[-1] is then in the same row and inside N or K).
-__device__ __forceinline__ unsigned load_pair(const elem_t* src, int rem, int lane) {
-  const unsigned long long addr = reinterpret_cast<unsigned long long>(src);
-  const unsigned* word = reinterpret_cast<const unsigned*>(addr & ~3ull);
-  const bool odd = (addr & 2ull) != 0;
-  const unsigned lo = rem >= (odd ? 0 : 1) ? __ldg(word) : 0u;
-  unsigned hi = __shfl_down_sync(0xFFFFFFFFu, lo, 1);
-  if (lane == 31) hi = odd && rem >= 2 ? __ldg(word + 1) : 0u;
-  unsigned r = odd ? __byte_perm(lo, hi, 0x5432) : lo;  // bytes 2, 3 of lo; 0, 1 of hi
-  if (rem < 2) r &= rem == 1 ? 0xFFFFu : 0u;
-  return r;
 }
 
 __device__ __forceinline__ void wgmma_fence() {
@@ -446,7 +423,6 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_WGMM
     auto b_at = [&](int i) {
       return b_dst + b_x[(i * kBRowStep) & 7] + i * kBRowStep * kRowBytes;
     };
-#if VEC == 2
     // 4-byte cp.async (N and K even, buffers 4-byte aligned: a pair is wholly inside or
     // outside a row and 4-byte aligned). Asynchronous like the 16-byte copies: the pipeline
     // needs nothing else.
@@ -460,34 +436,6 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_WGMM
       const bool ok = k0 + b_row0 + i * kBRowStep < K && b_rem > 0;
       cp_async_4(b_at(i), ok ? b : B, ok);
     }
-#else
-    // Any N, K and offsets: rows start on any 2-byte boundary, which no cp.async copies from.
-    // Register-staged: each pair from its lane's aligned word (load_pair), one st.shared.u32.
-    // All of a tile's loads issue before its first store, so a thread waits for global memory
-    // once per tile while the previous tile's wgmma (still in flight: wgmma.wait_group 1)
-    // keeps the tensor cores busy. The stores go into the stage of tile kt-2 after the same
-    // barrier the cp.async copies rely on, and they are generic-proxy writes like cp.async's:
-    // the loop's fence.proxy.async before the barrier of the iteration that multiplies the
-    // tile publishes them to wgmma alike. The (empty) commit groups keep wait_group's count.
-    unsigned a_words[kAPairs];
-    unsigned b_words[kBPairs];
-#pragma unroll
-    for (int i = 0; i < kAPairs; ++i, a += a_step) {
-      a_words[i] = load_pair(a, ((a_rows_ok >> i) & 1ull) ? a_rem : -1, lane);
-    }
-#pragma unroll
-    for (int i = 0; i < kBPairs; ++i, b += b_step) {
-      b_words[i] = load_pair(b, k0 + b_row0 + i * kBRowStep < K ? b_rem : -1, lane);
-    }
-#pragma unroll
-    for (int i = 0; i < kAPairs; ++i) {
-      st_shared_u32(a_at(i), a_words[i]);
-    }
-#pragma unroll
-    for (int i = 0; i < kBPairs; ++i) {
-      st_shared_u32(b_at(i), b_words[i]);
-    }
-#endif
   };
 #endif
 

@@ -206,12 +206,14 @@ Status wgmma_supports(const std::string& where, const Config& c, const Problem& 
   if (!d) return std::unexpected(d.error());
   const int align = gemm_row_alignment(p);
   if (const std::int64_t vec = param(c, "VEC"); vec != align) {
+    const std::string need = align == 1 ? std::string("even rows (no VEC copies odd ones)")
+                                        : fmt::format("VEC={}", align);
     return make_error(
         ErrorCode::kInvalidArgument,
         fmt::format("{}: VEC; rows aligned to {} element(s) (N={} K={}, offsets C={} A={} B={}) "
-                    "need VEC={}, got VEC={}",
+                    "need {}, got VEC={}",
                     where, align, d->n, d->k, p.args[0].tensor.offset, p.args[1].tensor.offset,
-                    p.args[2].tensor.offset, align, vec));
+                    p.args[2].tensor.offset, need, vec));
   }
   if (Status s = tile_limits(where, *d, wgmma_shared_bytes(c), bm, bn); !s) return s;
   if (bn == 64 && d->n > 64 && ceil_div(d->m, bm) * ceil_div(d->n, 128) >= kSplitKSms) {
@@ -374,11 +376,11 @@ SearchSpace mma_space() {
   return std::move(*space);
 }
 
-// 39 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
+// 27 configs for the Hopper kernel: 1 or 2 warp groups, each with at most 128 accumulators per
 // thread (an m64 x 256 or two m64 x 128 tiles), pipelines 4 or 5 tiles deep. With 16-byte rows
 // (VEC 8) only the 15 split-K configs: the TMA template serves those shapes without a split
-// (and beat this one on each shape measured, H200 2026-11-24); with 4- or 2-byte rows (VEC 2,
-// 1, which TMA cannot copy) the 12 without.
+// (and beat this one on each shape measured, H200 2026-11-24); with 4-byte rows (VEC 2, which
+// TMA cannot copy) the 12 without.
 SearchSpace wgmma_space() {
   std::vector<Param> params = {
       {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
@@ -390,7 +392,7 @@ SearchSpace wgmma_space() {
       {"SPLIT_K", {std::int64_t{1}, std::int64_t{2}, std::int64_t{4}, std::int64_t{8}}},
       // Elements per global -> shared copy: 8 (16-byte cp.async), 2 (4-byte cp.async) or 1
       // (register-staged); the supports hook offers only the one a shape's alignment needs.
-      {"VEC", {std::int64_t{1}, std::int64_t{2}, std::int64_t{8}}},
+      {"VEC", {std::int64_t{2}, std::int64_t{8}}},
   };
   std::vector<std::string> restrictions = {
       // Split-K is for shapes with few tiles (small M or N, large K; wgmma_supports): the tiles

@@ -62,9 +62,9 @@ TEST(CudaGemmWgmmaAlign, RowAlignmentIsTheWidestCopyEveryRowAllows) {
   EXPECT_EQ(gemm_row_alignment(float_k), 1);
 }
 
-// Each shape: only the configs of one VEC can support it (all 12 of VEC 2 or 1; of VEC 8, the
-// split-K ones where a split pays), and the others say which alignment they found and which VEC
-// it needs.
+// Each shape: only the configs of one VEC can support it (the 12 of VEC 2; of VEC 8, the
+// split-K ones where a split pays; none for odd rows), and the others say which alignment they
+// found and what it needs.
 TEST(CudaGemmWgmmaAlign, ExactlyOneVecServesEachShape) {
   auto t = wgmma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
@@ -105,12 +105,18 @@ TEST(CudaGemmWgmmaAlign, ExactlyOneVecServesEachShape) {
       ASSERT_FALSE(s.has_value()) << c.what << ": " << choice->name();
       EXPECT_THAT(s.error().message, HasSubstr("cuda_gemm_wgmma_bf16")) << c.what;
       EXPECT_THAT(s.error().message, HasSubstr(c.shown)) << c.what;
-      EXPECT_THAT(s.error().message, HasSubstr(fmt::format("need VEC={}", c.vec))) << c.what;
+      EXPECT_THAT(s.error().message,
+                  HasSubstr(c.vec == 1 ? std::string("need even rows (no VEC copies odd ones)")
+                                       : fmt::format("need VEC={}", c.vec)))
+          << c.what;
       EXPECT_THAT(s.error().message, HasSubstr(fmt::format("got VEC={}", vec_of(choice))))
           << c.what;
     }
-    if (c.vec != 8) {
+    if (c.vec == 2) {
       EXPECT_GE(served, 11u) << c.what;
+    }
+    if (c.vec == 1) {
+      EXPECT_EQ(served, 0u) << c.what;
     }
   }
   for (const ChoicePtr& choice : choices) {  // the dtype still decides first
@@ -118,28 +124,34 @@ TEST(CudaGemmWgmmaAlign, ExactlyOneVecServesEachShape) {
   }
 }
 
-// On Hopper an unaligned shape is served by the tensor cores (VEC 1, the only wgmma configs in
-// its candidate set), so the SIMT template stays out of the candidates; without Hopper the MMA
-// template needs 16-byte rows and SIMT serves it.
-TEST(CudaGemmWgmmaAlign, UnalignedShapesRunOnTheTensorCoresOfHopper) {
-  const Problem p = cuda_gemm_problem(777, 1333, 2049, DType::kBF16);
-  auto count = [&](const CudaGemmCandidates& set, std::string_view kind) {
+// On Hopper a shape with even rows is served by the tensor cores (VEC 2, the only wgmma configs
+// in its candidate set), so the SIMT template stays out; odd rows have no tensor-core template
+// (TMA and VEC 8 need 16-byte rows, VEC 2 4-byte ones): SIMT serves them, on Hopper as without.
+TEST(CudaGemmWgmmaAlign, EvenRowsRunOnTheTensorCoresOfHopperOddRowsOnSimt) {
+  auto count = [&](const CudaGemmCandidates& set, std::string_view kind, const Problem& p) {
     return std::count_if(set.candidates.begin(), set.candidates.end(), [&](const ChoicePtr& c) {
       return c->name().contains(kind) && c->supports(p).has_value();
     });
   };
-  const CudaGemmCandidates hopper = cuda_gemm_candidates(DType::kBF16, 0, &p, false, {}, true);
-  EXPECT_GT(count(hopper, "_wgmma_"), 0);
-  // Only the VEC 1 configs are candidates: none of the others would be more than unsupported.
+  const Problem even = cuda_gemm_problem(777, 1334, 2050, DType::kBF16);
+  const CudaGemmCandidates hopper = cuda_gemm_candidates(DType::kBF16, 0, &even, false, {}, true);
+  EXPECT_GT(count(hopper, "_wgmma_", even), 0);
   EXPECT_TRUE(
       std::all_of(hopper.candidates.begin(), hopper.candidates.end(), [](const ChoicePtr& c) {
-        return !c->name().contains("_wgmma_") || c->name().ends_with("_VEC1");
+        return !c->name().contains("_wgmma_") || c->name().ends_with("_VEC2");
       }));
-  EXPECT_EQ(count(hopper, "_mma_"), 0);
-  EXPECT_EQ(count(hopper, "_simt_"), 0);
-  const CudaGemmCandidates ampere = cuda_gemm_candidates(DType::kBF16, 0, &p, false, {}, false);
-  EXPECT_EQ(count(ampere, "_wgmma_"), 0);
-  EXPECT_GT(count(ampere, "_simt_"), 0);
+  EXPECT_EQ(count(hopper, "_tma_", even), 0);
+  EXPECT_EQ(count(hopper, "_simt_", even), 0);
+
+  const Problem odd = cuda_gemm_problem(777, 1333, 2049, DType::kBF16);
+  for (bool on_hopper : {true, false}) {
+    const CudaGemmCandidates set =
+        cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, on_hopper);
+    EXPECT_EQ(count(set, "_wgmma_", odd), 0);
+    EXPECT_EQ(count(set, "_tma_", odd), 0);
+    EXPECT_EQ(count(set, "_mma_", odd), 0);
+    EXPECT_GT(count(set, "_simt_", odd), 0);
+  }
 }
 
 }  // namespace
