@@ -32,8 +32,9 @@ problem_timeout=${KTUNE_PROBLEM_TIMEOUT:-120}
 
 plain_shapes=(4096x4096x4096 8192x8192x8192 1024x1024x1024 32x8192x8192 2048x2048x8192
               16x4096x4096 128x14336x4096 8192x32x8192)
-# 777x1333x2049: N and K odd; 4095x4097x4093: all three odd; 1000x1001x1024: only N odd.
-unaligned_shapes=(777x1333x2049 4095x4097x4093 1000x1001x1024)
+# 777x1333x2049: N and K odd; 4095x4097x4093: all three odd; 1000x1001x1024: only N odd;
+# 4096x4098x4090, 778x1334x2050: even, not multiples of 8 (the wgmma template's 4-byte copies).
+unaligned_shapes=(777x1333x2049 4095x4097x4093 1000x1001x1024 4096x4098x4090 778x1334x2050)
 fused_shapes=(4096x14336x4096 128x14336x4096 4096x4096x4096)
 fused_epilogues=(gelu silu "bias,residual")
 

@@ -69,9 +69,12 @@ class Problem:
             self.error = "no selection in " + self.log
 
     def best(self, kind):
-        """The fastest measured candidate of a kind: (name, JSON line) or None."""
+        """The fastest measured candidate of a kind: (name, JSON line) or None. Abandoned ones
+        count with their partial median (measured until clearly slower than the best so far):
+        a kind whose every candidate was abandoned still shows how far behind it is."""
         ok = [(c["median_ns"], n, c) for n, c in self.candidates.items()
-              if classify(n) == kind and c.get("outcome") == "ok" and c.get("median_ns")]
+              if classify(n) == kind and c.get("outcome") in ("ok", "abandoned")
+              and c.get("median_ns")]
         return min(ok, key=lambda t: t[0])[1:] if ok else None
 
     def ns(self, name):
