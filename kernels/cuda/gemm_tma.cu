@@ -18,7 +18,8 @@
 // box {64, BLOCK_M}) and B (dims {N, K}, box {64, 64}), both 128-byte swizzled, encoded by the
 // launcher from the LaunchSpec's tensor maps (include/ktune/core/launch_spec.h).
 // Shapes: any M; N % 8 == 0 and K % 8 == 0 (TMA needs 16-byte row strides), A and B 16-byte
-// aligned. TMA fills out-of-range rows, columns and the K tail with zeros; stores are masked.
+// aligned, or any N and K through the restrided variant below. TMA fills out-of-range rows,
+// columns and the K tail with zeros; stores are masked (store_output: any N and C offset).
 // Compiled after kernels/cuda/prelude.cuh and kernels/cuda/hopper.cuh.
 
 #if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || \
@@ -60,10 +61,19 @@ constexpr bool kSplitRegisters = kConsumers == 2;
 
 }  // namespace ktune_gemm
 
+// The restrided variant (KTUNE_TMA_WORKSPACE: "restride+cuda_gemm_tma_..." candidates) reads
+// A and/or B from copies in the launch's workspace (kernels/cuda/restride.cu), through the
+// tensor maps; it takes the workspace's address as a last parameter, unused here.
+#if defined(KTUNE_TMA_WORKSPACE)
+#define KTUNE_TMA_WORKSPACE_PARAM , void*
+#else
+#define KTUNE_TMA_WORKSPACE_PARAM
+#endif
+
 extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
     gemm(ktune_gemm::elem_t* C, const ktune_gemm::elem_t* A, const ktune_gemm::elem_t* B, int M,
          int N, int K KTUNE_EPILOGUE_PARAMS, const __grid_constant__ ktune_gemm::TmaDesc tma_a,
-         const __grid_constant__ ktune_gemm::TmaDesc tma_b) {
+         const __grid_constant__ ktune_gemm::TmaDesc tma_b KTUNE_TMA_WORKSPACE_PARAM) {
   using namespace ktune_gemm;
   extern __shared__ __align__(1024) unsigned char smem[];
   (void)A;

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ktune {
 namespace {
 
@@ -26,7 +28,8 @@ Result<CUtensorMapSwizzle> swizzle_of(std::uint32_t bytes) {
 }  // namespace
 
 Status encode_tensor_maps(const CudaDriver& cu, std::span<const TensorMapDesc> maps,
-                          std::span<const CUdeviceptr> args, CUtensorMap* out) {
+                          std::span<const CUdeviceptr> args, CUdeviceptr workspace,
+                          CUtensorMap* out) {
   if (maps.size() > kMaxTensorMaps) {
     return make_error(
         ErrorCode::kInvalidArgument,
@@ -34,12 +37,20 @@ Status encode_tensor_maps(const CudaDriver& cu, std::span<const TensorMapDesc> m
   }
   for (std::size_t i = 0; i < maps.size(); ++i) {
     const TensorMapDesc& t = maps[i];
-    if (t.arg < 0 || static_cast<std::size_t>(t.arg) >= args.size() || args[t.arg] == 0) {
+    CUdeviceptr address = 0;
+    if (t.arg == TensorMapDesc::kWorkspace) {
+      if (workspace == 0) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          fmt::format("tensor map {}: the workspace, but the launch has none", i));
+      }
+      address = workspace + t.workspace_offset;
+    } else if (t.arg < 0 || static_cast<std::size_t>(t.arg) >= args.size() || args[t.arg] == 0) {
       return make_error(
           ErrorCode::kInvalidArgument,
           fmt::format("tensor map {}: argument {} is not a buffer of the launch", i, t.arg));
+    } else {
+      address = args[t.arg];
     }
-    const CUdeviceptr address = args[t.arg];
     if (t.element_bytes != 2 || address % 16 != 0 || t.row_stride_bytes % 16 != 0 ||
         t.dims[0] == 0 || t.dims[1] == 0 || t.box[0] == 0 || t.box[1] == 0) {
       return make_error(
@@ -70,5 +81,22 @@ Status encode_tensor_maps(const CudaDriver& cu, std::span<const TensorMapDesc> m
   }
   return {};
 }
+
+std::uint64_t chain_workspace_bytes(const LaunchSpec& spec) {
+  std::uint64_t bytes = spec.workspace_bytes;
+  for (const LaunchSpec& t : spec.then) bytes = std::max(bytes, chain_workspace_bytes(t));
+  return bytes;
+}
+
+Result<std::shared_ptr<CudaScratch>> CudaScratch::allocate(const CudaDriver& cu,
+                                                           std::uint64_t bytes) {
+  CUdeviceptr ptr = 0;
+  if (Status s = cuda_status(cu, cu.MemAlloc(&ptr, bytes), "MemAlloc (launch workspace)"); !s) {
+    return std::unexpected(s.error());
+  }
+  return std::shared_ptr<CudaScratch>(new CudaScratch(cu, ptr));
+}
+
+CudaScratch::~CudaScratch() { (void)cu_.MemFree(ptr_); }
 
 }  // namespace ktune

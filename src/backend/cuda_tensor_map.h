@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <span>
 
 #include "core/cuda_driver.h"
@@ -17,10 +19,33 @@ namespace ktune {
 inline constexpr std::size_t kMaxTensorMaps = 4;
 
 // Encodes each of `maps` into out[i] with the address of argument maps[i].arg from `args` (a
-// device address per problem argument, 0 for scalars). kInvalidArgument when a map names no
-// buffer argument, is not a 2-D 16-bit view the kernels use, or its address or row stride is not
-// a multiple of 16 bytes (TMA's rules); the driver's own refusals come back with its message.
+// device address per problem argument, 0 for scalars), or of `workspace` + workspace_offset
+// for TensorMapDesc::kWorkspace. kInvalidArgument when a map names no buffer argument (or the
+// workspace when there is none), is not a 2-D 16-bit view the kernels use, or its address or
+// row stride is not a multiple of 16 bytes (TMA's rules); the driver's own refusals come back
+// with its message.
 [[nodiscard]] Status encode_tensor_maps(const CudaDriver& cu, std::span<const TensorMapDesc> maps,
-                                        std::span<const CUdeviceptr> args, CUtensorMap* out);
+                                        std::span<const CUdeviceptr> args, CUdeviceptr workspace,
+                                        CUtensorMap* out);
+
+// The workspace of a launch chain (LaunchSpec::workspace_bytes): the largest any launch of
+// `spec`, its `then` launches and theirs asks for; 0 for none.
+[[nodiscard]] std::uint64_t chain_workspace_bytes(const LaunchSpec& spec);
+
+// Device memory that frees itself: a launch chain's workspace, shared by its launchers.
+class CudaScratch {
+ public:
+  [[nodiscard]] static Result<std::shared_ptr<CudaScratch>> allocate(const CudaDriver& cu,
+                                                                     std::uint64_t bytes);
+  ~CudaScratch();
+  CudaScratch(const CudaScratch&) = delete;
+  CudaScratch& operator=(const CudaScratch&) = delete;
+  [[nodiscard]] CUdeviceptr address() const { return ptr_; }
+
+ private:
+  CudaScratch(const CudaDriver& cu, CUdeviceptr ptr) : cu_(cu), ptr_(ptr) {}
+  const CudaDriver& cu_;
+  CUdeviceptr ptr_ = 0;
+};
 
 }  // namespace ktune

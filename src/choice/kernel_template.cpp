@@ -132,6 +132,7 @@ Result<LaunchSpec> TemplateChoice::launch_spec(const Problem& problem) const {
   spec.block = g->block;
   spec.shared_bytes = g->shared_bytes;
   spec.tensor_maps = std::move(g->tensor_maps);
+  spec.workspace_bytes = g->workspace_bytes;
   return spec;
 }
 

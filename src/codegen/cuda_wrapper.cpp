@@ -94,6 +94,8 @@ Status add_cubin(CudaProgram& p, const GraphNode& n, const GemmPick& pick, CudaS
     f = p.functions.end() - 1;
   }
   f->shared_bytes = std::max(f->shared_bytes, s.shared_bytes);
+  p.template_workspace_bytes =
+      std::max(p.template_workspace_bytes, static_cast<std::size_t>(s.workspace_bytes));
   step.kind = CudaStep::Kind::kCubin;
   step.fn = static_cast<std::size_t>(f - p.functions.begin());
   return {};
@@ -211,7 +213,8 @@ Result<Wrapper> emit_cuda_wrapper(const Graph& graph,
   if (!plan) return std::unexpected(plan.error());
   p.plan = std::move(*plan);
   p.workspace_offset = p.plan.arena_bytes;
-  p.workspace_bytes = p.uses_cublas || !p.lt.empty() ? kCudaWorkspaceBytes : 0;
+  p.workspace_bytes = std::max<std::size_t>(
+      p.uses_cublas || !p.lt.empty() ? kCudaWorkspaceBytes : 0, p.template_workspace_bytes);
   p.arena_bytes = p.workspace_offset + p.workspace_bytes;
 
   Wrapper w;

@@ -55,8 +55,11 @@ struct CudaProgram {
   std::vector<CudaLtGemm> lt;
   bool uses_cublas = false;
   std::size_t workspace_offset = 0;  // in the arena, after the plan's buffers
-  std::size_t workspace_bytes = 0;   // 0 without library GEMMs
-  std::size_t arena_bytes = 0;       // the one allocation: the plan's buffers and the workspace
+  std::size_t workspace_bytes = 0;   // 0 without library GEMMs or template workspaces
+  // The largest LaunchSpec::workspace_bytes of a cubin step (shares the library workspace's
+  // bytes: the steps run in order on one stream).
+  std::size_t template_workspace_bytes = 0;
+  std::size_t arena_bytes = 0;  // the one allocation: the plan's buffers and the workspace
 };
 
 // "float", "__half", "__nv_bfloat16"; the KtuneCudaTensor code 0, 1, 2; "CUDA_R_32F", ...

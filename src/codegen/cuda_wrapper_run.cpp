@@ -70,7 +70,8 @@ std::string step_comment(const CudaProgram& p, const GraphNode& n) {
 // The TMA descriptors of a cubin launch (LaunchSpec::tensor_maps), encoded as the worker does
 // (src/backend/cuda_tensor_map.cpp) from the address of the argument each names (`args`: "&x"
 // per problem argument); at capture time, so the graph holds them by value.
-std::string tensor_map_code(const LaunchSpec& l, const std::vector<std::string>& args) {
+std::string tensor_map_code(const CudaProgram& p, const LaunchSpec& l,
+                            const std::vector<std::string>& args) {
   if (l.tensor_maps.empty()) return "";
   std::string out = fmt::format("    CUtensorMap ktune_tm[{}];\n", l.tensor_maps.size());
   for (std::size_t i = 0; i < l.tensor_maps.size(); ++i) {
@@ -85,7 +86,9 @@ std::string tensor_map_code(const LaunchSpec& l, const std::vector<std::string>&
         "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));\n"
         "    }}\n",
         t.dims[0], t.dims[1], t.row_stride_bytes, t.box[0], t.box[1], i,
-        args.at(static_cast<std::size_t>(t.arg)).substr(1),
+        t.arg == TensorMapDesc::kWorkspace
+            ? fmt::format("ktune_p->arena + {}", p.workspace_offset + t.workspace_offset)
+            : args.at(static_cast<std::size_t>(t.arg)).substr(1),
         t.swizzle_bytes == 0 ? std::string("NONE") : fmt::format("{}B", t.swizzle_bytes));
   }
   return out;
@@ -106,9 +109,13 @@ std::string gemm_code(const CudaProgram& p, const GraphNode& n) {
                                          "&ktune_m", "&ktune_n", "&ktune_k"};
         for (std::size_t i = 2; i < n.inputs.size(); ++i) args.push_back("&" + n.inputs[i]);
         const LaunchSpec& l = s.spec;
-        const std::string maps = tensor_map_code(l, args);
+        std::string maps = tensor_map_code(p, l, args);
         for (std::size_t i = 0; i < l.tensor_maps.size(); ++i) {
           args.push_back(fmt::format("&ktune_tm[{}]", i));
+        }
+        if (l.workspace_bytes > 0) {  // the arena's workspace part (LaunchSpec::workspace_bytes)
+          maps += fmt::format("    void* ktune_ws = ktune_p->arena + {};\n", p.workspace_offset);
+          args.push_back("&ktune_ws");
         }
         out += fmt::format(
             "  {{  // {}\n"

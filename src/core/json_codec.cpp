@@ -274,6 +274,7 @@ OrderedJson encode_json(const LaunchSpec& l) {
   OrderedJson maps = OrderedJson::array();
   for (const TensorMapDesc& t : l.tensor_maps) {
     maps.push_back({{"arg", t.arg},
+                    {"workspace_offset", t.workspace_offset},
                     {"element_bytes", t.element_bytes},
                     {"dims", t.dims},
                     {"row_stride_bytes", t.row_stride_bytes},
@@ -292,6 +293,7 @@ OrderedJson encode_json(const LaunchSpec& l) {
           {"library_epilogue", l.library_epilogue},
           {"alpha", l.alpha},
           {"tensor_maps", std::move(maps)},
+          {"workspace_bytes", l.workspace_bytes},
           {"then", std::move(then)}};
 }
 
@@ -310,6 +312,7 @@ void decode_json(JsonReader& r, const Json& j, const std::string& at, LaunchSpec
   for (std::int64_t v : decode_i64s(r, j, at, "bind")) l.bind.push_back(static_cast<int>(v));
   l.library_epilogue = r.i32(j, at, "library_epilogue");
   l.alpha = r.f64(j, at, "alpha");
+  if (JsonReader::has(j, "workspace_bytes")) l.workspace_bytes = r.u64(j, at, "workspace_bytes");
   if (JsonReader::has(j, "tensor_maps")) {
     if (const Json* maps = r.array(j, at, "tensor_maps")) {
       const std::string mat = JsonReader::sub(at, "tensor_maps");
@@ -318,6 +321,7 @@ void decode_json(JsonReader& r, const Json& j, const std::string& at, LaunchSpec
         const std::string iat = JsonReader::index(mat, i);
         TensorMapDesc t;
         t.arg = r.i32(m, iat, "arg");
+        t.workspace_offset = r.u64(m, iat, "workspace_offset");
         t.element_bytes = static_cast<std::uint32_t>(r.u64(m, iat, "element_bytes"));
         const std::vector<std::int64_t> dims = decode_i64s(r, m, iat, "dims");
         const std::vector<std::int64_t> box = decode_i64s(r, m, iat, "box");

@@ -274,28 +274,67 @@ std::uint32_t tma_shared_bytes(const Config& c) {
                                     1024 + 16 * stages);
 }
 
-// As the cp.async templates (16-byte rows: TMA's row strides and addresses are multiples of 16
-// bytes), and a non-empty problem: the tensor maps need non-zero extents.
-Status tma_supports(const std::string& where, const Config& c, const Problem& p,
-                    const Epilogue& e) {
-  if (Status s = aligned_rows_supports(where, p, e, tma_shared_bytes(c), param(c, "BLOCK_M"),
-                                       param(c, "BLOCK_N"));
-      !s) {
-    return s;
+// The workspace of a restrided TMA GEMM (kernels/cuda/restride.cu lays it out the same way):
+// A' [M, K rounded up to 8] at 0 when K % 8 != 0, B' [K, N rounded up to 8] after it at a
+// 256-byte boundary when N % 8 != 0.
+struct RestrideLayout {
+  bool copy_a = false, copy_b = false;
+  std::int64_t a_stride = 0, b_stride = 0;  // elements per row of the copies
+  std::uint64_t b_offset = 0, bytes = 0;
+};
+
+RestrideLayout restride_layout(const GemmDims& d) {
+  RestrideLayout l;
+  l.copy_a = d.k % 8 != 0;
+  l.copy_b = d.n % 8 != 0;
+  l.a_stride = ceil_div(d.k, 8) * 8;
+  l.b_stride = ceil_div(d.n, 8) * 8;
+  l.b_offset = l.copy_a ? static_cast<std::uint64_t>(ceil_div(d.m * l.a_stride * 2, 256) * 256) : 0;
+  l.bytes = l.b_offset + (l.copy_b ? static_cast<std::uint64_t>(d.k * l.b_stride * 2) : 0);
+  return l;
+}
+
+// Plain: as the cp.async templates (16-byte rows: TMA's row strides and addresses are multiples
+// of 16 bytes). Restrided: N or K not a multiple of 8 (else the plain one serves), A and B
+// starting on 16-byte boundaries (only their row strides are fixed by the copies). Both: a
+// non-empty problem (the tensor maps need non-zero extents).
+Status tma_supports(const std::string& where, const Config& c, const Problem& p, const Epilogue& e,
+                    bool restrided) {
+  Result<GemmDims> d = gemm_dims(where, p, e);
+  if (!d) return std::unexpected(d.error());
+  const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
+  if (!restrided) {
+    if (Status s = aligned_rows_supports(where, p, e, tma_shared_bytes(c), bm, bn); !s) return s;
+  } else {
+    if (d->n % 8 == 0 && d->k % 8 == 0) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: N and K; the copies serve rows that are not 16-byte "
+                                    "aligned, got N={} K={} (the plain TMA template serves them)",
+                                    where, d->n, d->k));
+    }
+    for (int i = 1; i < 3; ++i) {
+      if (p.args[i].tensor.offset % 8 != 0) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          fmt::format("{}: tensor {} offset; expected a multiple of 8 elements "
+                                      "(16 bytes), got {}",
+                                      where, p.args[i].param.name, p.args[i].tensor.offset));
+      }
+    }
+    if (Status s = tile_limits(where, *d, tma_shared_bytes(c), bm, bn); !s) return s;
   }
-  const GemmDims d = *gemm_dims(where, p, e);
-  if (d.m == 0 || d.n == 0 || d.k == 0) {
-    return make_error(
-        ErrorCode::kInvalidArgument,
-        fmt::format("{}: M, N and K; expected non-zero (TMA), got {}x{}x{}", where, d.m, d.n, d.k));
+  if (d->m == 0 || d->n == 0 || d->k == 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: M, N and K; expected non-zero (TMA), got {}x{}x{}", where,
+                                  d->m, d->n, d->k));
   }
   return {};
 }
 
 // Persistent: one block per SM at most, each walking the tiles; the TMA descriptors of A
-// ({K, M}, box {64, BLOCK_M}) and B ({N, K}, box {64, 64}), 128-byte swizzled.
+// ({K, M}, box {64, BLOCK_M}) and B ({N, K}, box {64, 64}), 128-byte swizzled: of the arguments,
+// or (restrided) of their copies in the workspace where a row stride needs fixing.
 Result<LaunchGeometry> tma_launch(const std::string& where, const Config& c, const Problem& p,
-                                  const Epilogue& e) {
+                                  const Epilogue& e, bool restrided) {
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
   const std::int64_t bm = param(c, "BLOCK_M");
@@ -307,13 +346,43 @@ Result<LaunchGeometry> tma_launch(const std::string& where, const Config& c, con
   const auto u = [](std::int64_t v) {
     return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 1));
   };
-  g.tensor_maps = {
-      {.arg = 1,
-       .dims = {u(d->k), u(d->m)},
-       .row_stride_bytes = u(d->k) * 2,
-       .box = {64, static_cast<std::uint32_t>(bm)}},
-      {.arg = 2, .dims = {u(d->n), u(d->k)}, .row_stride_bytes = u(d->n) * 2, .box = {64, 64}},
-  };
+  TensorMapDesc a{.arg = 1,
+                  .dims = {u(d->k), u(d->m)},
+                  .row_stride_bytes = u(d->k) * 2,
+                  .box = {64, static_cast<std::uint32_t>(bm)}};
+  TensorMapDesc b{
+      .arg = 2, .dims = {u(d->n), u(d->k)}, .row_stride_bytes = u(d->n) * 2, .box = {64, 64}};
+  if (restrided) {
+    const RestrideLayout l = restride_layout(*d);
+    if (l.copy_a) {
+      a.arg = TensorMapDesc::kWorkspace;
+      a.row_stride_bytes = static_cast<std::uint64_t>(l.a_stride) * 2;
+    }
+    if (l.copy_b) {
+      b.arg = TensorMapDesc::kWorkspace;
+      b.workspace_offset = l.b_offset;
+      b.row_stride_bytes = static_cast<std::uint64_t>(l.b_stride) * 2;
+    }
+    g.workspace_bytes = l.bytes;
+  }
+  g.tensor_maps = {a, b};
+  return g;
+}
+
+// The copies of a restrided TMA GEMM: 256 threads, blockIdx.y 0 for A and 1 for B, a grid of
+// 16-byte chunks (at most 8 blocks per SM of an H100; the kernel loops past that).
+Result<LaunchGeometry> restride_launch(const std::string& where, const Problem& p,
+                                       const Epilogue& e) {
+  Result<GemmDims> d = gemm_dims(where, p, e);
+  if (!d) return std::unexpected(d.error());
+  const RestrideLayout l = restride_layout(*d);
+  const std::int64_t chunks =
+      std::max(l.copy_a ? d->m * l.a_stride / 8 : 0, l.copy_b ? d->k * l.b_stride / 8 : 0);
+  LaunchGeometry g;
+  g.grid = {static_cast<std::uint64_t>(std::clamp<std::int64_t>(ceil_div(chunks, 256), 1, 1056)), 2,
+            1};
+  g.block = {256, 1, 1};
+  g.workspace_bytes = std::max<std::uint64_t>(l.bytes, 16);
   return g;
 }
 
@@ -521,19 +590,39 @@ std::shared_ptr<KernelTemplate> wgmma_template(DType dtype, const Epilogue& e) {
   return KernelTemplate::create(std::move(desc), wgmma_space());
 }
 
-std::shared_ptr<KernelTemplate> tma_template(DType dtype, const Epilogue& e) {
-  const std::string name = template_name("gemm_tma", dtype, e);
+// "cuda_gemm_tma_<dtype>", or with `restrided` "cuda_gemm_tma_restrided_<dtype>": the same
+// kernel reading A and/or B from the workspace copies of the restride kernel (KTUNE_TMA_WORKSPACE).
+std::shared_ptr<KernelTemplate> tma_template(DType dtype, const Epilogue& e, bool restrided) {
+  const std::string name = template_name(restrided ? "gemm_tma_restrided" : "gemm_tma", dtype, e);
   KernelTemplateDesc desc;
   desc.name = name;
   desc.kind = "tma";
   desc.source = render_source("gemm_tma.cu", cuda_gemm_tma_source(), dtype, e, true);
+  if (restrided) desc.source = "#define KTUNE_TMA_WORKSPACE 1\n" + desc.source;
   desc.entry = "gemm";
   desc.signature = gemm_signature(dtype, e);
-  desc.launch = [name, e](const Config& c, const Problem& p) { return tma_launch(name, c, p, e); };
-  desc.supports = [name, e](const Config& c, const Problem& p) {
-    return tma_supports(name, c, p, e);
+  desc.launch = [name, e, restrided](const Config& c, const Problem& p) {
+    return tma_launch(name, c, p, e, restrided);
+  };
+  desc.supports = [name, e, restrided](const Config& c, const Problem& p) {
+    return tma_supports(name, c, p, e, restrided);
   };
   return KernelTemplate::create(std::move(desc), tma_space());
+}
+
+// The copies in front of a restrided TMA GEMM (kernels/cuda/restride.cu), one config.
+std::shared_ptr<KernelTemplate> restride_template(DType dtype, const Epilogue& e) {
+  const std::string name = template_name("restride", dtype, e);
+  KernelTemplateDesc desc;
+  desc.name = name;
+  desc.kind = "restride";
+  desc.source = render_source("restride.cu", cuda_restride_source(), dtype, e);
+  desc.entry = "restride";
+  desc.signature = gemm_signature(dtype, e);
+  desc.launch = [name, e](const Config&, const Problem& p) { return restride_launch(name, p, e); };
+  Result<SearchSpace> space = SearchSpace::create({}, {});
+  KTUNE_CHECK(space.has_value());
+  return KernelTemplate::create(std::move(desc), std::move(*space));
 }
 
 std::shared_ptr<KernelTemplate> simt_template(DType dtype, const Epilogue& e) {
@@ -603,7 +692,7 @@ std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype,
       // 2026-11-24: 90-95% of cuBLAS against at most 75%) and the wgmma one serves the shapes TMA
       // cannot (unaligned rows, split-K): the mma template's ~50 configs are not compiled there.
       if (hopper) {
-        return {wgmma_template(dtype, epilogue), tma_template(dtype, epilogue),
+        return {wgmma_template(dtype, epilogue), tma_template(dtype, epilogue, false),
                 simt_template(dtype, epilogue)};
       }
       return {mma_template(dtype, epilogue), simt_template(dtype, epilogue)};
@@ -698,6 +787,19 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
       if (problem && wgmma && other_vec(c)) continue;
       if (!simt && problem && c->supports(*problem)) tensor_cores_serve = true;
       out.candidates.push_back(std::move(c));
+    }
+  }
+  // Rows that TMA cannot read (N or K not a multiple of 8) on Hopper: the TMA GEMM on copies of
+  // A and/or B with 16-byte row strides, the copies made by a first kernel (one pass over the
+  // operands) in the launch's workspace.
+  if (hopper && problem && dtype != DType::kF32 && gemm_row_alignment(*problem) != 8) {
+    const std::shared_ptr<KernelTemplate> restride = restride_template(dtype, epilogue);
+    Result<std::vector<ChoicePtr>> choices = tma_template(dtype, epilogue, true)->choices();
+    KTUNE_CHECK(choices.has_value());
+    for (ChoicePtr& c : *choices) {
+      std::string name = "restride+" + c->name();
+      out.candidates.push_back(
+          make_sequence_choice(std::move(name), restride->choice(Config{}), std::move(c)));
     }
   }
   const std::vector<int> bind = {0, 1, 2, 3, 4, 5};  // C, A, B, M, N, K

@@ -19,6 +19,8 @@ namespace ktune {
 [[nodiscard]] std::string_view cuda_hopper_source();
 // kernels/cuda/gemm_tma.cu: Hopper warp-specialised GEMM, TMA loads (f16, bf16; sm_90a only).
 [[nodiscard]] std::string_view cuda_gemm_tma_source();
+// kernels/cuda/restride.cu: A and B copied with 16-byte row strides for the TMA template.
+[[nodiscard]] std::string_view cuda_restride_source();
 // kernels/cuda/gemm_simt.cu: portable GEMM (f16, bf16, f32; any GPU, any shape).
 [[nodiscard]] std::string_view cuda_gemm_simt_source();
 // kernels/cuda/epilogue.cu: a GEMM epilogue applied to C in place (after a library GEMM).

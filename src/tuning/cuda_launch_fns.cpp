@@ -41,6 +41,18 @@ Result<KernelFn> CudaLaunchFns::make(const LaunchSpec& spec, const Problem& prob
   if (CUresult r = cu.CtxSetCurrent(context_); r != CUDA_SUCCESS) {
     return std::unexpected(cuda_status(cu, r, "CtxSetCurrent").error());
   }
+  std::shared_ptr<CudaScratch> workspace;
+  if (const std::uint64_t bytes = chain_workspace_bytes(spec); bytes > 0) {
+    Result<std::shared_ptr<CudaScratch>> w = CudaScratch::allocate(cu, bytes);
+    if (!w) return std::unexpected(w.error());
+    workspace = std::move(*w);
+  }
+  return make_chain(spec, problem, workspace);
+}
+
+Result<KernelFn> CudaLaunchFns::make_chain(const LaunchSpec& spec, const Problem& problem,
+                                           const std::shared_ptr<CudaScratch>& workspace) {
+  const CudaDriver& cu = **cuda_driver();
   std::vector<KernelFn> steps;
   // Which arguments are buffers (passed by their device address), decided once, not per call.
   std::vector<char> buffer(problem.args.size());
@@ -59,9 +71,10 @@ Result<KernelFn> CudaLaunchFns::make(const LaunchSpec& spec, const Problem& prob
       }
       kernel = it->second;
     }
-    const LaunchGeometry geometry{s.grid, s.block, s.shared_bytes, s.tensor_maps};
+    const LaunchGeometry geometry{s.grid, s.block, s.shared_bytes, s.tensor_maps,
+                                  s.workspace_bytes};
     CUstream stream = stream_;
-    steps.push_back([kernel, geometry, stream, buffer](void* const* values) -> Status {
+    steps.push_back([kernel, geometry, stream, buffer, workspace](void* const* values) -> Status {
       // kernelParams: the address of each buffer's device pointer, each scalar's own address,
       // then the TMA descriptors; on the stack for the usual few arguments (a call's only
       // allocation-free path).
@@ -69,14 +82,14 @@ Result<KernelFn> CudaLaunchFns::make(const LaunchSpec& spec, const Problem& prob
       const std::size_t n = buffer.size();
       const std::size_t maps = geometry.tensor_maps.size();
       CUdeviceptr inline_ptrs[kInline];
-      void* inline_params[kInline + kMaxTensorMaps];
+      void* inline_params[kInline + kMaxTensorMaps + 1];
       std::vector<CUdeviceptr> heap_ptrs;
       std::vector<void*> heap_params;
       CUdeviceptr* ptrs = inline_ptrs;
       void** params = inline_params;
       if (n > kInline) {
         heap_ptrs.resize(n);
-        heap_params.resize(n + maps);
+        heap_params.resize(n + maps + 1);
         ptrs = heap_ptrs.data();
         params = heap_params.data();
       }
@@ -86,12 +99,16 @@ Result<KernelFn> CudaLaunchFns::make(const LaunchSpec& spec, const Problem& prob
       }
       const CudaDriver& cu = **cuda_driver();
       CUtensorMap tensor_maps[kMaxTensorMaps];
+      CUdeviceptr scratch = workspace ? workspace->address() : 0;
       if (maps > 0) {
-        if (Status st = encode_tensor_maps(cu, geometry.tensor_maps, {ptrs, n}, tensor_maps); !st) {
+        if (Status st =
+                encode_tensor_maps(cu, geometry.tensor_maps, {ptrs, n}, scratch, tensor_maps);
+            !st) {
           return st;
         }
         for (std::size_t i = 0; i < maps; ++i) params[n + i] = &tensor_maps[i];
       }
+      if (geometry.workspace_bytes > 0) params[n + maps] = &scratch;
       if (CUresult r = kernel->launch(geometry, stream, params); r != CUDA_SUCCESS) {
         return std::unexpected(cuda_status(cu, r, "LaunchKernel").error());
       }
@@ -115,7 +132,7 @@ Result<KernelFn> CudaLaunchFns::make(const LaunchSpec& spec, const Problem& prob
   }
   // The launches after this one, in order (each with its own `then`, if any).
   for (const LaunchSpec& next : spec.then) {
-    Result<KernelFn> fn = make(next, problem);
+    Result<KernelFn> fn = make_chain(next, problem, workspace);
     if (!fn) return std::unexpected(fn.error());
     steps.push_back(std::move(*fn));
   }

@@ -16,6 +16,8 @@ struct CUctx_st;
 
 namespace ktune {
 
+class CudaScratch;
+
 class CudaKernel;
 
 class CudaLaunchFns {
@@ -31,6 +33,10 @@ class CudaLaunchFns {
   [[nodiscard]] Result<KernelFn> make(const LaunchSpec& spec, const Problem& problem);
 
  private:
+  // `spec` and its `then` chain, sharing `workspace` (LaunchSpec::workspace_bytes; one per
+  // function: calls of one function on several streams at once would share it).
+  [[nodiscard]] Result<KernelFn> make_chain(const LaunchSpec& spec, const Problem& problem,
+                                            const std::shared_ptr<CudaScratch>& workspace);
   CudaLaunchFns(CUstream_st* stream, CUctx_st* context);
   CUstream_st* stream_;
   CUctx_st* context_;

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "backend/cuda_tensor_map.h"
 #include "core/cuda_driver.h"
 #include "core/thread_pool.h"
 #include "ktune/backend/cuda_backend.h"
@@ -136,6 +137,78 @@ TEST(CudaGemmTma, SupportsOnlyAlignedNonEmptyProblems) {
   }
 }
 
+// Rows TMA cannot read (N or K not a multiple of 8): on Hopper, "restride+cuda_gemm_tma_restrided"
+// candidates copy A and/or B into the launch's workspace with 16-byte row strides, then run the
+// TMA GEMM on the copies; not offered where the rows are aligned, nor without Hopper.
+TEST(CudaGemmTma, RestridedCandidatesServeUnalignedRows) {
+  auto restrided = [](const CudaGemmCandidates& set) {
+    std::vector<const Choice*> out;
+    for (const ChoicePtr& c : set.candidates) {
+      if (c->name().starts_with("restride+cuda_gemm_tma_restrided_bf16_BLOCK_M")) {
+        out.push_back(c.get());
+      }
+    }
+    return out;
+  };
+  const Problem aligned = cuda_gemm_problem(1000, 1000, 1000, DType::kBF16);
+  EXPECT_TRUE(restrided(cuda_gemm_candidates(DType::kBF16, 0, &aligned, false, {}, true)).empty());
+  const Problem odd = cuda_gemm_problem(777, 1333, 2049, DType::kBF16);
+  EXPECT_TRUE(restrided(cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, false)).empty());
+  const CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true);
+  const std::vector<const Choice*> seq = restrided(set);
+  ASSERT_EQ(seq.size(), 12u);
+  for (const Choice* c : seq) EXPECT_TRUE(c->supports(odd).has_value()) << c->name();
+  // Offsets of A or B off 16 bytes: the copies fix strides, not starts.
+  Problem shifted = odd;
+  shifted.args[1].tensor.offset = 4;
+  Status s = seq.front()->supports(shifted);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_THAT(s.error().message, HasSubstr("offset"));
+}
+
+TEST(CudaGemmTma, RestridedLaunchesShareOneWorkspace) {
+  if (nvrtc_missing()) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
+  TempDir cache("cuda-tma-restride");
+  Result<CudaBackend> backend = CudaBackend::create({.arch = "sm_90a"}, cache.path());
+  ASSERT_TRUE(backend.has_value()) << backend.error().message;
+  // K odd and N odd: both copied; A' [777, 2056] at 0, B' [2049, 1336] after it (256-aligned).
+  const Problem p = cuda_gemm_problem(777, 1333, 2049, DType::kBF16);
+  CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &p, false, {}, true);
+  ChoicePtr* seq = nullptr;
+  for (ChoicePtr& c : set.candidates) {
+    if (c->name().starts_with("restride+")) seq = &c;
+  }
+  ASSERT_NE(seq, nullptr);
+  ASSERT_TRUE((*seq)->compile(*backend).has_value());
+  Result<LaunchSpec> spec = (*seq)->launch_spec(p);
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  const std::uint64_t a_bytes = (777ull * 2056 * 2 + 255) / 256 * 256;
+  const std::uint64_t bytes = a_bytes + 2049ull * 1336 * 2;
+  EXPECT_EQ(spec->entry, "restride");
+  EXPECT_EQ(spec->workspace_bytes, bytes);
+  EXPECT_EQ(spec->grid[1], 2u);
+  ASSERT_EQ(spec->then.size(), 1u);
+  const LaunchSpec& gemm = spec->then[0];
+  EXPECT_EQ(gemm.entry, "gemm");
+  EXPECT_EQ(gemm.workspace_bytes, bytes);
+  ASSERT_EQ(gemm.tensor_maps.size(), 2u);
+  EXPECT_EQ(gemm.tensor_maps[0].arg, TensorMapDesc::kWorkspace);
+  EXPECT_EQ(gemm.tensor_maps[0].workspace_offset, 0u);
+  EXPECT_EQ(gemm.tensor_maps[0].row_stride_bytes, 2056u * 2);
+  EXPECT_EQ(gemm.tensor_maps[0].dims, (std::array<std::uint64_t, 2>{2049, 777}));
+  EXPECT_EQ(gemm.tensor_maps[1].arg, TensorMapDesc::kWorkspace);
+  EXPECT_EQ(gemm.tensor_maps[1].workspace_offset, a_bytes);
+  EXPECT_EQ(gemm.tensor_maps[1].row_stride_bytes, 1336u * 2);
+  EXPECT_EQ(gemm.tensor_maps[1].dims, (std::array<std::uint64_t, 2>{1333, 2049}));
+  EXPECT_EQ(chain_workspace_bytes(*spec), bytes);
+  // Only K odd: B is read in place.
+  const Problem k_odd = cuda_gemm_problem(256, 512, 1001, DType::kBF16);
+  Result<LaunchSpec> k_spec = (*seq)->launch_spec(k_odd);
+  ASSERT_TRUE(k_spec.has_value()) << k_spec.error().message;
+  EXPECT_EQ(k_spec->then[0].tensor_maps[1].arg, 2);
+  EXPECT_EQ(k_spec->workspace_bytes, 256ull * 1008 * 2);
+}
+
 // Compiles each (choice, problem) for sm_90a on 2 threads; "name: message" for each failure.
 std::vector<std::string> compile_all(std::vector<std::pair<ChoicePtr, Problem>>& work) {
   TempDir cache("cuda-tma");
@@ -152,7 +225,8 @@ std::vector<std::string> compile_all(std::vector<std::pair<ChoicePtr, Problem>>&
           failure = s.error().message;
         } else if (Result<LaunchSpec> spec = c->launch_spec(*p); !spec) {
           failure = spec.error().message;
-        } else if (spec->kind != LaunchKind::kCudaCubin || spec->tensor_maps.size() != 2) {
+        } else if (const LaunchSpec& g = spec->then.empty() ? *spec : spec->then.back();
+                   g.kind != LaunchKind::kCudaCubin || g.tensor_maps.size() != 2) {
           failure = "unexpected launch spec";
         }
         if (!failure.empty()) {
@@ -181,7 +255,12 @@ TEST(CudaGemmTma, CompilesEveryConfigForSm90a) {
       work.emplace_back(std::move(c), cuda_gemm_problem(200, 264, 136, DType::kBF16, 0, e));
     }
   }
-  EXPECT_EQ(work.size(), 12u * 5);
+  // The restrided variant, built per problem (with the restride kernel in front).
+  const Problem odd = cuda_gemm_problem(130, 67, 251, DType::kBF16);
+  for (ChoicePtr& c : cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true).candidates) {
+    if (c->name().starts_with("restride+")) work.emplace_back(std::move(c), odd);
+  }
+  EXPECT_EQ(work.size(), 12u * 6);
   const std::vector<std::string> failures = compile_all(work);
   EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
 }
@@ -204,11 +283,13 @@ class CudaGemmTmaGpu : public ::testing::Test {
     options_.worker.executable = worker_exe();
   }
 
-  void expect_all_ok(DType dtype, const Problem& p, const Epilogue& e = {}) {
+  // The 12 candidates of `p` whose names start with `prefix` (the plain TMA ones by default).
+  void expect_all_ok(DType dtype, const Problem& p, const Epilogue& e = {},
+                     const std::string& prefix = "cuda_gemm_tma_") {
     CudaGemmCandidates set = cuda_gemm_candidates(dtype, 0, &p, false, e, true);
     std::vector<ChoicePtr> candidates;
     for (ChoicePtr& c : set.candidates) {
-      if (c->name().starts_with("cuda_gemm_tma_")) candidates.push_back(std::move(c));
+      if (c->name().starts_with(prefix)) candidates.push_back(std::move(c));
     }
     ASSERT_EQ(candidates.size(), 12u) << p.name;
     Selector selector(**backend_, *cache_, options_);
@@ -238,6 +319,20 @@ TEST_F(CudaGemmTmaGpu, EveryConfigMatchesCublasOnRaggedAndManyTileShapes) {
   expect_all_ok(DType::kBF16, cuda_gemm_problem(1000, 1000, 1000, DType::kBF16));
   expect_all_ok(DType::kBF16, cuda_gemm_problem(3000, 2056, 520, DType::kBF16));
   expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 512, DType::kBF16));
+}
+
+// N or K not a multiple of 8: the restrided candidates (copies, then TMA on them) on odd and
+// even-but-unaligned rows, an odd C offset, and a fused epilogue.
+TEST_F(CudaGemmTmaGpu, EveryRestridedConfigMatchesCublasOnUnalignedShapes) {
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(777, 1333, 2049, DType::kBF16), {}, "restride+");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(1000, 1001, 1024, DType::kBF16), {}, "restride+");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(64, 8, 17, DType::kBF16), {}, "restride+");
+  expect_all_ok(DType::kF16, cuda_gemm_problem(130, 66, 250, DType::kF16), {}, "restride+");
+  Problem c_offset = cuda_gemm_problem(200, 263, 136, DType::kBF16);
+  c_offset.args[0].tensor.offset = 1;
+  expect_all_ok(DType::kBF16, c_offset, {}, "restride+");
+  const Epilogue e = parse("bias,gelu");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(130, 67, 251, DType::kBF16, 0, e), e, "restride+");
 }
 
 TEST_F(CudaGemmTmaGpu, EveryConfigMatchesWithFusedEpilogues) {

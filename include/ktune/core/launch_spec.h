@@ -31,7 +31,11 @@ enum class LaunchKind {
 // A 2-D row-major view of 16-bit elements: `dims` and `box` innermost first, in elements;
 // `row_stride_bytes` between rows (a multiple of 16); `swizzle_bytes` 0, 32, 64 or 128.
 struct TensorMapDesc {
+  // `arg` naming the launch's workspace (LaunchSpec::workspace_bytes) instead of an argument:
+  // the map addresses workspace + workspace_offset.
+  static constexpr int kWorkspace = -2;
   int arg = -1;
+  std::uint64_t workspace_offset = 0;
   std::uint32_t element_bytes = 2;
   std::array<std::uint64_t, 2> dims{0, 0};
   std::uint64_t row_stride_bytes = 0;
@@ -47,6 +51,7 @@ struct LaunchGeometry {
   std::array<std::uint64_t, 3> block{1, 1, 1};
   std::uint32_t shared_bytes = 0;
   std::vector<TensorMapDesc> tensor_maps;  // kCudaCubin: trailing TMA descriptor parameters
+  std::uint64_t workspace_bytes = 0;       // kCudaCubin: LaunchSpec::workspace_bytes
 };
 
 struct LaunchSpec {
@@ -59,6 +64,11 @@ struct LaunchSpec {
   std::uint32_t shared_bytes = 0;  // dynamic shared memory (CUDA)
   // kCudaCubin: TMA descriptors passed after the problem's arguments (TensorMapDesc).
   std::vector<TensorMapDesc> tensor_maps;
+  // kCudaCubin: device scratch the launcher allocates (once per loaded launch, not per call) for
+  // this launch and the others of its chain (`then`, and the launch it follows): one buffer of
+  // the largest size any of them asks for, shared, since they run in order on one stream. A
+  // launch asking for one gets its address as one more kernel parameter, after its tensor maps.
+  std::uint64_t workspace_bytes = 0;
   // kCudaLibrary: "cublas" (cublasGemmEx) or "cublaslt" (the algo-th result of the heuristic).
   // kCpuLibrary: "openblas", with `entry` the call and its literal arguments, e.g.
   // "gemm NT alpha=1 beta=0" (op(A) op(B) and the scalars of C = alpha op(A) op(B) + beta C).

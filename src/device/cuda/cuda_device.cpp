@@ -36,7 +36,8 @@ struct Launcher final : DeviceLaunch {
   std::shared_ptr<CudaKernel> kernel;
   std::shared_ptr<CublasGemmRunner> runner;
   LaunchGeometry geometry;
-  std::vector<Launcher> then;  // enqueued after this one (LaunchSpec::then)
+  std::shared_ptr<CudaScratch> workspace;  // the chain's (LaunchSpec::workspace_bytes), shared
+  std::vector<Launcher> then;              // enqueued after this one (LaunchSpec::then)
 };
 
 class CudaProblem final : public DeviceProblem {
@@ -77,11 +78,15 @@ class CudaProblem final : public DeviceProblem {
     void** params = b_->params();
     std::vector<void*> with_maps;
     CUtensorMap maps[kMaxTensorMaps];
-    if (!l.geometry.tensor_maps.empty()) {
+    CUdeviceptr workspace = l.workspace ? l.workspace->address() : 0;
+    if (!l.geometry.tensor_maps.empty() || l.geometry.workspace_bytes > 0) {
       const std::vector<CUdeviceptr>& args = b_->device_args();
-      if (Status s = encode_tensor_maps(cu_, l.geometry.tensor_maps, args, maps); !s) return s;
+      if (Status s = encode_tensor_maps(cu_, l.geometry.tensor_maps, args, workspace, maps); !s) {
+        return s;
+      }
       with_maps.assign(params, params + args.size());
       for (std::size_t i = 0; i < l.geometry.tensor_maps.size(); ++i) with_maps.push_back(&maps[i]);
+      if (l.geometry.workspace_bytes > 0) with_maps.push_back(&workspace);
       params = with_maps.data();
     }
     return cuda_status(cu_, l.kernel->launch(l.geometry, stream_, params), "LaunchKernel");
@@ -167,7 +172,11 @@ class CudaDevice final : public DeviceAdapter {
 
  private:
   Status open_device();
+  // The launches of `spec` and its `then` chain, sharing one workspace (allocated here when
+  // any of them asks for one).
   Result<Launcher> launcher(const LaunchSpec& spec, const Problem& problem);
+  Result<Launcher> chain_launcher(const LaunchSpec& spec, const Problem& problem,
+                                  const std::shared_ptr<CudaScratch>& workspace);
   Result<Launcher> launcher_alone(const LaunchSpec& spec, const Problem& problem);
   // The checker, created on first use; null where it cannot be (the host checks stand in).
   CudaChecker* checker();
@@ -258,10 +267,22 @@ DeviceAdapter::Fault CudaDevice::fault(std::string message) {
 }
 
 Result<Launcher> CudaDevice::launcher(const LaunchSpec& spec, const Problem& problem) {
+  std::shared_ptr<CudaScratch> workspace;
+  if (const std::uint64_t bytes = chain_workspace_bytes(spec); bytes > 0) {
+    Result<std::shared_ptr<CudaScratch>> w = CudaScratch::allocate(*cu_, bytes);
+    if (!w) return std::unexpected(w.error());
+    workspace = std::move(*w);
+  }
+  return chain_launcher(spec, problem, workspace);
+}
+
+Result<Launcher> CudaDevice::chain_launcher(const LaunchSpec& spec, const Problem& problem,
+                                            const std::shared_ptr<CudaScratch>& workspace) {
   Result<Launcher> first = launcher_alone(spec, problem);
   if (!first) return first;
+  first->workspace = workspace;
   for (const LaunchSpec& t : spec.then) {
-    Result<Launcher> next = launcher(t, problem);
+    Result<Launcher> next = chain_launcher(t, problem, workspace);
     if (!next) return next;
     first->then.push_back(std::move(*next));
   }
@@ -283,7 +304,8 @@ Result<Launcher> CudaDevice::launcher_alone(const LaunchSpec& spec, const Proble
         it = kernels_.emplace(key, std::move(*k)).first;
       }
       l.kernel = it->second;
-      l.geometry = LaunchGeometry{spec.grid, spec.block, spec.shared_bytes, spec.tensor_maps};
+      l.geometry = LaunchGeometry{spec.grid, spec.block, spec.shared_bytes, spec.tensor_maps,
+                                  spec.workspace_bytes};
       return l;
     }
     case LaunchKind::kCudaLibrary: {
