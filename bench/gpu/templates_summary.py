@@ -24,11 +24,12 @@ FUSED_MARGIN = 1.10       # best library + separate epilogue / the fused templat
 
 
 def classify(name):
-    """template | pair (library GEMM + the separate epilogue kernel) | library (cuBLAS, cuBLASLt
-    algorithms, cuBLASLt's own fused epilogues)."""
+    """template (ktune's kernels, the restride copies + TMA GEMM included) | pair (library GEMM
+    + the separate epilogue kernel) | library (cuBLAS, cuBLASLt algorithms, cuBLASLt's own
+    fused epilogues)."""
     if name.endswith("+epilogue"):
         return "pair"
-    if name.startswith("cuda_"):
+    if name.startswith("cuda_") or name.startswith("restride+cuda_"):
         return "template"
     return "library"
 
@@ -287,6 +288,9 @@ def check():
 
 
 def main(argv):
+    if argv in (["-h"], ["--help"]):
+        sys.stdout.write(__doc__)
+        return 0
     if argv == ["--check"]:
         return check()
     if len(argv) != 1:

@@ -19,8 +19,8 @@
 // 2 = 4-byte cp.async (N, K even, buffers 4-byte aligned). Both write the same swizzled stage
 // layout below (VEC 2: a 16-byte chunk in four 4-byte pieces), so the MMAs are the same code.
 // Out-of-range rows, columns and the K tail load as zeros. (A register-staged VEC 1 for odd
-// rows was measured on an H200, 2026-11-24: 5-10x slower than cuBLAS and wrong on
-// 1000x1001x1024, so it was taken out; odd rows go to the SIMT template.)
+// rows was measured on an H200, 2026-11-24: 5-10x slower than cuBLAS, so it was taken out; odd
+// rows go to the restrided TMA candidates, src/ops/cuda_gemm.cpp.)
 // Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_output,
 // grouped_tile), which ktune puts in front: NVRTC has no include path to this tree.
 //

@@ -127,7 +127,9 @@ class CublasGemmChoice final : public Choice {
     return describe() + scaled;
   }
   std::string describe() const {
-    if (library_ == "cublas") return "cublasGemmEx";
+    if (library_ == "cublas") {
+      return algo_ == 1 ? "cublasGemmEx, fp32 reduction" : "cublasGemmEx";
+    }
     if (library_epilogue_ != 0) {
       const char* what = library_epilogue_ == CUBLASLT_EPILOGUE_RELU_BIAS ? "RELU_BIAS"
                          : library_epilogue_ == CUBLASLT_EPILOGUE_BIAS    ? "BIAS"
@@ -234,6 +236,11 @@ Result<CublasGemmPlan> make_cublas_gemm_plan(const Problem& problem, const std::
 ChoicePtr make_cublas_gemm_choice(std::vector<int> bind, std::string name, double alpha) {
   return std::make_unique<CublasGemmChoice>(std::move(name), "cublas", -1, std::move(bind), 0,
                                             alpha);
+}
+
+ChoicePtr make_cublas_reference_gemm_choice(std::vector<int> bind) {
+  return std::make_unique<CublasGemmChoice>("cublas_gemm_fp32_reduction", "cublas", 1,
+                                            std::move(bind));
 }
 
 std::vector<ChoicePtr> make_cublaslt_gemm_choices(const std::vector<int>& bind, int count,

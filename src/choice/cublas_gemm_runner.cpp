@@ -102,8 +102,13 @@ Result<GemmPointers> pointers(const CublasGemmPlan& plan, const std::vector<CUde
 
 class CublasRunner final : public CublasGemmRunner {
  public:
-  CublasRunner(const CublasApi& api, const CudaDriver& cu, CublasGemmPlan plan, CUstream stream)
-      : api_(api), workspace_(cu), plan_(plan), stream_(stream) {}
+  CublasRunner(const CublasApi& api, const CudaDriver& cu, CublasGemmPlan plan, CUstream stream,
+               bool fp32_reduction)
+      : api_(api),
+        workspace_(cu),
+        plan_(plan),
+        stream_(stream),
+        fp32_reduction_(fp32_reduction) {}
   ~CublasRunner() override {
     if (handle_) (void)api_.Destroy(handle_);
   }
@@ -114,6 +119,15 @@ class CublasRunner final : public CublasGemmRunner {
     KTUNE_CUBLAS(api_, SetStream(handle_, stream_));
     if (Status s = workspace_.allocate(kWorkspaceBytes); !s) return s;
     KTUNE_CUBLAS(api_, SetWorkspace(handle_, workspace_.get(), kWorkspaceBytes));
+    if (fp32_reduction_) {
+      // The reference: no reduced-precision (f16/bf16) partial sums in split-K algorithms. With
+      // them cuBLAS differed from fp32-accumulating kernels by up to ~2^-8 of the elements'
+      // scale (H200, 1000x1001x1024 bf16: 1.7% of the elements outside the tolerance), so that
+      // correct candidates were rejected.
+      KTUNE_CUBLAS(api_, SetMathMode(handle_, static_cast<cublasMath_t>(
+                                                  CUBLAS_DEFAULT_MATH |
+                                                  CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+    }
     return {};
   }
 
@@ -144,6 +158,7 @@ class CublasRunner final : public CublasGemmRunner {
   Workspace workspace_;  // a member: freed after ~CublasRunner's body destroys the handle
   CublasGemmPlan plan_;
   CUstream stream_;
+  bool fp32_reduction_ = false;
   cublasHandle_t handle_ = nullptr;
 };
 
@@ -366,7 +381,8 @@ Result<std::unique_ptr<CublasGemmRunner>> CublasGemmRunner::create(const LaunchS
   }
   auto api = cublas_api();
   if (!api) return with_where(api.error(), who);
-  auto runner = std::make_unique<CublasRunner>(**api, **cu, *plan, stream);
+  // algo 1 on "cublas": partial sums in fp32 only (make_cublas_reference_gemm_choice).
+  auto runner = std::make_unique<CublasRunner>(**api, **cu, *plan, stream, spec.algo == 1);
   if (Status s = runner->init(); !s) return with_where(s.error(), who);
   return std::unique_ptr<CublasGemmRunner>(std::move(runner));
 }

@@ -33,6 +33,7 @@ struct CublasApi {
   X(Destroy) \
   X(SetStream) \
   X(SetWorkspace) \
+  X(SetMathMode) \
   X(GetProperty) \
   X(GetStatusName) \
   X(GetStatusString)

@@ -808,7 +808,7 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
     for (ChoicePtr& c : make_cublaslt_gemm_choices(bind, cublaslt_algos)) {
       out.candidates.push_back(std::move(c));
     }
-    out.reference = make_cublas_gemm_choice(bind);
+    out.reference = make_cublas_reference_gemm_choice(bind);
     return out;
   }
   // The unfused pairs: each library GEMM followed by the separate epilogue kernel.
@@ -832,7 +832,7 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
     }
   }
   add_scaled_library_choices(out.candidates, dtype, epilogue, cublaslt_algos);
-  out.reference = pair(make_cublas_gemm_choice(bind));
+  out.reference = pair(make_cublas_reference_gemm_choice(bind));
   return out;
 }
 

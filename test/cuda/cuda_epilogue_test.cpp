@@ -52,7 +52,7 @@ TEST(CudaEpilogue, CandidatesAreFusedTemplatesUnfusedPairsAndCublasLtsOwnEpilogu
   const Problem p = cuda_gemm_problem(256, 256, 256, DType::kBF16, 0, e);
   CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 2, &p, false, e);
   ASSERT_NE(set.reference, nullptr);
-  EXPECT_EQ(set.reference->name(), "cublas_gemm+epilogue");
+  EXPECT_EQ(set.reference->name(), "cublas_gemm_fp32_reduction+epilogue");
   std::vector<std::string> names;
   for (const ChoicePtr& c : set.candidates) names.push_back(c->name());
   EXPECT_THAT(names, ::testing::Contains(HasSubstr("cuda_gemm_mma_bf16_bias_relu_BLOCK_M")));

@@ -216,7 +216,7 @@ TEST(CudaGemm, SimtSupportsAnyShape) {
 TEST(CudaGemm, CandidatesAreTemplatesThenCublasWithCublasAsReference) {
   CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 3);
   ASSERT_NE(set.reference, nullptr);
-  EXPECT_EQ(set.reference->name(), "cublas_gemm");
+  EXPECT_EQ(set.reference->name(), "cublas_gemm_fp32_reduction");
   std::size_t templates = 0;
   for (auto& t : cuda_gemm_templates(DType::kBF16)) templates += all_configs(t->space()).size();
   ASSERT_EQ(set.candidates.size(), templates + 1 + 3);

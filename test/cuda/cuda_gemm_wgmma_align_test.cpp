@@ -125,8 +125,9 @@ TEST(CudaGemmWgmmaAlign, ExactlyOneVecServesEachShape) {
 }
 
 // On Hopper a shape with even rows is served by the tensor cores (VEC 2, the only wgmma configs
-// in its candidate set), so the SIMT template stays out; odd rows have no tensor-core template
-// (TMA and VEC 8 need 16-byte rows, VEC 2 4-byte ones): SIMT serves them, on Hopper as without.
+// in its candidate set), so the SIMT template stays out; odd rows have no wgmma config (VEC 8
+// needs 16-byte rows, VEC 2 4-byte ones): SIMT serves them with, on Hopper, the restrided TMA
+// candidates.
 TEST(CudaGemmWgmmaAlign, EvenRowsRunOnTheTensorCoresOfHopperOddRowsOnSimt) {
   auto count = [&](const CudaGemmCandidates& set, std::string_view kind, const Problem& p) {
     return std::count_if(set.candidates.begin(), set.candidates.end(), [&](const ChoicePtr& c) {
@@ -140,7 +141,8 @@ TEST(CudaGemmWgmmaAlign, EvenRowsRunOnTheTensorCoresOfHopperOddRowsOnSimt) {
       std::all_of(hopper.candidates.begin(), hopper.candidates.end(), [](const ChoicePtr& c) {
         return !c->name().contains("_wgmma_") || c->name().ends_with("_VEC2");
       }));
-  EXPECT_EQ(count(hopper, "_tma_", even), 0);
+  EXPECT_EQ(count(hopper, "cuda_gemm_tma_bf16_", even), 0);
+  EXPECT_EQ(count(hopper, "restride+cuda_gemm_tma_restrided_", even), 12);
   EXPECT_EQ(count(hopper, "_simt_", even), 0);
 
   const Problem odd = cuda_gemm_problem(777, 1333, 2049, DType::kBF16);
@@ -148,7 +150,9 @@ TEST(CudaGemmWgmmaAlign, EvenRowsRunOnTheTensorCoresOfHopperOddRowsOnSimt) {
     const CudaGemmCandidates set =
         cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, on_hopper);
     EXPECT_EQ(count(set, "_wgmma_", odd), 0);
-    EXPECT_EQ(count(set, "_tma_", odd), 0);
+    EXPECT_EQ(count(set, "cuda_gemm_tma_bf16_", odd), 0);
+    // On Hopper the TMA GEMM on copies of A and B with 16-byte row strides (cuda_gemm_tma_test).
+    EXPECT_EQ(count(set, "restride+cuda_gemm_tma_restrided_", odd), on_hopper ? 12 : 0);
     EXPECT_EQ(count(set, "_mma_", odd), 0);
     EXPECT_GT(count(set, "_simt_", odd), 0);
   }

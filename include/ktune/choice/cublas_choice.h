@@ -20,6 +20,11 @@ namespace ktune {
 [[nodiscard]] ChoicePtr make_cublas_gemm_choice(std::vector<int> bind,
                                                 std::string name = "cublas_gemm", double alpha = 1);
 
+// The verification reference of the CUDA GEMMs: cublasGemmEx as above with
+// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION (partial sums of split-K algorithms in fp32,
+// as every template accumulates), "cublas_gemm_fp32_reduction" (LaunchSpec::algo 1).
+[[nodiscard]] ChoicePtr make_cublas_reference_gemm_choice(std::vector<int> bind);
+
 // cuBLASLt: `count` choices "cublaslt_algo0" .. "cublaslt_algo<count-1>", the i-th running the
 // i-th algorithm returned by cublasLtMatmulAlgoGetHeuristic for the problem (with a 32 MiB
 // workspace each). A choice whose index is past what the heuristic returns is kUnsupported in
