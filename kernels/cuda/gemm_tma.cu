@@ -8,8 +8,7 @@
 // the next tile while the consumers store this one.
 //
 // Tunables (#defines): BLOCK_M (64, 128 or 256), BLOCK_N (128 or 256), CONSUMERS (1 or 2 warp
-// groups; each owns BLOCK_M / CONSUMERS rows, whole m64 MMAs, or with PINGPONG 1 every other
-// tile whole), STAGES (>= 2 slots), GROUP_M
+// groups; each owns BLOCK_M / CONSUMERS rows, whole m64 MMAs), STAGES (>= 2 slots), GROUP_M
 // (block rows per rasterization group), DTYPE (0 = f16, 1 = bf16). BLOCK_K is 64 (one 128-byte
 // swizzle row of 16-bit elements).
 // Launch: a 1-D grid of at most one block per SM (fewer when there are fewer tiles) of
@@ -27,9 +26,6 @@
     !defined(GROUP_M) || !defined(DTYPE)
 #error "gemm_tma.cu needs BLOCK_M BLOCK_N CONSUMERS STAGES GROUP_M DTYPE"
 #endif
-#if !defined(PINGPONG)
-#define PINGPONG 0
-#endif
 
 namespace ktune_gemm {
 
@@ -40,13 +36,7 @@ constexpr int kConsumers = CONSUMERS;
 constexpr int kStages = STAGES;
 constexpr int kGroupM = GROUP_M;
 constexpr int kThreads = (kConsumers + 1) * 128;
-// Ping-pong (two consumers): each consumer warp group owns whole tiles, the block's even and odd
-// ones; the producer loads them in order, so one group's MMAs run while the other stores its
-// tile (the epilogue overlaps the tensor cores' work). Cooperative (otherwise): the groups
-// split each tile's rows.
-constexpr bool kPingPong = PINGPONG != 0;
-constexpr int kWgRows = kPingPong ? kBlockM : kBlockM / kConsumers;  // rows of C per group
-constexpr int kStageConsumers = kPingPong ? 1 : kConsumers;  // groups reading each stage
+constexpr int kWgRows = kBlockM / kConsumers;  // rows of C per consumer warp group
 constexpr int kMTiles = kWgRows / 64;          // m64 MMAs per warp group and k16 step
 constexpr int kAcc = kBlockN / 2;              // fp32 accumulators per thread and m64 tile
 constexpr int kKSteps = kBlockK / 16;
@@ -58,9 +48,8 @@ constexpr int kStageBytes = kAStageBytes + kBStageBytes;
 
 static_assert(kBlockN == 128 || kBlockN == 256, "BLOCK_N: 128 or 256 (the MMA's N)");
 static_assert(kConsumers == 1 || kConsumers == 2, "CONSUMERS: 1 or 2");
-static_assert(!kPingPong || kConsumers == 2, "PINGPONG needs CONSUMERS 2");
-static_assert(kBlockM % (64 * kStageConsumers) == 0 && kBlockM <= 256,
-              "BLOCK_M: a multiple of 64 * CONSUMERS (64 with PINGPONG), at most 256 (the TMA box)");
+static_assert(kBlockM % (64 * kConsumers) == 0 && kBlockM <= 256,
+              "BLOCK_M: a multiple of 64 * CONSUMERS, at most 256 (the TMA box)");
 static_assert(kMTiles * kAcc <= 128, "at most 128 fp32 accumulators per thread");
 static_assert(kStages >= 2, "STAGES >= 2");
 static_assert(kGroupM >= 1, "GROUP_M >= 1");
@@ -102,7 +91,7 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
     tma_prefetch_desc(tma_b);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full_bar + 8 * s, 1);                        // the producer's expect_tx arrival
-      mbar_init(empty_bar + 8 * s, kStageConsumers * 128);  // every thread reading the stage
+      mbar_init(empty_bar + 8 * s, kConsumers * 128);        // every consumer thread
     }
     // The initialised barriers visible to the async proxy (TMA's complete_tx) and the block.
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -150,19 +139,11 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   const int cwg = wg - 1;
   const int lane = threadIdx.x & 31;
   const int wg_warp = (threadIdx.x >> 5) & 3;  // its 16 rows of each m64 tile
-  const unsigned a_wg = kPingPong ? 0u : static_cast<unsigned>(cwg * kWgRows * kRowBytes);
+  const unsigned a_wg = static_cast<unsigned>(cwg * kWgRows * kRowBytes);
   int stage = 0;
   unsigned phase = 0;
   float acc[kMTiles][kAcc];
-  int seq = 0;  // the block's tiles in order: 0, 1, 2, ...
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++seq) {
-    if (kPingPong && (seq & 1) != cwg) {
-      // The other group's tile: its k tiles pass through the ring without this group.
-      const int next = stage + k_tiles;
-      phase ^= static_cast<unsigned>((next / kStages) & 1);
-      stage = next % kStages;
-      continue;
-    }
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     int pid_m = 0;
     int pid_n = 0;
     grouped_tile(tile, grid_m, grid_n, kGroupM, pid_m, pid_n);
@@ -202,8 +183,7 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
     wgmma_wait<0>();
     if (prev_stage >= 0) mbar_arrive(empty_bar + 8 * prev_stage);
 
-    const int row0 =
-        pid_m * kBlockM + (kPingPong ? 0 : cwg * kWgRows) + wg_warp * 16 + (lane >> 2);
+    const int row0 = pid_m * kBlockM + cwg * kWgRows + wg_warp * 16 + (lane >> 2);
     const int col0 = pid_n * kBlockN + 2 * (lane & 3);
 #pragma unroll
     for (int i = 0; i < kMTiles; ++i) {

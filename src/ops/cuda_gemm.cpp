@@ -489,10 +489,9 @@ SearchSpace wgmma_space() {
   return std::move(*space);
 }
 
-// 18 configs for the TMA kernel: 1 consumer warp group (64 or 128 rows) or 2 (64 or 128 rows
-// each, or ping-pong: whole tiles of 64 or 128 rows each, every other one), at most 128
-// accumulators per thread, and the two deepest rings that fit in shared memory (at most 6
-// stages: beyond that the loads are far enough ahead).
+// 12 configs for the TMA kernel: 1 consumer warp group (64 or 128 rows) or 2 (64 or 128 rows
+// each), at most 128 accumulators per thread, and the two deepest rings that fit in shared memory
+// (at most 6 stages: beyond that the loads are far enough ahead).
 SearchSpace tma_space() {
   std::vector<Param> params = {
       {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
@@ -500,14 +499,10 @@ SearchSpace tma_space() {
       {"CONSUMERS", {std::int64_t{1}, std::int64_t{2}}},
       {"STAGES", {std::int64_t{3}, std::int64_t{4}, std::int64_t{5}, std::int64_t{6}}},
       {"GROUP_M", {std::int64_t{8}}},
-      {"PINGPONG", {std::int64_t{0}, std::int64_t{1}}},
   };
   std::vector<std::string> restrictions = {
-      // Cooperative: each group owns BLOCK_M / CONSUMERS rows; ping-pong (two groups): each
-      // owns whole tiles of BLOCK_M rows.
-      "PINGPONG == 0 || CONSUMERS == 2",
-      "BLOCK_M % (64 * (PINGPONG == 1 ? 1 : CONSUMERS)) == 0",
-      "(BLOCK_M / (64 * (PINGPONG == 1 ? 1 : CONSUMERS))) * BLOCK_N <= 256",
+      "BLOCK_M % (64 * CONSUMERS) == 0",
+      "(BLOCK_M / (64 * CONSUMERS)) * BLOCK_N <= 256",
       // Shared memory: the H100's opt-in maximum (kCudaGemmMaxSharedBytes).
       "STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES <= 232448",
       "(STAGES + 2) * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * (STAGES + 2) > 232448 || "

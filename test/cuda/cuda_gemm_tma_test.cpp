@@ -57,12 +57,10 @@ TEST(CudaGemmTma, SpaceIsSmallAndWithinTheHardwareLimits) {
   auto t = tma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
   const std::vector<Config> configs = all_configs(t->space());
-  EXPECT_EQ(configs.size(), 18u);
+  EXPECT_EQ(configs.size(), 12u);
   for (const Config& c : configs) {
     const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
-    const std::int64_t pingpong = param(c, "PINGPONG");
-    EXPECT_TRUE(pingpong == 0 || param(c, "CONSUMERS") == 2) << c.str();
-    const std::int64_t consumers = pingpong ? 1 : param(c, "CONSUMERS");  // groups per tile
+    const std::int64_t consumers = param(c, "CONSUMERS");
     EXPECT_TRUE(bn == 128 || bn == 256) << c.str();
     EXPECT_EQ(bm % (64 * consumers), 0) << c.str();
     EXPECT_LE(bm, 256) << c.str();                                // the TMA box
@@ -158,7 +156,7 @@ TEST(CudaGemmTma, RestridedCandidatesServeUnalignedRows) {
   EXPECT_TRUE(restrided(cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, false)).empty());
   const CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true);
   const std::vector<const Choice*> seq = restrided(set);
-  ASSERT_EQ(seq.size(), 18u);
+  ASSERT_EQ(seq.size(), 12u);
   for (const Choice* c : seq) EXPECT_TRUE(c->supports(odd).has_value()) << c->name();
   // Offsets of A or B off 16 bytes: the copies fix strides, not starts.
   Problem shifted = odd;
@@ -262,7 +260,7 @@ TEST(CudaGemmTma, CompilesEveryConfigForSm90a) {
   for (ChoicePtr& c : cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true).candidates) {
     if (c->name().starts_with("restride+")) work.emplace_back(std::move(c), odd);
   }
-  EXPECT_EQ(work.size(), 18u * 6);
+  EXPECT_EQ(work.size(), 12u * 6);
   const std::vector<std::string> failures = compile_all(work);
   EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
 }
@@ -285,7 +283,7 @@ class CudaGemmTmaGpu : public ::testing::Test {
     options_.worker.executable = worker_exe();
   }
 
-  // The 18 candidates of `p` whose names start with `prefix` (the plain TMA ones by default).
+  // The 12 candidates of `p` whose names start with `prefix` (the plain TMA ones by default).
   void expect_all_ok(DType dtype, const Problem& p, const Epilogue& e = {},
                      const std::string& prefix = "cuda_gemm_tma_") {
     CudaGemmCandidates set = cuda_gemm_candidates(dtype, 0, &p, false, e, true);
@@ -293,7 +291,7 @@ class CudaGemmTmaGpu : public ::testing::Test {
     for (ChoicePtr& c : set.candidates) {
       if (c->name().starts_with(prefix)) candidates.push_back(std::move(c));
     }
-    ASSERT_EQ(candidates.size(), 18u) << p.name;
+    ASSERT_EQ(candidates.size(), 12u) << p.name;
     Selector selector(**backend_, *cache_, options_);
     Result<Selection> sel = selector.select(p, candidates, set.reference.get());
     ASSERT_TRUE(sel.has_value()) << p.name << ": " << sel.error().message;

@@ -142,7 +142,7 @@ TEST(CudaGemmWgmmaAlign, EvenRowsRunOnTheTensorCoresOfHopperOddRowsOnSimt) {
         return !c->name().contains("_wgmma_") || c->name().ends_with("_VEC2");
       }));
   EXPECT_EQ(count(hopper, "cuda_gemm_tma_bf16_", even), 0);
-  EXPECT_EQ(count(hopper, "restride+cuda_gemm_tma_restrided_", even), 18);
+  EXPECT_EQ(count(hopper, "restride+cuda_gemm_tma_restrided_", even), 12);
   EXPECT_EQ(count(hopper, "_simt_", even), 0);
 
   const Problem odd = cuda_gemm_problem(777, 1333, 2049, DType::kBF16);
@@ -152,7 +152,7 @@ TEST(CudaGemmWgmmaAlign, EvenRowsRunOnTheTensorCoresOfHopperOddRowsOnSimt) {
     EXPECT_EQ(count(set, "_wgmma_", odd), 0);
     EXPECT_EQ(count(set, "cuda_gemm_tma_bf16_", odd), 0);
     // On Hopper the TMA GEMM on copies of A and B with 16-byte row strides (cuda_gemm_tma_test).
-    EXPECT_EQ(count(set, "restride+cuda_gemm_tma_restrided_", odd), on_hopper ? 18 : 0);
+    EXPECT_EQ(count(set, "restride+cuda_gemm_tma_restrided_", odd), on_hopper ? 12 : 0);
     EXPECT_EQ(count(set, "_mma_", odd), 0);
     EXPECT_GT(count(set, "_simt_", odd), 0);
   }
