@@ -236,7 +236,10 @@ TEST(SpaceCli, OpSpecShowsEachTemplatesSpace) {
                         {"space", data_path("../../examples/cuda_gemm/gemm_bf16.yaml"), "--list"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("op cuda.gemm (bf16)"));
-  EXPECT_THAT(r.output, HasSubstr("template cuda_gemm_mma_bf16:"));
+  // Every template of any GPU, each saying where it is tuned (Hopper has its own).
+  EXPECT_THAT(r.output, HasSubstr("template cuda_gemm_mma_bf16 (not on sm_90a):"));
+  EXPECT_THAT(r.output, HasSubstr("template cuda_gemm_wgmma_bf16 (sm_90a only):"));
+  EXPECT_THAT(r.output, HasSubstr("template cuda_gemm_tma_bf16 (sm_90a only):"));
   EXPECT_THAT(r.output, HasSubstr("template cuda_gemm_simt_bf16:"));
   EXPECT_THAT(r.output, HasSubstr("param BLOCK_M: ["));
   long valid = 0, listed = 0;
