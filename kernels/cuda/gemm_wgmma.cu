@@ -1,8 +1,8 @@
 // Hopper (sm_90a) tensor-core GEMM: row-major C[M,N] = A[M,K] * B[K,N] in f16 or bf16 with fp32
 // accumulation through warp-group MMA (wgmma.mma_async m64nNk16, both operands from shared
 // memory through matrix descriptors), a STAGES-deep cp.async pipeline into 128-byte-swizzled
-// dynamic shared memory, and grouped block rasterization. No TMA: that needs host-side tensor
-// maps, which ktune's launches do not carry.
+// dynamic shared memory, and grouped block rasterization. (The TMA template, gemm_tma.cu, serves
+// 16-byte rows without split-K; this one serves 4-byte rows and split-K.)
 //
 // Tunables (#defines): BLOCK_M, BLOCK_N (block tile; BLOCK_N 64, 128 or 256), BLOCK_K (64: one
 // 128-byte swizzle row of 16-bit elements), WARPGROUPS (1 or 2 warp groups of 128 threads; each
@@ -22,7 +22,8 @@
 // rows was measured on an H200, 2026-11-24: 5-10x slower than cuBLAS, so it was taken out; odd
 // rows go to the restrided TMA candidates, src/ops/cuda_gemm.cpp.)
 // Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_output,
-// grouped_tile), which ktune puts in front: NVRTC has no include path to this tree.
+// grouped_tile, cp.async) and kernels/cuda/hopper.cuh (wgmma, its descriptors), which ktune puts
+// in front: NVRTC has no include path to this tree.
 //
 // Shared-memory layouts (the canonical 128-byte-swizzle layouts of the PTX ISA's "Matrix
 // Descriptor" section; CUTLASS's Layout_K_SW128_Atom and Layout_MN_SW128_Atom):
@@ -63,11 +64,6 @@
 #error "gemm_wgmma.cu needs sm_90a (wgmma)"
 #endif
 
-#if DTYPE == 1
-#define KTUNE_WGMMA_AB "bf16.bf16"
-#else
-#define KTUNE_WGMMA_AB "f16.f16"
-#endif
 
 namespace ktune_gemm {
 
@@ -128,132 +124,6 @@ __device__ __forceinline__ long long opaque(long long v) {
   return v;
 }
 
-__device__ __forceinline__ void wgmma_fence() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void wgmma_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-
-template <int kPending>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
-}
-
-// A shared-memory matrix descriptor: start address, leading and stride byte offsets (all in
-// 16-byte units, bits 0-13, 16-29, 32-45), base offset 0 (bits 49-51), 128-byte swizzle
-// (bits 62-63 = 1).
-__device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lead_bytes,
-                                                        unsigned stride_bytes) {
-  return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) |
-         (static_cast<unsigned long long>((lead_bytes & 0x3FFFF) >> 4) << 16) |
-         (static_cast<unsigned long long>((stride_bytes & 0x3FFFF) >> 4) << 32) | (1ull << 62);
-}
-
-// d += A * B for one m64 x N x k16 step: A K-major, B N-major (imm-trans-b = 1), scale-d = 1.
-// Accumulator layout: warp w of the group, lane t; d[4j + {0,1}] at row 16w + t/4, columns
-// 8j + 2(t%4) + {0,1}; d[4j + {2,3}] eight rows down.
-__device__ __forceinline__ void wgmma_n128(float (&d)[64], unsigned long long desc_a,
-                                           unsigned long long desc_b) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." KTUNE_WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-      "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
-      "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
-      "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, p, 1, 1, 0, 1;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-        "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(1)
-      : "memory");
-}
-
-// As wgmma_n128 for an m64 x 64 tile: one B panel, for the narrow outputs of decode shapes.
-__device__ __forceinline__ void wgmma_n64(float (&d)[32], unsigned long long desc_a,
-                                          unsigned long long desc_b) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." KTUNE_WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-      "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, 1;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(1)
-      : "memory");
-}
-
-__device__ __forceinline__ void wgmma_n256(float (&d)[128], unsigned long long desc_a,
-                                           unsigned long long desc_b) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." KTUNE_WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
-      "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
-      "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
-      "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65,"
-      "%66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81,"
-      "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97,"
-      "%98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110,"
-      "%111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123,"
-      "%124, %125, %126, %127}, "
-      "%128, %129, p, 1, 1, 0, 1;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
-        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
-        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
-        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
-        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
-        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
-        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
-        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(desc_a), "l"(desc_b), "r"(1)
-      : "memory");
-}
-
-template <int kN>
-__device__ __forceinline__ void wgmma(float (&d)[kN / 2], unsigned long long desc_a,
-                                      unsigned long long desc_b) {
-  if constexpr (kN == 64) {
-    wgmma_n64(d, desc_a, desc_b);
-  } else if constexpr (kN == 128) {
-    wgmma_n128(d, desc_a, desc_b);
-  } else {
-    wgmma_n256(d, desc_a, desc_b);
-  }
-}
 
 // Split-K: the reduction buffer holds a block's BLOCK_M x BLOCK_N fp32 partial sums, rows padded
 // by 8 floats (32 bytes) so that the accumulator stores of a warp's 8 rows fall on distinct

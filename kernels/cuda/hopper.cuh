@@ -1,5 +1,5 @@
 // What the Hopper (sm_90a) kernels share, put by ktune after kernels/cuda/prelude.cuh in front of
-// gemm_tma.cu (src/ops/cuda_gemm.cpp): warp-group MMA (wgmma.mma_async from shared-memory matrix
+// gemm_tma.cu and gemm_wgmma.cu (src/ops/cuda_gemm.cpp): warp-group MMA (wgmma.mma_async from shared-memory matrix
 // descriptors), mbarriers and TMA tile loads (the proxy fence and smem_u32 are the prelude's).
 // Needs DTYPE 0 (f16) or 1 (bf16).
 //
@@ -130,10 +130,33 @@ __device__ __forceinline__ void wgmma_n256(float (&d)[128], unsigned long long d
       : "memory");
 }
 
+// As wgmma_n128 for an m64 x 64 tile: one B panel, for the narrow outputs of decode shapes.
+__device__ __forceinline__ void wgmma_n64(float (&d)[32], unsigned long long desc_a,
+                                          unsigned long long desc_b) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." KTUNE_WGMMA_AB " "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
+      "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1, 0, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(1)
+      : "memory");
+}
+
 template <int kN>
 __device__ __forceinline__ void wgmma(float (&d)[kN / 2], unsigned long long desc_a,
                                       unsigned long long desc_b) {
-  if constexpr (kN == 128) {
+  if constexpr (kN == 64) {
+    wgmma_n64(d, desc_a, desc_b);
+  } else if constexpr (kN == 128) {
     wgmma_n128(d, desc_a, desc_b);
   } else {
     wgmma_n256(d, desc_a, desc_b);

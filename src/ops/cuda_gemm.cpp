@@ -578,7 +578,7 @@ std::shared_ptr<KernelTemplate> wgmma_template(DType dtype, const Epilogue& e) {
   KernelTemplateDesc desc;
   desc.name = name;
   desc.kind = "wgmma";
-  desc.source = render_source("gemm_wgmma.cu", cuda_gemm_wgmma_source(), dtype, e);
+  desc.source = render_source("gemm_wgmma.cu", cuda_gemm_wgmma_source(), dtype, e, true);
   desc.entry = "gemm";
   desc.signature = gemm_signature(dtype, e);
   desc.launch = [name, e](const Config& c, const Problem& p) {
