@@ -17,6 +17,7 @@
 #include "backend/cuda_tensor_map.h"
 #include "core/cuda_driver.h"
 #include "core/thread_pool.h"
+#include "hopper_template_support.h"
 #include "ktune/backend/cuda_backend.h"
 #include "ktune/cache/tuning_cache.h"
 #include "ktune/ops/cuda_gemm.h"
@@ -31,26 +32,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::shared_ptr<KernelTemplate> tma_template(DType dtype, const Epilogue& e = {}) {
-  for (std::shared_ptr<KernelTemplate>& t : cuda_gemm_templates(dtype, e, true)) {
-    if (t->desc().name.starts_with("cuda_gemm_tma_")) return t;
-  }
-  return nullptr;
-}
-
-std::int64_t param(const Config& c, std::string_view name) {
-  return std::get<std::int64_t>(*c.find(name));
-}
-
-Epilogue parse(const char* text) {
-  Result<Epilogue> e = Epilogue::parse(text);
-  KTUNE_CHECK(e.has_value());
-  return *e;
-}
-
-bool nvrtc_missing() {
-  TempDir cache("cuda-tma-probe");
-  Result<CudaBackend> backend = CudaBackend::create({.arch = "sm_90a"}, cache.path());
-  return !backend && backend.error().code == ErrorCode::kUnavailable;
+  return hopper_template("cuda_gemm_tma_", dtype, e);
 }
 
 TEST(CudaGemmTma, SpaceIsSmallAndWithinTheHardwareLimits) {

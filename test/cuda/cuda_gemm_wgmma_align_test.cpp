@@ -11,6 +11,7 @@
 #include <string>
 #include <variant>
 
+#include "hopper_template_support.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ops/gemm_align.h"
 #include "support/all_choices.h"
@@ -21,10 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::shared_ptr<KernelTemplate> wgmma_template(DType dtype, const Epilogue& e = {}) {
-  for (std::shared_ptr<KernelTemplate>& t : cuda_gemm_templates(dtype, e, true)) {
-    if (t->desc().name.starts_with("cuda_gemm_wgmma_")) return t;
-  }
-  return nullptr;
+  return hopper_template("cuda_gemm_wgmma_", dtype, e);
 }
 
 std::int64_t vec_of(const ChoicePtr& c) {
