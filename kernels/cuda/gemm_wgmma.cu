@@ -20,7 +20,7 @@
 // layout below (VEC 2: a 16-byte chunk in four 4-byte pieces), so the MMAs are the same code.
 // Out-of-range rows, columns and the K tail load as zeros. (A register-staged VEC 1 for odd
 // rows was measured on an H200, 2026-11-24: 5-10x slower than cuBLAS, so it was taken out; odd
-// rows go to the restrided TMA candidates, src/ops/cuda_gemm.cpp.)
+// rows go to the restrided TMA candidates, src/ops/cuda_gemm_hopper.cpp.)
 // Compiled after kernels/cuda/prelude.cuh (elem_t, to_float, the epilogue hook, store_output,
 // grouped_tile, cp.async) and kernels/cuda/hopper.cuh (wgmma, its descriptors), which ktune puts
 // in front: NVRTC has no include path to this tree.

@@ -1,6 +1,7 @@
 // What the Hopper (sm_90a) kernels share, put by ktune after kernels/cuda/prelude.cuh in front of
-// gemm_tma.cu and gemm_wgmma.cu (src/ops/cuda_gemm.cpp): warp-group MMA (wgmma.mma_async from shared-memory matrix
-// descriptors), mbarriers and TMA tile loads (the proxy fence and smem_u32 are the prelude's).
+// gemm_tma.cu and gemm_wgmma.cu (src/ops/cuda_gemm_hopper.cpp): warp-group MMA (wgmma.mma_async
+// from shared-memory matrix descriptors), mbarriers and TMA tile loads (the proxy fence and
+// smem_u32 are the prelude's).
 // Needs DTYPE 0 (f16) or 1 (bf16).
 //
 // Shared-memory layouts the descriptors name (the canonical 128-byte-swizzle layouts of the PTX

@@ -1,6 +1,6 @@
 // The shared prelude of the built-in CUDA kernels (kernels/cuda/*.cu). NVRTC has no include path
 // to this tree, so ktune puts this file in front of each kernel when rendering it
-// (src/ops/cuda_gemm.cpp), after the DTYPE and fused-epilogue #defines and under its own #line
+// (src/ops/cuda_gemm_common.cpp), after the DTYPE and fused-epilogue #defines and under its own #line
 // name. Needs DTYPE (0 = f16, 1 = bf16, 2 = f32).
 //
 // In namespace ktune_gemm: elem_t with to_float and from_float; the epilogue (the store_output

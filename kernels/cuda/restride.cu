@@ -3,7 +3,7 @@
 // of 8 (TMA needs 16-byte row strides): the first launch of the "restride+cuda_gemm_tma_..."
 // candidates, whose GEMM reads the copies through tensor maps into the workspace.
 //
-// Workspace layout (restride_layout in src/ops/cuda_gemm.cpp computes the same): when
+// Workspace layout (restride_layout in src/ops/cuda_gemm_hopper.cpp computes the same): when
 // K % 8 != 0, A' [M, Kp] at byte 0 (Kp = K rounded up to 8); when N % 8 != 0, B' [K, Np] after
 // it at a 256-byte boundary (at 0 when A is not copied). Blocks with blockIdx.y 0 copy A,
 // 1 copy B; each thread writes 16-byte chunks of 8 elements, reading the elements past a
