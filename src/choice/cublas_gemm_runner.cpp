@@ -104,11 +104,7 @@ class CublasRunner final : public CublasGemmRunner {
  public:
   CublasRunner(const CublasApi& api, const CudaDriver& cu, CublasGemmPlan plan, CUstream stream,
                bool fp32_reduction)
-      : api_(api),
-        workspace_(cu),
-        plan_(plan),
-        stream_(stream),
-        fp32_reduction_(fp32_reduction) {}
+      : api_(api), workspace_(cu), plan_(plan), stream_(stream), fp32_reduction_(fp32_reduction) {}
   ~CublasRunner() override {
     if (handle_) (void)api_.Destroy(handle_);
   }
@@ -124,9 +120,10 @@ class CublasRunner final : public CublasGemmRunner {
       // them cuBLAS differed from fp32-accumulating kernels by up to ~2^-8 of the elements'
       // scale (H200, 1000x1001x1024 bf16: 1.7% of the elements outside the tolerance), so that
       // correct candidates were rejected.
-      KTUNE_CUBLAS(api_, SetMathMode(handle_, static_cast<cublasMath_t>(
-                                                  CUBLAS_DEFAULT_MATH |
-                                                  CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+      KTUNE_CUBLAS(api_,
+                   SetMathMode(handle_, static_cast<cublasMath_t>(
+                                            CUBLAS_DEFAULT_MATH |
+                                            CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
     }
     return {};
   }
