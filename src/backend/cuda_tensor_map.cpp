@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace ktune {
 namespace {
@@ -97,6 +98,33 @@ Result<std::shared_ptr<CudaScratch>> CudaScratch::allocate(const CudaDriver& cu,
   return std::shared_ptr<CudaScratch>(new CudaScratch(cu, ptr));
 }
 
+Result<std::shared_ptr<CudaScratch>> CudaScratch::for_chain(const CudaDriver& cu,
+                                                            const LaunchSpec& spec) {
+  const std::uint64_t bytes = chain_workspace_bytes(spec);
+  if (bytes == 0) return std::shared_ptr<CudaScratch>();
+  return allocate(cu, bytes);
+}
+
 CudaScratch::~CudaScratch() { (void)cu_.MemFree(ptr_); }
+
+Result<std::size_t> trailing_params(const CudaDriver& cu, const LaunchGeometry& geometry,
+                                    std::span<const CUdeviceptr> args, const CudaScratch* workspace,
+                                    CUtensorMap* maps, CUdeviceptr* workspace_slot, void** out) {
+  *workspace_slot = workspace ? workspace->address() : 0;
+  const std::vector<TensorMapDesc>& descs = geometry.tensor_maps;
+  if (Status s = encode_tensor_maps(cu, descs, args, *workspace_slot, maps); !s) {
+    return std::unexpected(s.error());
+  }
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < descs.size(); ++i) out[n++] = &maps[i];
+  if (geometry.workspace_bytes > 0) {
+    if (*workspace_slot == 0) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "a launch that asks for a workspace, but its chain has none");
+    }
+    out[n++] = workspace_slot;
+  }
+  return n;
+}
 
 }  // namespace ktune

@@ -37,6 +37,9 @@ class CudaScratch {
  public:
   [[nodiscard]] static Result<std::shared_ptr<CudaScratch>> allocate(const CudaDriver& cu,
                                                                      std::uint64_t bytes);
+  // The workspace of `spec`'s chain (chain_workspace_bytes), null when it asks for none.
+  [[nodiscard]] static Result<std::shared_ptr<CudaScratch>> for_chain(const CudaDriver& cu,
+                                                                      const LaunchSpec& spec);
   ~CudaScratch();
   CudaScratch(const CudaScratch&) = delete;
   CudaScratch& operator=(const CudaScratch&) = delete;
@@ -47,5 +50,16 @@ class CudaScratch {
   const CudaDriver& cu_;
   CUdeviceptr ptr_ = 0;
 };
+
+// The parameters a cubin launch takes after the problem's (one kernelParams entry per problem
+// argument, built by the caller): its tensor maps, encoded into `maps` (kMaxTensorMaps of them),
+// then, when `geometry` asks for a workspace, the address of *workspace_slot, set to the
+// workspace's address. Written to `out`; returns how many (at most kMaxTensorMaps + 1). The
+// storage behind them (`maps`, `workspace_slot`) must outlive the launch call.
+[[nodiscard]] Result<std::size_t> trailing_params(const CudaDriver& cu,
+                                                  const LaunchGeometry& geometry,
+                                                  std::span<const CUdeviceptr> args,
+                                                  const CudaScratch* workspace, CUtensorMap* maps,
+                                                  CUdeviceptr* workspace_slot, void** out);
 
 }  // namespace ktune

@@ -41,13 +41,9 @@ Result<KernelFn> CudaLaunchFns::make(const LaunchSpec& spec, const Problem& prob
   if (CUresult r = cu.CtxSetCurrent(context_); r != CUDA_SUCCESS) {
     return std::unexpected(cuda_status(cu, r, "CtxSetCurrent").error());
   }
-  std::shared_ptr<CudaScratch> workspace;
-  if (const std::uint64_t bytes = chain_workspace_bytes(spec); bytes > 0) {
-    Result<std::shared_ptr<CudaScratch>> w = CudaScratch::allocate(cu, bytes);
-    if (!w) return std::unexpected(w.error());
-    workspace = std::move(*w);
-  }
-  return make_chain(spec, problem, workspace);
+  Result<std::shared_ptr<CudaScratch>> workspace = CudaScratch::for_chain(cu, spec);
+  if (!workspace) return std::unexpected(workspace.error());
+  return make_chain(spec, problem, *workspace);
 }
 
 Result<KernelFn> CudaLaunchFns::make_chain(const LaunchSpec& spec, const Problem& problem,
@@ -99,16 +95,12 @@ Result<KernelFn> CudaLaunchFns::make_chain(const LaunchSpec& spec, const Problem
       }
       const CudaDriver& cu = **cuda_driver();
       CUtensorMap tensor_maps[kMaxTensorMaps];
-      CUdeviceptr scratch = workspace ? workspace->address() : 0;
-      if (maps > 0) {
-        if (Status st =
-                encode_tensor_maps(cu, geometry.tensor_maps, {ptrs, n}, scratch, tensor_maps);
-            !st) {
-          return st;
-        }
-        for (std::size_t i = 0; i < maps; ++i) params[n + i] = &tensor_maps[i];
+      CUdeviceptr scratch = 0;
+      if (maps > 0 || geometry.workspace_bytes > 0) {
+        Result<std::size_t> extra = trailing_params(cu, geometry, {ptrs, n}, workspace.get(),
+                                                    tensor_maps, &scratch, params + n);
+        if (!extra) return std::unexpected(extra.error());
       }
-      if (geometry.workspace_bytes > 0) params[n + maps] = &scratch;
       if (CUresult r = kernel->launch(geometry, stream, params); r != CUDA_SUCCESS) {
         return std::unexpected(cuda_status(cu, r, "LaunchKernel").error());
       }

@@ -76,18 +76,18 @@ class CudaProblem final : public DeviceProblem {
   // the buffers' addresses: host work only, it does not show in the timed stream) after them.
   Status launch_kernel(const Launcher& l) {
     void** params = b_->params();
-    std::vector<void*> with_maps;
+    std::vector<void*> with_extra;
     CUtensorMap maps[kMaxTensorMaps];
-    CUdeviceptr workspace = l.workspace ? l.workspace->address() : 0;
+    CUdeviceptr workspace = 0;
     if (!l.geometry.tensor_maps.empty() || l.geometry.workspace_bytes > 0) {
       const std::vector<CUdeviceptr>& args = b_->device_args();
-      if (Status s = encode_tensor_maps(cu_, l.geometry.tensor_maps, args, workspace, maps); !s) {
-        return s;
-      }
-      with_maps.assign(params, params + args.size());
-      for (std::size_t i = 0; i < l.geometry.tensor_maps.size(); ++i) with_maps.push_back(&maps[i]);
-      if (l.geometry.workspace_bytes > 0) with_maps.push_back(&workspace);
-      params = with_maps.data();
+      void* extra[kMaxTensorMaps + 1];
+      Result<std::size_t> n =
+          trailing_params(cu_, l.geometry, args, l.workspace.get(), maps, &workspace, extra);
+      if (!n) return std::unexpected(n.error());
+      with_extra.assign(params, params + args.size());
+      with_extra.insert(with_extra.end(), extra, extra + *n);
+      params = with_extra.data();
     }
     return cuda_status(cu_, l.kernel->launch(l.geometry, stream_, params), "LaunchKernel");
   }
@@ -267,13 +267,9 @@ DeviceAdapter::Fault CudaDevice::fault(std::string message) {
 }
 
 Result<Launcher> CudaDevice::launcher(const LaunchSpec& spec, const Problem& problem) {
-  std::shared_ptr<CudaScratch> workspace;
-  if (const std::uint64_t bytes = chain_workspace_bytes(spec); bytes > 0) {
-    Result<std::shared_ptr<CudaScratch>> w = CudaScratch::allocate(*cu_, bytes);
-    if (!w) return std::unexpected(w.error());
-    workspace = std::move(*w);
-  }
-  return chain_launcher(spec, problem, workspace);
+  Result<std::shared_ptr<CudaScratch>> workspace = CudaScratch::for_chain(*cu_, spec);
+  if (!workspace) return std::unexpected(workspace.error());
+  return chain_launcher(spec, problem, *workspace);
 }
 
 Result<Launcher> CudaDevice::chain_launcher(const LaunchSpec& spec, const Problem& problem,
