@@ -31,22 +31,35 @@ std::uint32_t wgmma_shared_bytes(const Config& c) {
   return static_cast<std::uint32_t>(std::max(tiles, reduction) + 1024);
 }
 
-// The SMs that split-K tries to fill. The hooks see the problem but not the device: this is the
-// H100 SXM's and H200's count (an H100 PCIe has 114, where the filter errs towards splitting).
-constexpr std::int64_t kSplitKSms = 132;
+// The SM count of the problem's device, once per device per process; 132 (an H100 SXM or H200)
+// where no driver answers (rendering and compiling need no GPU).
+int sm_count(const Problem& p) {
+  static std::mutex mu;
+  static std::map<int, int> counts;
+  const int index = p.args[0].tensor.device.index;
+  std::lock_guard lock(mu);
+  auto it = counts.find(index);
+  if (it == counts.end()) {
+    Result<CudaDeviceInfo> info = cuda_device_info(index);
+    it = counts.emplace(index, info && info->sm_count > 0 ? info->sm_count : 132).first;
+  }
+  return it->second;
+}
 
 // Split-K trades a reduction through distributed shared memory for more blocks on the same
 // tiles: it can pay only while the blocks do not fill the SMs without it, and while each slice
 // keeps a pipeline's worth of K. SPLIT_K = s > 1 serves a problem whose tiles * s / 2 blocks
 // (the next smaller split) leave SMs idle and whose K has at least 2 tiles per slice.
 // BLOCK_N 64 halves the MMAs' operand reuse: it serves N <= 64, or outputs whose tiles of
-// BLOCK_N 128 leave SMs idle. And exactly the VEC that gemm_row_alignment gives serves a shape:
-// a narrower one would only lose to it, a wider one cannot copy its rows.
+// BLOCK_N 128 leave SMs idle (the device's count, 132 without a GPU). And exactly the VEC that
+// gemm_row_alignment gives serves a shape: a narrower one would only lose to it, a wider one
+// cannot copy its rows.
 Status wgmma_supports(const std::string& where, const Config& c, const Problem& p,
                       const Epilogue& e) {
   const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
+  const std::int64_t sms = sm_count(p);  // the SMs that split-K and BLOCK_N 64 try to fill
   const int align = gemm_row_alignment(p);
   if (const std::int64_t vec = param(c, "VEC"); vec != align) {
     const std::string need = align == 1 ? std::string("even rows (no VEC copies odd ones)")
@@ -59,21 +72,20 @@ Status wgmma_supports(const std::string& where, const Config& c, const Problem& 
                     p.args[2].tensor.offset, need, vec));
   }
   if (Status s = tile_limits(where, *d, wgmma_shared_bytes(c), bm, bn); !s) return s;
-  if (bn == 64 && d->n > 64 && ceil_div(d->m, bm) * ceil_div(d->n, 128) >= kSplitKSms) {
-    return make_error(
-        ErrorCode::kInvalidArgument,
-        fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
-                    "tiles of {}x128, got N={} and {} tiles",
-                    where, kSplitKSms, bm, d->n, ceil_div(d->m, bm) * ceil_div(d->n, 128)));
+  if (bn == 64 && d->n > 64 && ceil_div(d->m, bm) * ceil_div(d->n, 128) >= sms) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
+                                  "tiles of {}x128, got N={} and {} tiles",
+                                  where, sms, bm, d->n, ceil_div(d->m, bm) * ceil_div(d->n, 128)));
   }
   const std::int64_t split = param(c, "SPLIT_K");
   if (split == 1) return {};
   const std::int64_t tiles = ceil_div(d->m, bm) * ceil_div(d->n, bn);
-  if (tiles * split / 2 >= kSplitKSms) {
+  if (tiles * split / 2 >= sms) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: split-K {} cannot pay; expected tiles * {} < {} SMs "
                                   "(half the split leaves SMs idle), got {} tiles of {}x{}",
-                                  where, split, split / 2, kSplitKSms, tiles, bm, bn));
+                                  where, split, split / 2, sms, tiles, bm, bn));
   }
   const std::int64_t min_k = split * 2 * param(c, "BLOCK_K");
   if (d->k < min_k) {
@@ -92,21 +104,6 @@ Result<LaunchGeometry> wgmma_launch(const std::string& where, const Config& c, c
       tiled_launch(where, c, p, e, param(c, "WARPGROUPS") * 128, wgmma_shared_bytes(c));
   if (g) g->grid[0] *= static_cast<std::uint64_t>(param(c, "SPLIT_K"));
   return g;
-}
-
-// The SM count of the problem's device, once per device per process; 132 (an H100 SXM or H200)
-// where no driver answers (rendering and compiling need no GPU).
-int sm_count(const Problem& p) {
-  static std::mutex mu;
-  static std::map<int, int> counts;
-  const int index = p.args[0].tensor.device.index;
-  std::lock_guard lock(mu);
-  auto it = counts.find(index);
-  if (it == counts.end()) {
-    Result<CudaDeviceInfo> info = cuda_device_info(index);
-    it = counts.emplace(index, info && info->sm_count > 0 ? info->sm_count : 132).first;
-  }
-  return it->second;
 }
 
 // The TMA template's tiles, 1024 bytes to align them to the swizzle's period, and two 8-byte
