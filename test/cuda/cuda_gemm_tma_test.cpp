@@ -191,37 +191,6 @@ TEST(CudaGemmTma, RestridedLaunchesShareOneWorkspace) {
   EXPECT_EQ(k_spec->workspace_bytes, 256ull * 1008 * 2);
 }
 
-// Compiles each (choice, problem) for sm_90a on 2 threads; "name: message" for each failure.
-std::vector<std::string> compile_all(std::vector<std::pair<ChoicePtr, Problem>>& work) {
-  TempDir cache("cuda-tma");
-  Result<CudaBackend> backend = CudaBackend::create({.arch = "sm_90a"}, cache.path());
-  if (!backend) return {"backend: " + backend.error().message};
-  std::vector<std::string> failures;
-  std::mutex mu;
-  {
-    ThreadPool pool(2);
-    for (auto& [choice, problem] : work) {
-      pool.submit([&, c = choice.get(), p = &problem] {
-        std::string failure;
-        if (Status s = c->compile(*backend); !s) {
-          failure = s.error().message;
-        } else if (Result<LaunchSpec> spec = c->launch_spec(*p); !spec) {
-          failure = spec.error().message;
-        } else if (const LaunchSpec& g = spec->then.empty() ? *spec : spec->then.back();
-                   g.kind != LaunchKind::kCudaCubin || g.tensor_maps.size() != 2) {
-          failure = "unexpected launch spec";
-        }
-        if (!failure.empty()) {
-          std::lock_guard lock(mu);
-          failures.push_back(c->name() + ": " + failure);
-        }
-      });
-    }
-    pool.wait_idle();
-  }
-  return failures;
-}
-
 // Every config in bf16 and f16, and in bf16 with the epilogues cuBLASLt does not fuse.
 TEST(CudaGemmTma, CompilesEveryConfigForSm90a) {
   if (nvrtc_missing()) GTEST_SKIP() << "[SKIP] NVRTC is not installed";
@@ -243,7 +212,10 @@ TEST(CudaGemmTma, CompilesEveryConfigForSm90a) {
     if (c->name().starts_with("restride+")) work.emplace_back(std::move(c), odd);
   }
   EXPECT_EQ(work.size(), 12u * 6);
-  const std::vector<std::string> failures = compile_all(work);
+  const std::vector<std::string> failures = compile_all_sm90a(work, [](const LaunchSpec& s) {
+    const LaunchSpec& g = s.then.empty() ? s : s.then.back();  // the GEMM after restride
+    return g.kind == LaunchKind::kCudaCubin && g.tensor_maps.size() == 2;
+  });
   EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
 }
 

@@ -233,37 +233,6 @@ Problem aligned_to(std::int64_t vec, DType dtype, const Epilogue& e = {}) {
   return cuda_gemm_problem(40, 520 + extra, 3000 + extra, dtype, 0, e);
 }
 
-// Compiles each (choice, problem) for `arch` on 2 threads; "name: message" for each failure.
-std::vector<std::string> compile_all(const std::string& arch,
-                                     std::vector<std::pair<ChoicePtr, Problem>>& work) {
-  TempDir cache("cuda-wgmma");
-  Result<CudaBackend> backend = CudaBackend::create({.arch = arch}, cache.path());
-  if (!backend) return {"backend: " + backend.error().message};
-  std::vector<std::string> failures;
-  std::mutex mu;
-  {
-    ThreadPool pool(2);
-    for (auto& [choice, problem] : work) {
-      pool.submit([&, c = choice.get(), p = &problem] {
-        std::string failure;
-        if (Status s = c->compile(*backend); !s) {
-          failure = s.error().message;
-        } else if (Result<LaunchSpec> spec = c->launch_spec(*p); !spec) {
-          failure = spec.error().message;
-        } else if (spec->kind != LaunchKind::kCudaCubin || spec->entry != "gemm") {
-          failure = "unexpected launch spec";
-        }
-        if (!failure.empty()) {
-          std::lock_guard lock(mu);
-          failures.push_back(c->name() + ": " + failure);
-        }
-      });
-    }
-    pool.wait_idle();
-  }
-  return failures;
-}
-
 // Every config in bf16 and with a fused "bias,gelu", and the VEC 8 ones in f16 (the copies do
 // not depend on the dtype): about 0.4 s of NVRTC each. Each on a problem it serves (few tiles, K
 // for 8 slices, rows of its alignment), so that launch_spec checks too.
@@ -283,7 +252,9 @@ TEST(CudaGemmWgmma, CompilesEveryConfigForSm90a) {
     work.emplace_back(std::move(c), aligned_to(vec, DType::kBF16, e));
   }
   EXPECT_EQ(work.size(), 27u + 15u + 27u);
-  const std::vector<std::string> failures = compile_all("sm_90a", work);
+  const std::vector<std::string> failures = compile_all_sm90a(work, [](const LaunchSpec& s) {
+    return s.kind == LaunchKind::kCudaCubin && s.entry == "gemm";
+  });
   EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
 }
 
