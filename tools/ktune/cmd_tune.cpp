@@ -2,12 +2,15 @@
 // the CPU, an `op: cuda.gemm` spec on a CUDA GPU exactly as `ktune gemm` (gemm_run.h).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -22,8 +25,10 @@
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
 #include "ktune/tuning/spec_dispatcher.h"
+#include "mpi_comm.h"
 #include "options.h"
 #include "select/resume.h"
+#include "tune_distributed.h"
 
 namespace ktune::cli {
 namespace {
@@ -50,6 +55,7 @@ struct TuneFlags {
   // specs: `ktune gemm`'s defaults).
   GemmOptions gemm;
   std::string opencl_device;  // opencl kernels: [<platform>:]<device>
+  bool distributed = false;   // --distributed: one rank of an MPI job (tune_distributed.h)
 };
 
 // A kernel spec's defaults: the Selector's, and a memory limit of half of physical memory, so
@@ -411,6 +417,129 @@ int run_opencl_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 #endif
 }
 
+// The cores this rank measures on, in words ("0-3", "1").
+std::string core_list(const cpu_set_t& set) {
+  std::vector<std::string> parts;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int e = c;
+    while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
+    parts.push_back(e == c ? std::to_string(c) : fmt::format("{}-{}", c, e));
+    c = e;
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+// --distributed: this process is one rank of an MPI job. c++ kernel specs on the CPU (the host's
+// cores split between its ranks) and cuda kernel specs (one GPU per rank: the local rank's).
+int run_distributed(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
+                    SelectorOptions sopts) {
+  const bool op_spec = !spec.op.name.empty();
+  const std::string& language = spec.kernel.language;
+  if (op_spec || (language != "c++" && language != "cuda") || f.gemm.compile_only) {
+    fmt::print(stderr,
+               "error: {}: --distributed tunes c++ and cuda kernel specs (not {}{})\n", f.spec,
+               op_spec ? fmt::format("op: {} specs", spec.op.name) : language + " kernel specs",
+               f.gemm.compile_only ? ", nor --compile-only" : "");
+    return kExitUsage;
+  }
+  if (!kBuiltWithMpi) {
+    fmt::print(stderr, "error: --distributed: no MPI support; rebuild with libopenmpi-dev\n");
+    return kExitUsage;
+  }
+  auto comm = MpiComm::start();
+  if (!comm) {
+    fmt::print(stderr, "error: --distributed: {}\n", comm.error().message);
+    return kExitError;
+  }
+  const int rank = (*comm)->rank();
+  std::shared_ptr<const Backend> backend;
+  std::shared_ptr<const Backend> host;
+  if (language == "c++") {
+    // The host's cores split between its ranks, unless mpirun bound each to cores of its own:
+    // every thread and worker this rank starts from here inherits the mask.
+    if (const auto& share = (*comm)->core_share()) {
+      if (::sched_setaffinity(0, sizeof *share, &*share) != 0) {
+        fmt::print(stderr, "ktune: warning: rank {}: sched_setaffinity failed\n", rank);
+      }
+    }
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    if (::sched_getaffinity(0, sizeof now, &now) == 0 && sopts.progress) {
+      fmt::print(sopts.progress, "ktune: rank {} of {}: measuring on core(s) {}{}\n", rank,
+                 (*comm)->size(), core_list(now),
+                 (*comm)->cores_oversubscribed()
+                     ? " (more ranks than cores on this host: ranks share cores, and their "
+                       "measurements disturb each other)"
+                     : "");
+    }
+    auto cpu = CpuBackend::create(cpu_options(f), ctx.cache_dir);
+    if (!cpu) {
+      fmt::print(stderr, "error: {}\n", cpu.error().message);
+      return kExitError;
+    }
+    backend = std::make_shared<CpuBackend>(std::move(*cpu));
+  } else {
+#if KTUNE_HAVE_CUDA
+    // One GPU per rank: the rank's index among the ranks of its host.
+    GemmOptions target = f.gemm;
+    target.selector = f.selector;
+    target.device = (*comm)->local_rank();
+    auto gpu = open_gemm_backend(target, ctx);
+    if (!gpu) return kExitError;
+    backend = std::make_shared<CudaBackend>(std::move(*gpu));
+    sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(target.device));
+    auto h = host_backend(f, ctx, spec);
+    if (!h) {
+      fmt::print(stderr, "error: {}\n", h.error().message);
+      return kExitError;
+    }
+    host = *h;
+#else
+    fmt::print(stderr, "error: {}: kernel.language cuda: {}\n", f.spec,
+               not_built(BuildFeature::kCuda).message);
+    return kExitError;
+#endif
+  }
+  // Rank 0 alone opens the tuning cache; every rank uses the code cache.
+  std::unique_ptr<TuningCache> cache;
+  if (rank == 0) {
+    cache = open_tuning_cache(f.selector.no_cache, ctx);
+    if (!cache) return kExitError;
+  } else if (!prepare_cache_dir(ctx)) {
+    return kExitError;
+  }
+  const bool per_problem = spec_choices_per_problem(spec);
+  const std::vector<std::string> flags = language == "c++" ? cpu_options(f).flags
+                                                           : std::vector<std::string>{};
+  std::map<std::size_t, SpecChoices> built;
+  auto choices = [&](std::size_t p) -> Result<SpecChoices*> {
+    const std::size_t slot = per_problem ? p : 0;
+    if (auto it = built.find(slot); it != built.end()) return &it->second;
+    auto c = per_problem ? make_spec_choices(spec, flags,
+                                             SpecTarget{backend->device_limits(),
+                                                        &spec.problems[p], host})
+                         : make_spec_choices(spec, flags);
+    if (!c) return std::unexpected(c.error());
+    return &built.emplace(slot, std::move(*c)).first->second;
+  };
+  DistributedTune job{spec, {}, *backend, sopts, choices, cache.get(),
+                      f.selector.no_cache ? "off" : ctx.cache_dir.string(), {}};
+  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
+    if (wanted(f, spec.problems[i], i, spec.problems[i].name)) job.problems.push_back(i);
+  }
+  if (!f.dispatch_table.empty() && rank == 0) {
+    job.after = [&] {
+      auto c = choices(0);
+      return c && write_table(f, spec, **c, dynamic_cast<const CpuBackend&>(*backend), *cache,
+                              sopts);
+    };
+  }
+  const int code = tune_distributed(**comm, job);
+  (*comm)->finish();
+  return code;
+}
+
 int run_tune(const TuneFlags& f, const CliContext& ctx) {
   const auto t0 = std::chrono::steady_clock::now();
   auto spec = load_spec(f.spec);
@@ -429,6 +558,13 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     return kExitUsage;
   }
   if (!problems_match(f, *spec)) return kExitUsage;
+  if (f.distributed && !f.dispatch_table.empty() && spec_choices_per_problem(*spec)) {
+    fmt::print(stderr,
+               "error: {}: --dispatch-table needs candidates shared by every problem; "
+               "a spec with size_defines builds them per problem\n",
+               f.spec);
+    return kExitUsage;
+  }
   SelectorOptions base = op_spec || language == "cuda" ? cuda_gemm_selector_defaults()
                          : language == "opencl"        ? opencl_defaults()
                                                        : tune_defaults();
@@ -440,6 +576,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   SelectorOptions checked = sopts;
   checked.isolate = sopts.isolate && !f.gemm.compile_only;  // compiling runs no worker
   if (int code = preflight(checked); code != 0) return code;
+  if (f.distributed) return run_distributed(f, ctx, *spec, sopts);
   if (op_spec) return run_gemm_spec(f, ctx, *spec, t0);  // cuda.gemm, the one op
   if (language == "cuda") return run_cuda_spec(f, ctx, *spec, sopts, t0);
   if (language == "opencl") return run_opencl_spec(f, ctx, *spec, sopts, t0);
@@ -517,6 +654,13 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--opencl-device", f->opencl_device,
                   "opencl kernel specs: [<platform>:]<device>, each an index or a name substring; "
                   "default $KTUNE_OPENCL_DEVICE, else the first device");
+  cmd->add_flag(
+      "--distributed", f->distributed,
+      "Run as one rank of an MPI job (mpirun -n R ktune tune SPEC --distributed): problems, or "
+      "with fewer problems than ranks each problem's candidates, are shared between the ranks; "
+      "rank 0 decides every pick, alone writes the tuning cache and prints the tables. c++ "
+      "kernels: the host's cores split between its ranks; cuda kernels: one GPU per rank (its "
+      "local rank). Without MPI support in this build: an error");
   cmd->callback([f, &ctx] { ctx.exit_code = run_tune(*f, ctx); });
 }
 
