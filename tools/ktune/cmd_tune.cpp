@@ -437,8 +437,8 @@ int run_distributed(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   const bool op_spec = !spec.op.name.empty();
   const std::string& language = spec.kernel.language;
   if (op_spec || (language != "c++" && language != "cuda") || f.gemm.compile_only) {
-    fmt::print(stderr,
-               "error: {}: --distributed tunes c++ and cuda kernel specs (not {}{})\n", f.spec,
+    fmt::print(stderr, "error: {}: --distributed tunes c++ and cuda kernel specs (not {}{})\n",
+               f.spec,
                op_spec ? fmt::format("op: {} specs", spec.op.name) : language + " kernel specs",
                f.gemm.compile_only ? ", nor --compile-only" : "");
     return kExitUsage;
@@ -510,29 +510,35 @@ int run_distributed(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     return kExitError;
   }
   const bool per_problem = spec_choices_per_problem(spec);
-  const std::vector<std::string> flags = language == "c++" ? cpu_options(f).flags
-                                                           : std::vector<std::string>{};
+  const std::vector<std::string> flags =
+      language == "c++" ? cpu_options(f).flags : std::vector<std::string>{};
   std::map<std::size_t, SpecChoices> built;
   auto choices = [&](std::size_t p) -> Result<SpecChoices*> {
     const std::size_t slot = per_problem ? p : 0;
     if (auto it = built.find(slot); it != built.end()) return &it->second;
-    auto c = per_problem ? make_spec_choices(spec, flags,
-                                             SpecTarget{backend->device_limits(),
-                                                        &spec.problems[p], host})
-                         : make_spec_choices(spec, flags);
+    auto c = per_problem
+                 ? make_spec_choices(spec, flags,
+                                     SpecTarget{backend->device_limits(), &spec.problems[p], host})
+                 : make_spec_choices(spec, flags);
     if (!c) return std::unexpected(c.error());
     return &built.emplace(slot, std::move(*c)).first->second;
   };
-  DistributedTune job{spec, {}, *backend, sopts, choices, cache.get(),
-                      f.selector.no_cache ? "off" : ctx.cache_dir.string(), {}};
+  DistributedTune job{spec,
+                      {},
+                      *backend,
+                      sopts,
+                      choices,
+                      cache.get(),
+                      f.selector.no_cache ? "off" : ctx.cache_dir.string(),
+                      {}};
   for (std::size_t i = 0; i < spec.problems.size(); ++i) {
     if (wanted(f, spec.problems[i], i, spec.problems[i].name)) job.problems.push_back(i);
   }
   if (!f.dispatch_table.empty() && rank == 0) {
     job.after = [&] {
       auto c = choices(0);
-      return c && write_table(f, spec, **c, dynamic_cast<const CpuBackend&>(*backend), *cache,
-                              sopts);
+      return c &&
+             write_table(f, spec, **c, dynamic_cast<const CpuBackend&>(*backend), *cache, sopts);
     };
   }
   const int code = tune_distributed(**comm, job);

@@ -209,8 +209,8 @@ class Run {
   void store(std::size_t p, ProblemResult r) {
     if (r.record && !r.from_cache && job_.options.write_cache) {
       if (Status s = job_.cache->store(*r.record); !s) {
-        r.error = fmt::format("{}: not stored in the tuning cache: {}",
-                              job_.spec.problems[p].name, s.error().message);
+        r.error = fmt::format("{}: not stored in the tuning cache: {}", job_.spec.problems[p].name,
+                              s.error().message);
         r.record.reset();
       }
     }
@@ -263,9 +263,9 @@ class Run {
       if (recs && recs->size() == 1) {
         r.record = std::move(recs->front());
       } else {
-        r.error = fmt::format("{}: the record from rank {} does not parse{}",
-                              job_.spec.problems[p].name, m.from,
-                              recs ? "" : ": " + recs.error().message);
+        r.error =
+            fmt::format("{}: the record from rank {} does not parse{}", job_.spec.problems[p].name,
+                        m.from, recs ? "" : ": " + recs.error().message);
       }
     } else {
       r.error = rep.data;
@@ -361,8 +361,8 @@ class Run {
         }
         auto theirs = rows_from_json(rep->second.data);
         if (!theirs) {
-          fmt::print(stderr, "ktune: warning: rank {}: {}; its candidates are measured here\n",
-                     r, theirs.error().message);
+          fmt::print(stderr, "ktune: warning: rank {}: {}; its candidates are measured here\n", r,
+                     theirs.error().message);
           continue;
         }
         for (CandidateRecord& x : *theirs) rows.push_back(std::move(x));
@@ -429,13 +429,14 @@ class Run {
         std::fputs(
             format_autotune_table(title, *r.record, job_.options.table_rows, r.from_cache).c_str(),
             out);
-        const auto w = std::find_if(r.record->candidates.begin(), r.record->candidates.end(),
-                                    [&](const CandidateRecord& x) { return x.name == r.record->winner; });
+        const auto w =
+            std::find_if(r.record->candidates.begin(), r.record->candidates.end(),
+                         [&](const CandidateRecord& x) { return x.name == r.record->winner; });
         fmt::print(out, "Selected {} ({}){}\n", r.record->winner,
                    w != r.record->candidates.end() ? w->info : "",
-                   r.from_cache  ? " from the tuning cache; compiled nothing, measured nothing"
-                   : r.rank < 0  ? ", candidates measured on every rank, decided on rank 0"
-                                 : fmt::format(", tuned on rank {}", r.rank));
+                   r.from_cache ? " from the tuning cache; compiled nothing, measured nothing"
+                   : r.rank < 0 ? ", candidates measured on every rank, decided on rank 0"
+                                : fmt::format(", tuned on rank {}", r.rank));
         if (r.record->confidence && !r.record->confidence->trusted) {
           std::fputs(untrusted_warning(title, *r.record->confidence).c_str(), out);
         }
@@ -455,11 +456,12 @@ class Run {
                  who.empty() ? std::string("?") : fmt::format("{}", fmt::join(who, ", ")),
                  kSilenceLimit.count(), fmt::join(missing, ", "));
     }
-    fmt::print("Tuned {} problem(s) in {:.3f} s ({} from the tuning cache{}{}); cache: {}; {} MPI "
-               "rank(s)\n",
-               tuned, seconds_since(t0), hits, failures ? fmt::format(", {} failed", failures) : "",
-               missing.empty() ? "" : fmt::format(", {} missing", missing.size()),
-               job_.cache_label, ranks_);
+    fmt::print(
+        "Tuned {} problem(s) in {:.3f} s ({} from the tuning cache{}{}); cache: {}; {} MPI "
+        "rank(s)\n",
+        tuned, seconds_since(t0), hits, failures ? fmt::format(", {} failed", failures) : "",
+        missing.empty() ? "" : fmt::format(", {} missing", missing.size()), job_.cache_label,
+        ranks_);
     std::fflush(stdout);
     const int code = (failures || !missing.empty()) ? kExitError : 0;
     Json fin{{"exit", interrupted_now ? 130 : code}, {"records", export_json(all)}};
