@@ -9,7 +9,7 @@ CMAKE_ARGS ?=
 DEBIAN_PACKAGES = cmake g++ make pkg-config libfmt-dev nlohmann-json3-dev libyaml-cpp-dev \
   libcli11-dev libsqlite3-dev libssl-dev libkainjow-mustache-dev libmuparser-dev libopenblas-dev \
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev ocl-icd-opencl-dev pocl-opencl-icd \
-  opencl-c-headers
+  opencl-c-headers libopenmpi-dev openmpi-bin
 
 # AFL++ for bench/fuzz.sh and CI's fuzzing (the replay tests need nothing more).
 FUZZ_PACKAGES = afl++ gcc-12-plugin-dev
