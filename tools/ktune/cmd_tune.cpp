@@ -564,6 +564,10 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     return kExitUsage;
   }
   if (!problems_match(f, *spec)) return kExitUsage;
+  if (f.distributed && !kBuiltWithMpi) {
+    fmt::print(stderr, "error: --distributed: no MPI support; rebuild with libopenmpi-dev\n");
+    return kExitUsage;
+  }
   if (f.distributed && !f.dispatch_table.empty() && spec_choices_per_problem(*spec)) {
     fmt::print(stderr,
                "error: {}: --dispatch-table needs candidates shared by every problem; "

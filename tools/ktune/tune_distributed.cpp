@@ -178,6 +178,7 @@ class Run {
     }
     if (idx.empty()) return std::vector<CandidateRecord>{};
     std::vector<ChoicePtr> part;
+    part.reserve(idx.size());
     for (std::size_t i : idx) part.push_back(std::move(c.candidates[i]));
     const TuningKey key = share_sel_.key_for(problem, part, c.reference.get());
     auto sel = share_sel_.select(problem, part, c.reference.get());
