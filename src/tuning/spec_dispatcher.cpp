@@ -152,6 +152,12 @@ Result<std::unique_ptr<Dispatcher>> open_dispatcher(const std::filesystem::path&
                                                     DispatcherOptions options) {
   Result<Spec> spec = load_spec(spec_file);
   if (!spec) return std::unexpected(spec.error());
+  return open_dispatcher(std::move(*spec), std::move(options));
+}
+
+Result<std::unique_ptr<Dispatcher>> open_dispatcher(Spec spec_value, DispatcherOptions options) {
+  const std::filesystem::path spec_file = spec_value.file;
+  std::optional<Spec> spec(std::move(spec_value));
   if (options.cache_dir.empty()) options.cache_dir = default_cache_dir();
   if (!spec->op.name.empty()) {
 #if KTUNE_HAVE_CUDA

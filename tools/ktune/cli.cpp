@@ -3,32 +3,28 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 
-#include "core/file_util.h"
-#include "ktune/backend/code_cache.h"
+#include "ktune/tuning/tune_spec.h"
 
 namespace ktune::cli {
 
-// A temporary is swept only when its writer is gone and it has not changed for this long.
-constexpr std::chrono::seconds kStaleTempAge{60};
-
 bool prepare_cache_dir(const CliContext& ctx) {
-  if (Status s = check_not_shared(ctx.cache_dir / "code"); !s) {
-    if (!ctx.allow_shared_cache_dir) {
-      fmt::print(stderr,
-                 "error: code cache: {}: others could replace the kernels ktune runs; make it "
-                 "yours alone (chown, chmod go-w), choose another --cache-dir, or pass "
-                 "--allow-shared-cache-dir\n",
-                 s.error().message);
-      return false;
-    }
-    fmt::print(stderr, "ktune: warning: code cache: {} (allowed by --allow-shared-cache-dir)\n",
+  Status s = ktune::prepare_cache_dir(ctx.cache_dir, ctx.allow_shared_cache_dir,
+                                      [](const std::string& why) {
+                                        fmt::print(stderr,
+                                                   "ktune: warning: code cache: {} (allowed by "
+                                                   "--allow-shared-cache-dir)\n",
+                                                   why);
+                                      });
+  if (!s) {
+    fmt::print(stderr,
+               "error: code cache: {}: others could replace the kernels ktune runs; make it "
+               "yours alone (chown, chmod go-w), choose another --cache-dir, or pass "
+               "--allow-shared-cache-dir\n",
                s.error().message);
+    return false;
   }
-  CodeCache(ctx.cache_dir).sweep_temporaries(kStaleTempAge);
-  sweep_stale_temps(ctx.cache_dir, kStaleTempAge);
   return true;
 }
 

@@ -25,6 +25,7 @@
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
 #include "ktune/tuning/spec_dispatcher.h"
+#include "ktune/tuning/tune_spec.h"
 #include "mpi_comm.h"
 #include "options.h"
 #include "select/resume.h"
@@ -32,13 +33,6 @@
 
 namespace ktune::cli {
 namespace {
-
-std::size_t half_of_physical_memory_mb() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  return static_cast<std::size_t>(pages) / 2 * static_cast<std::size_t>(page) >> 20;
-}
 
 struct TuneFlags {
   std::string spec;
@@ -58,14 +52,8 @@ struct TuneFlags {
   bool distributed = false;   // --distributed: one rank of an MPI job (tune_distributed.h)
 };
 
-// A kernel spec's defaults: the Selector's, and a memory limit of half of physical memory, so
-// that a candidate allocating without bound is stopped as resource_exhausted before the kernel's
-// OOM killer picks a process.
-SelectorOptions tune_defaults() {
-  SelectorOptions o;
-  o.worker.memory_limit_bytes = half_of_physical_memory_mb() << 20;
-  return o;
-}
+// A kernel spec's defaults (the CPU's).
+SelectorOptions tune_defaults() { return cpu_tune_defaults(); }
 
 // The flags given that the spec's form does not use: a usage error rather than silently ignored.
 std::vector<std::string> unused_flags(const TuneFlags& f, bool op_spec, std::string_view language) {
@@ -109,32 +97,7 @@ std::vector<std::string> split_words(const std::string& s) {
 
 bool wanted(const TuneFlags& f, const ProblemDecl& p, std::size_t index,
             std::string_view problem_name) {
-  if (f.problems.empty()) return true;
-  for (const std::string& w : f.problems) {
-    if (w == p.name || w == problem_name || w == std::to_string(index)) return true;
-  }
-  return false;
-}
-
-// Every --problem must name a problem of the spec: a typo is an error listing the names, not
-// a run that silently tunes fewer problems than asked.
-bool problems_match(const TuneFlags& f, const Spec& spec) {
-  std::vector<std::string> unmatched;
-  for (const std::string& w : f.problems) {
-    bool found = false;
-    for (std::size_t i = 0; i < spec.problems.size() && !found; ++i) {
-      found = w == spec.problems[i].name || w == std::to_string(i);
-    }
-    if (!found) unmatched.push_back(fmt::format("'{}'", w));
-  }
-  if (unmatched.empty()) return true;
-  std::vector<std::string> names;
-  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
-    names.push_back(fmt::format("{} ({})", spec.problems[i].name, i));
-  }
-  fmt::print(stderr, "error: {}: --problem {} matches no problem; the spec's problems are: {}\n",
-             f.spec, fmt::join(unmatched, ", "), fmt::join(names, ", "));
-  return false;
+  return problem_selected(f.problems, p, index, problem_name);
 }
 
 int report(const TuneFlags& f, const CliContext& ctx, std::chrono::steady_clock::time_point t0,
@@ -195,33 +158,10 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 #endif
 }
 
-// The spec's metrics as the Selector takes them (SelectorOptions::metrics): by the problem's
-// key, each with its own problem's sizes bound. Unset when the spec has none.
-std::function<std::vector<Metric>(const Problem&)> metrics_hook(const Spec& spec) {
-  if (spec.metrics.empty()) return {};
-  std::vector<std::pair<std::string, std::vector<Metric>>> by_key;
-  for (const ProblemDecl& decl : spec.problems) {
-    auto problem = make_problem(spec, decl);
-    if (!problem) continue;  // the tuning loop reports it
-    std::vector<Metric> metrics;
-    for (SpecMetric& m : spec_metrics(spec, decl)) {
-      metrics.push_back({std::move(m.name), std::move(m.value)});
-    }
-    by_key.emplace_back(problem->key(), std::move(metrics));
-  }
-  return [by_key = std::move(by_key)](const Problem& p) {
-    const std::string key = p.key();
-    for (const auto& [k, metrics] : by_key) {
-      if (k == key) return metrics;
-    }
-    return std::vector<Metric>{};
-  };
-}
-
 // --dispatch-table: the picks of every problem of the spec that the tuning cache holds, for a
 // program that links only ktune::runtime (Dispatcher::open_table).
-bool write_table(const TuneFlags& f, const Spec& spec, SpecChoices& choices,
-                 const CpuBackend& backend, TuningCache& cache, const SelectorOptions& sopts) {
+bool write_table(const TuneFlags& f, const Spec& spec, SpecChoices& choices, const Backend& backend,
+                 TuningCache& cache, const SelectorOptions& sopts) {
   auto built = make_dispatch_table(spec, choices, backend, cache, sopts, std::nullopt,
                                    /*generated_only=*/true);
   Status written = built ? write_dispatch_table(f.dispatch_table, built->table)
@@ -251,31 +191,6 @@ void print_over_limits(const ProblemDecl& problem, const SpecChoices& choices) {
   std::fflush(stdout);
 }
 
-// One problem of the spec through the selector, printing its table; counts into `n`.
-void tune_one(const TuneFlags& f, const Spec& spec, std::size_t i, Selector& selector,
-              SpecChoices& choices, Counts& n) {
-  auto problem = make_problem(spec, spec.problems[i]);
-  if (!problem) {
-    fmt::print(stderr, "error: {}\n", problem.error().message);
-    ++n.failures;
-    return;
-  }
-  if (!wanted(f, spec.problems[i], i, problem->name)) return;
-  print_over_limits(spec.problems[i], choices);
-  auto sel = selector.select(*problem, choices.candidates, choices.reference.get());
-  if (!sel) {
-    // Ctrl-C is not a failure of the problem: the selection says what it kept.
-    fmt::print(stderr, "{}: {}\n", interrupted() ? "ktune" : "error", sel.error().message);
-    ++n.failures;
-    return;
-  }
-  ++n.tuned;
-  n.hits += sel->from_cache;
-  if (sel->from_cache)
-    std::fputs(stored_settings_note(f.selector, {}, sel->record).c_str(), stdout);
-  std::fflush(stdout);
-}
-
 // The CPU compiler of --cxx, --cxxflags, --cxxflags-replace and --compile-timeout-s.
 CpuCompileOptions cpu_options(const TuneFlags& f) {
   CpuCompileOptions copts;
@@ -299,30 +214,50 @@ Result<std::shared_ptr<const Backend>> host_backend(const TuneFlags& f, const Cl
   return std::shared_ptr<const Backend>(std::make_shared<CpuBackend>(std::move(*backend)));
 }
 
-// Candidates built per problem (device kernels, size_defines): each problem's own set, built
-// for the backend's device limits.
+// The selected problems through tune_spec (candidates shared, or built per problem for device
+// kernels and size_defines), each problem's table printed by the Selector; --dispatch-table
+// written after tuning.
 int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                   const Backend& backend, const SelectorOptions& sopts,
                   std::span<const std::string> flags, std::chrono::steady_clock::time_point t0) {
+  SpecTuneRequest request;
+  request.problems = f.problems;
+  request.backend_flags.assign(flags.begin(), flags.end());
   auto host = host_backend(f, ctx, spec);
   if (!host) {
     fmt::print(stderr, "error: {}\n", host.error().message);
     return kExitError;
   }
+  request.host_backend = *host;
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
-  Selector selector(backend, *cache, with_device_lock(sopts, ctx));
   Counts n;
-  for (std::size_t i = 0; i < spec.problems.size() && !interrupted(); ++i) {
-    if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
-    auto choices = make_spec_choices(spec, flags,
-                                     SpecTarget{backend.device_limits(), &spec.problems[i], *host});
-    if (!choices) {
-      fmt::print(stderr, "error: {}\n", choices.error().message);
+  request.before = [](const ProblemDecl& decl, const SpecChoices& choices) {
+    print_over_limits(decl, choices);
+  };
+  request.after = [&](const SpecProblemTuning& one) {
+    if (!one.selection) {
+      // Ctrl-C is not a failure of the problem: the selection says what it kept.
+      fmt::print(stderr, "{}: {}\n", interrupted() ? "ktune" : "error",
+                 one.selection.error().message);
       ++n.failures;
-      continue;
+      return;
     }
-    tune_one(f, spec, i, selector, *choices, n);
+    ++n.tuned;
+    n.hits += one.selection->from_cache;
+    if (one.selection->from_cache) {
+      std::fputs(stored_settings_note(f.selector, {}, one.selection->record).c_str(), stdout);
+    }
+    std::fflush(stdout);
+  };
+  auto tuned = tune_spec(spec, backend, *cache, with_device_lock(sopts, ctx), request);
+  if (!tuned) {
+    fmt::print(stderr, "error: {}\n", tuned.error().message);
+    return kExitError;
+  }
+  if (!f.dispatch_table.empty() && !tuned->interrupted && tuned->shared_choices &&
+      !write_table(f, spec, *tuned->shared_choices, backend, *cache, sopts)) {
+    ++n.failures;
   }
   return report(f, ctx, t0, n.tuned, n.hits, n.failures);
 }
@@ -563,7 +498,10 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
                                    : fmt::format("{} kernel specs", language));
     return kExitUsage;
   }
-  if (!problems_match(f, *spec)) return kExitUsage;
+  if (Status s = check_problem_selection(*spec, f.problems, "--problem"); !s) {
+    fmt::print(stderr, "error: {}\n", s.error().message);
+    return kExitUsage;
+  }
   if (f.distributed && !kBuiltWithMpi) {
     fmt::print(stderr, "error: --distributed: no MPI support; rebuild with libopenmpi-dev\n");
     return kExitUsage;
@@ -578,11 +516,9 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   SelectorOptions base = op_spec || language == "cuda" ? cuda_gemm_selector_defaults()
                          : language == "opencl"        ? opencl_defaults()
                                                        : tune_defaults();
-  base.seed = spec->seed;
-  base.search = spec->search;  // the flags override it field by field
-  base.tolerance = spec->tolerance;
-  base.metrics = metrics_hook(*spec);
-  const SelectorOptions sopts = to_selector_options(f.selector, base);
+  // The spec's seed, search, tolerance and metrics; the flags override them field by field.
+  const SelectorOptions sopts =
+      to_selector_options(f.selector, spec_selector_options(*spec, std::move(base)));
   SelectorOptions checked = sopts;
   checked.isolate = sopts.isolate && !f.gemm.compile_only;  // compiling runs no worker
   if (int code = preflight(checked); code != 0) return code;
@@ -596,35 +532,15 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: {}\n", backend.error().message);
     return kExitError;
   }
-  if (spec_choices_per_problem(*spec)) {
+  if (spec_choices_per_problem(*spec) && !f.dispatch_table.empty()) {
     // size_defines: candidates per problem; no dispatch table (one shared object per shape).
-    if (!f.dispatch_table.empty()) {
-      fmt::print(stderr,
-                 "error: {}: --dispatch-table needs candidates shared by every problem; "
-                 "a spec with size_defines builds them per problem\n",
-                 f.spec);
-      return kExitUsage;
-    }
-    return tune_problems(f, ctx, *spec, *backend, sopts, copts.flags, t0);
+    fmt::print(stderr,
+               "error: {}: --dispatch-table needs candidates shared by every problem; "
+               "a spec with size_defines builds them per problem\n",
+               f.spec);
+    return kExitUsage;
   }
-  std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
-  if (!cache) return kExitError;
-  auto choices = make_spec_choices(*spec, copts.flags);
-  if (!choices) {
-    fmt::print(stderr, "error: {}\n", choices.error().message);
-    return kExitError;
-  }
-
-  Selector selector(*backend, *cache, with_device_lock(sopts, ctx));
-  Counts n;
-  for (std::size_t i = 0; i < spec->problems.size() && !interrupted(); ++i) {
-    tune_one(f, *spec, i, selector, *choices, n);
-  }
-  if (!f.dispatch_table.empty() && !interrupted() &&
-      !write_table(f, *spec, *choices, *backend, *cache, sopts)) {
-    ++n.failures;
-  }
-  return report(f, ctx, t0, n.tuned, n.hits, n.failures);
+  return tune_problems(f, ctx, *spec, *backend, sopts, copts.flags, t0);
 }
 
 }  // namespace

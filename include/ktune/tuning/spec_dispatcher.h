@@ -65,6 +65,10 @@ struct DispatcherOptions {
 // operands (cuda_gemm_problem's order). Every candidate of every shape is served, built once.
 [[nodiscard]] Result<std::unique_ptr<Dispatcher>> open_dispatcher(const std::filesystem::path& spec,
                                                                   DispatcherOptions options = {});
+// The same over a spec already read (load_spec, or parse_spec of a spec made in memory: the
+// Python package's dict specs); its file names it in messages and anchors its relative paths.
+[[nodiscard]] Result<std::unique_ptr<Dispatcher>> open_dispatcher(Spec spec,
+                                                                  DispatcherOptions options = {});
 
 // The tuning-cache key that a Selector with this seed and tolerance uses for `problem` over the
 // spec's candidates and reference on `backend`.
