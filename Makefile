@@ -11,10 +11,16 @@ DEBIAN_PACKAGES = cmake g++ make pkg-config libfmt-dev nlohmann-json3-dev libyam
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev ocl-icd-opencl-dev pocl-opencl-icd \
   opencl-c-headers libopenmpi-dev openmpi-bin
 
+# The Python package (pyproject.toml; CI's pytest step): Python's headers and venv to build the
+# wheel in, and ccache, which makes the wheel's build of the libraries (a fresh CMake folder) a
+# matter of cache hits after `make test` compiled them. scikit-build-core and nanobind come from
+# PyPI, as the build requirements of pyproject.toml.
+PYTHON_PACKAGES = python3 python3-dev python3-venv python3-pip ccache
+
 # AFL++ for bench/fuzz.sh and CI's fuzzing (the replay tests need nothing more).
 FUZZ_PACKAGES = afl++ gcc-12-plugin-dev
 
-.PHONY: deps fuzz-deps configure build demo test clean
+.PHONY: deps fuzz-deps python-deps configure build demo test clean
 
 deps:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
@@ -28,6 +34,9 @@ deps:
 
 fuzz-deps:
 	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(FUZZ_PACKAGES)"
+
+python-deps:
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(PYTHON_PACKAGES)"
 
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)

@@ -1,0 +1,20 @@
+"""The tuning cache, read from Python (what `ktune cache list` and `ktune cache show` print)."""
+
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Union
+
+from . import _ktune
+from ._types import Tuning, _tuning
+
+__all__ = ["records"]
+
+
+def records(
+    cache_dir: Optional[Union[str, os.PathLike]] = None, *, allow_shared_cache_dir: bool = False
+) -> List[Tuning]:
+    """Every record of the SQLite tuning cache in `cache_dir` (default: $KTUNE_CACHE_DIR, else
+    ~/.cache/ktune), newest first, each with every candidate's outcome."""
+    folder = None if cache_dir is None else os.fspath(cache_dir)
+    return [_tuning(d) for d in _ktune.records(folder, allow_shared_cache_dir)]
