@@ -15,7 +15,7 @@ DEBIAN_PACKAGES = cmake g++ make pkg-config libfmt-dev nlohmann-json3-dev libyam
 # wheel in, and ccache, which makes the wheel's build of the libraries (a fresh CMake folder) a
 # matter of cache hits after `make test` compiled them. scikit-build-core and nanobind come from
 # PyPI, as the build requirements of pyproject.toml.
-PYTHON_PACKAGES = python3 python3-dev python3-venv python3-pip ccache
+PYTHON_PACKAGES = python3 python3-dev python3-venv ccache
 
 # AFL++ for bench/fuzz.sh and CI's fuzzing (the replay tests need nothing more).
 FUZZ_PACKAGES = afl++ gcc-12-plugin-dev
