@@ -285,7 +285,7 @@ void time_chart(std::string& out, const TuningRecord& r, const std::vector<std::
                        : ru ? " (runner-up)"
                             : "");
     out += fmt::format("<text class=\"lbl\" x=\"{:.0f}\" y=\"{:.1f}\">", kLabelRight, mid + 4);
-    append_escaped(out, cut(c.name, 46));
+    append_escaped(out, cut(c.name, 42));
     out += fmt::format(
         "</text><line class=\"wh\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
         "<rect class=\"box\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"/>"
@@ -299,7 +299,8 @@ void time_chart(std::string& out, const TuningRecord& r, const std::vector<std::
   out += "</svg>\n";
   out += fmt::format(
       "<p class=\"note\">{} of {} measured candidates drawn, fastest first. Whisker: min to "
-      "max of the timed runs; box: median &#177; 1.4826 MAD; bar: median.</p>\n",
+      "max of the timed runs; box: median &#177; 1.4826 MAD; bar: median. Blue: the pick; amber: "
+      "the runner-up.</p>\n",
       shown.size(), order.size());
 }
 
@@ -723,9 +724,13 @@ void record_section(std::string& out, const TuningRecord& r, std::size_t index, 
                                                  : std::string()));
   fact(out, "op", code(r.key.op));
   fact(out, "problem", code(r.key.problem));
+  const std::size_t unfinished = static_cast<std::size_t>(
+      std::count_if(r.candidates.begin(), r.candidates.end(),
+                    [](const CandidateRecord& c) { return not_measured_to_end(c.outcome); }));
   fact(out, "candidates",
-       fmt::format("{} ({} measured, {} failed)", r.candidates.size(), order.size(),
-                   failed_count(r)));
+       fmt::format("{} ({} measured, {} failed{})", r.candidates.size(), order.size(),
+                   failed_count(r),
+                   unfinished ? fmt::format(", {} abandoned or not evaluated", unfinished) : ""));
   fact(out, "digest", code(digest));
   fact(out, "created", esc(utc_text(r.created_unix)));
   fact(out, "device", code(r.key.device));
@@ -799,6 +804,7 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans
 header{background:#0f172a;color:#f8fafc;padding:18px 28px}
 header h1{margin:0 0 4px;font-size:22px}
 header .meta{color:#cbd5e1;font-size:13px}
+header code{background:#1e293b;color:#e2e8f0}
 main{max-width:1240px;margin:0 auto;padding:16px 24px 48px}
 code,pre,.pkey{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12px}
 code{background:#f1f5f9;padding:1px 4px;border-radius:4px;word-break:break-all}
@@ -811,7 +817,7 @@ th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertic
 th{background:#f1f5f9;position:sticky;top:0;cursor:pointer;user-select:none;white-space:nowrap}
 th[data-dir=asc]::after{content:" \25B2"}th[data-dir=desc]::after{content:" \25BC"}
 td[data-v]{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
-td.pkey{max-width:420px;word-break:break-all}
+td.pkey{min-width:300px;max-width:460px;word-break:break-all}
 tr.win td{background:#eff6ff;font-weight:600}
 .params{font-family:"DejaVu Sans Mono",monospace;font-size:11px;color:#334155}
 .info{color:var(--slate);font-size:11px}
@@ -825,11 +831,11 @@ details.rec>summary .pick{color:var(--blue);font-weight:600}
 .top{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:18px}
 dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:3px 12px;margin:12px 0}
 dt{color:var(--slate)}dd{margin:0;word-break:break-word}
-.conf{background:#f8fafc;border:1px solid var(--line);border-radius:8px;padding:4px 14px;margin-top:12px}
+.conf{align-self:start;background:#f8fafc;border:1px solid var(--line);border-radius:8px;padding:4px 14px;margin-top:12px}
 .conf dl{grid-template-columns:max-content minmax(0,1fr)}
 h3{font-size:15px;margin:18px 0 6px}
 .note{color:var(--slate);font-size:12px;margin:4px 0}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff}
+.badge{display:inline-block;white-space:nowrap;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff}
 .badge.green{background:var(--green)}.badge.red{background:var(--red)}.badge.grey{background:var(--slate)}
 svg text{font-family:"DejaVu Sans",sans-serif}
 .chart .lbl{font:11px "DejaVu Sans Mono",monospace;text-anchor:end;fill:#334155}
@@ -841,7 +847,7 @@ svg text{font-family:"DejaVu Sans",sans-serif}
 .oth .wh,.oth .med{stroke:var(--slate)}.oth .box{fill:#cbd5e1}
 .win .wh,.win .med{stroke:var(--blue)}.win .box{fill:#bfdbfe}.win .lbl{fill:var(--blue);font-weight:700}
 .ru .wh,.ru .med{stroke:var(--amber)}.ru .box{fill:#fde68a}.ru .lbl{fill:var(--amber)}
-.pgrid{display:grid;grid-template-columns:repeat(auto-fill,minmax(260px,1fr));gap:10px}
+.pgrid{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:10px}
 .pcard{margin:0;border:1px solid var(--line);border-radius:8px;padding:6px 8px;background:#fff}
 .pcard figcaption{font:600 12px "DejaVu Sans Mono",monospace;word-break:break-all}
 .pcard .bar{fill:#94a3b8}.pcard .win .bar{fill:var(--blue)}
