@@ -37,11 +37,12 @@ mkdir -m 700 "$cache"
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-# Chromium with no profile left behind, no network, no first-run work; stdout+stderr to $log.
+# Chromium with its profile in $out, no background network, no first-run work; its log to LOG.
 render() {  # render LOG ARGS...
   local log=$1; shift
   timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
     --user-data-dir="$out/profile" --disable-extensions --disable-background-networking \
+    --disable-dev-shm-usage \
     --enable-logging=stderr --v=0 "$@" 2>"$log"
 }
 # Every console message, as Chromium logs them with --enable-logging ("INFO:CONSOLE:LINE] ..."
