@@ -22,7 +22,7 @@ if [ -z "$browser" ]; then
 fi
 if [ -z "$browser" ]; then
   if [ "${CI:-}" = "true" ]; then
-    echo "FAIL: chromium not found and CI=true (make deps installs the Debian package chromium)"
+    echo "FAIL: chromium not found and CI=true (make report-deps installs the Debian package chromium)"
     exit 1
   fi
   echo "SKIP: chromium not found (apt-get install chromium, or set KTUNE_CHROMIUM)"
