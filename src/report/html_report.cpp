@@ -569,7 +569,8 @@ void candidates_table(std::string& out, const TuningRecord& r,
   for (const CandidateRecord& c : r.candidates) any_metrics = any_metrics || !c.metrics.empty();
   out += fmt::format(
       "<details class=\"all\"><summary>All {} candidates</summary>\n"
-      "<table class=\"sortable cands\"><thead><tr><th>#</th><th>name</th><th>outcome</th>"
+      "<div class=\"scroll\"><table class=\"sortable "
+      "cands\"><thead><tr><th>#</th><th>name</th><th>outcome</th>"
       "<th>median</th><th>min</th><th>max</th><th>spread</th><th>runs</th><th>vs best</th>"
       "<th>compile</th><th>parameters</th>{}</tr></thead><tbody>\n",
       r.candidates.size(), any_metrics ? "<th>metrics</th>" : "");
@@ -587,7 +588,10 @@ void candidates_table(std::string& out, const TuningRecord& r,
       out += "</div>";
     }
     out += fmt::format("</td><td><span class=\"o-{}\">{}</span></td>",
-                       c.outcome == Outcome::kOk ? "ok" : "bad", outcome_name(c.outcome));
+                       c.outcome == Outcome::kOk        ? "ok"
+                       : not_measured_to_end(c.outcome) ? "quiet"
+                                                        : "bad",
+                       outcome_name(c.outcome));
     if (c.stats) {
       const BenchStats& s = *c.stats;
       const double spread = finite_positive(s.median_ns) ? 1.4826 * s.mad_ns / s.median_ns : NAN;
@@ -624,7 +628,7 @@ void candidates_table(std::string& out, const TuningRecord& r,
     }
     out += "</tr>\n";
   }
-  out += "</tbody></table></details>\n";
+  out += "</tbody></table></div></details>\n";
 }
 
 // ------------------------------------------------------------------------------------------
@@ -758,7 +762,8 @@ void record_section(std::string& out, const TuningRecord& r, std::size_t index, 
 
 void overview(std::string& out, std::span<const TuningRecord> records) {
   out +=
-      "<table class=\"sortable overview\"><thead><tr><th>#</th><th>op</th><th>problem</th>"
+      "<div class=\"scroll\"><table class=\"sortable "
+      "overview\"><thead><tr><th>#</th><th>op</th><th>problem</th>"
       "<th>pick</th><th>median</th><th>candidates</th><th>failed</th><th>runner-up</th>"
       "<th>confidence</th><th>created</th></tr></thead><tbody>\n";
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -791,7 +796,7 @@ void overview(std::string& out, std::span<const TuningRecord> records) {
     out += fmt::format("<td data-v=\"{}\">{}</td></tr>\n", r.created_unix,
                        esc(utc_text(r.created_unix)));
   }
-  out += "</tbody></table>\n";
+  out += "</tbody></table></div>\n";
 }
 
 // ------------------------------------------------------------------------------------------
@@ -821,7 +826,8 @@ td.pkey{min-width:300px;max-width:460px;word-break:break-all}
 tr.win td{background:#eff6ff;font-weight:600}
 .params{font-family:"DejaVu Sans Mono",monospace;font-size:11px;color:#334155}
 .info{color:var(--slate);font-size:11px}
-.o-ok{color:var(--green)}.o-bad{color:var(--red)}
+.o-ok{color:var(--green)}.o-bad{color:var(--red)}.o-quiet{color:var(--slate)}
+.scroll{overflow-x:auto}
 section.problem{background:#fff;border:1px solid var(--line);border-radius:8px;margin:14px 0;box-shadow:0 1px 2px #0f172a0d}
 details.rec>summary{padding:10px 14px;cursor:pointer;font-size:15px;list-style-position:inside}
 details.rec>summary .op{font-weight:700}
@@ -867,8 +873,9 @@ details.all{margin-top:14px}details.all>summary{cursor:pointer;font-weight:600}
 )css";
 
 // Sorts a table by the clicked column (numbers from data-v), filters problems by the text of
-// their summary, opens every section or none, and opens the section a link points to. The last
-// line marks the document as fully scripted (the headless-browser test reads it).
+// their summary, opens every section or none, and opens the section a link points to; with
+// #selftest, exercises all of that. The last line marks the document as fully scripted (the
+// headless-browser test reads both).
 constexpr std::string_view kScript = R"js(
 (function () {
   'use strict';
@@ -924,6 +931,35 @@ constexpr std::string_view kScript = R"js(
   }
   window.addEventListener('hashchange', openTarget);
   openTarget();
+  // report.html#selftest (the headless-browser test): every column sorted both ways and checked
+  // ascending, the filter applied and cleared, every section collapsed and opened again.
+  if (location.hash === '#selftest') {
+    var ok = true, sorted = 0;
+    each(document.querySelectorAll('table.sortable'), function (table) {
+      each(table.tHead.rows[0].cells, function (th, col) {
+        th.click();
+        var prev = null;
+        each(table.tBodies[0].rows, function (r) {
+          var k = key(r.cells[col]);
+          if (prev !== null && k < prev) ok = false;
+          prev = k;
+        });
+        th.click();
+        sorted++;
+      });
+    });
+    if (filter) {
+      filter.value = '\u0000 matches nothing';
+      filter.dispatchEvent(new Event('input'));
+      each(sections, function (s) { if (!s.hidden) ok = false; });
+      filter.value = '';
+      filter.dispatchEvent(new Event('input'));
+      each(sections, function (s) { if (s.hidden) ok = false; });
+    }
+    setAll(false);
+    setAll(true);
+    document.body.setAttribute('data-ktune-selftest', (ok ? 'passed ' : 'failed ') + sorted);
+  }
   document.body.setAttribute('data-ktune-report', 'ready');
 })();
 )js";

@@ -2,7 +2,9 @@
 # The HTML report rendered by a real headless Chromium (ctest report.chromium_render, label
 # report): real tunings (test/data/cli/mm.yaml; test/data/report/hostile.yaml, whose compile error
 # and parameter value carry markup) into a scratch cache, `ktune report`, then
-#   1. --dump-dom: the page's script ran to its end (data-ktune-report="ready" in the DOM), the
+#   1. --dump-dom of report.html#selftest: the page's script ran to its end, its self-test
+#      passed (every table sorted by every column both ways, the filter, expand and collapse;
+#      data-ktune-report="ready" and data-ktune-selftest="passed N" in the DOM), the
 #      planted script did not run (no data-pwned) and shows as text, and Chromium logged no
 #      console message (the page writes none: each is an uncaught error, a console.error or
 #      something its Content-Security-Policy blocked, such as a network load);
@@ -72,10 +74,13 @@ grep -q 'document.body.setAttribute(&#39;data-pwned&#39;' "$out/report.html" ||
 
 # 3. The DOM after every script ran.
 start=$SECONDS
-render "$out/dom.log" --dump-dom "file://$out/report.html" >"$out/report.dom" ||
+render "$out/dom.log" --dump-dom "file://$out/report.html#selftest" >"$out/report.dom" ||
   { cat "$out/dom.log"; fail "chromium --dump-dom exited with an error"; }
 grep -q 'data-ktune-report="ready"' "$out/report.dom" ||
   { cat "$out/dom.log"; fail "the report's script did not run to its end (no ready marker)"; }
+# #selftest: every table column sorted (and checked) both ways, the filter, expand and collapse.
+grep -qE 'data-ktune-selftest="passed [1-9][0-9]*"' "$out/report.dom" ||
+  { grep -o 'data-ktune-selftest="[^"]*"' "$out/report.dom"; fail "the page's self-test failed"; }
 if grep -E '<body[^>]*data-pwned' "$out/report.dom"; then fail "the planted script ran"; fi
 grep -q '&lt;script&gt;document.body.setAttribute' "$out/report.dom" ||
   fail "the planted script does not show as text in the rendered page"
