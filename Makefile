@@ -17,10 +17,15 @@ DEBIAN_PACKAGES = cmake g++ make pkg-config libfmt-dev nlohmann-json3-dev libyam
 # PyPI, as the build requirements of pyproject.toml.
 PYTHON_PACKAGES = python3 python3-dev python3-venv ccache
 
+# Headless Chromium for the HTML report's render test (ctest report.chromium_render, label report;
+# skipped without it, except under CI=true). About 90 MB to download and 330 MB installed, so not
+# in DEBIAN_PACKAGES: `make report-deps` installs it, .ci/run does before `make test`.
+REPORT_PACKAGES = chromium
+
 # AFL++ for bench/fuzz.sh and CI's fuzzing (the replay tests need nothing more).
 FUZZ_PACKAGES = afl++ gcc-12-plugin-dev
 
-.PHONY: deps fuzz-deps python-deps configure build demo test clean
+.PHONY: deps fuzz-deps python-deps report-deps configure build demo test clean
 
 deps:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
@@ -37,6 +42,9 @@ fuzz-deps:
 
 python-deps:
 	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(PYTHON_PACKAGES)"
+
+report-deps:
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(REPORT_PACKAGES)"
 
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)

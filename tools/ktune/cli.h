@@ -46,5 +46,6 @@ void add_compile_command(CLI::App& app, CliContext& ctx);
 void add_gemm_command(CLI::App& app, CliContext& ctx);
 void add_opencl_command(CLI::App& app, CliContext& ctx);
 void add_simulate_command(CLI::App& app, CliContext& ctx);
+void add_report_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace ktune::cli

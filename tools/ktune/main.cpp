@@ -38,6 +38,7 @@ int run(int argc, char** argv) {
   add_gemm_command(app, ctx);
   add_opencl_command(app, ctx);
   add_simulate_command(app, ctx);
+  add_report_command(app, ctx);
 
   install_interrupt_handler();
   try {
