@@ -9,7 +9,9 @@ CMAKE_ARGS ?=
 DEBIAN_PACKAGES = cmake g++ make pkg-config libfmt-dev nlohmann-json3-dev libyaml-cpp-dev \
   libcli11-dev libsqlite3-dev libssl-dev libkainjow-mustache-dev libmuparser-dev libopenblas-dev \
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev ocl-icd-opencl-dev pocl-opencl-icd \
-  opencl-c-headers libopenmpi-dev openmpi-bin
+  opencl-c-headers libopenmpi-dev openmpi-bin libhiredis-dev redis-server
+# libhiredis-dev: the Redis tuning cache (optional in the build, KTUNE_REDIS); redis-server: its
+# tests start their own on a loopback port (ktune itself never needs a local one).
 
 # The Python package (pyproject.toml; CI's pytest step): Python's headers and venv to build the
 # wheel in, and ccache, which makes the wheel's build of the libraries (a fresh CMake folder) a

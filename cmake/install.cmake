@@ -4,7 +4,7 @@
 # requires C++23 of its consumers (cxx_std_23, src/CMakeLists.txt): the package works whatever the
 # consumer's CMAKE_CXX_STANDARD. Libraries are static, or shared with BUILD_SHARED_LIBS (versioned:
 # libktune_<module>.so.<major>). A build without CUDA or OpenCL support leaves out the public
-# headers of what it did not build.
+# headers of what it did not build (CUDA, OpenCL, Redis).
 include(CMakePackageConfigHelpers)
 set(ktune_left_out)
 if(NOT KTUNE_HAVE_CUDA)
@@ -12,6 +12,9 @@ if(NOT KTUNE_HAVE_CUDA)
 endif()
 if(NOT KTUNE_HAVE_OPENCL)
   list(APPEND ktune_left_out ${KTUNE_OPENCL_PUBLIC_HEADERS})
+endif()
+if(NOT KTUNE_HAVE_REDIS)
+  list(APPEND ktune_left_out redis_cache.h)
 endif()
 set(ktune_exclude)
 foreach(header ${ktune_left_out})

@@ -11,6 +11,7 @@
 
 #include "bench/bench_json.h"
 #include "core/json_codec.h"
+#include "ktune/cache/record_json.h"
 #include "ktune/cache/tuning_cache.h"
 
 namespace ktune {
@@ -282,6 +283,25 @@ Result<PartialRow> partial_from_json(std::string_view text) {
     return row;
   } catch (const Json::exception& e) {
     return make_error(ErrorCode::kParse, fmt::format("partial row: {}", e.what()));
+  }
+}
+
+std::string record_to_json_text(const TuningRecord& record) {
+  return json_dump(record_to_json(record), -1);
+}
+
+Result<StoredRecord> record_from_json_text(std::string_view text) {
+  try {
+    const Json doc = Json::parse(text);
+    JsonReader in(JsonWording::kDocument);
+    StoredRecord out;
+    if (in.is_object(doc, "record")) out.record = read_record(in, doc, "record", out.stored_count);
+    if (const auto& f = in.failure()) {
+      return make_error(ErrorCode::kParse, fmt::format("{}: {}", f->path, f->what));
+    }
+    return out;
+  } catch (const Json::exception& e) {
+    return make_error(ErrorCode::kParse, fmt::format("record: {}", e.what()));
   }
 }
 

@@ -19,43 +19,13 @@
 #include <string>
 #include <system_error>
 
+#include "core/sigpipe_block.h"
 #include "worker/worker_protocol.h"
 
 namespace ktune {
 namespace {
 
 std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
-
-// Blocks SIGPIPE in this thread for its lifetime. SIGPIPE from write() on a pipe is sent to the
-// writing thread, so while blocked it stays pending; consume() takes it back unless it was
-// already pending before (someone else's, left for them).
-class SigpipeBlock {
- public:
-  SigpipeBlock() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGPIPE);
-    sigset_t pending;
-    sigemptyset(&pending);
-    ::pthread_sigmask(SIG_BLOCK, &set_, &old_);
-    ::sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-  }
-  ~SigpipeBlock() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  SigpipeBlock(const SigpipeBlock&) = delete;
-  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
-
-  void consume() {
-    if (was_pending_) return;
-    const timespec zero{};
-    while (::sigtimedwait(&set_, nullptr, &zero) < 0 && errno == EINTR) {
-    }
-  }
-
- private:
-  sigset_t set_;
-  sigset_t old_;
-  bool was_pending_ = false;
-};
 
 // Waits until `fd` is ready for `events` (after EAGAIN on a non-blocking descriptor).
 void wait_ready(int fd, short events) {

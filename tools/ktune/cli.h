@@ -15,7 +15,10 @@ inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
 struct CliContext {
-  std::filesystem::path cache_dir;      // --cache-dir, else $KTUNE_CACHE_DIR, else ~/.cache/ktune
+  std::filesystem::path cache_dir;  // --cache-dir, else $KTUNE_CACHE_DIR, else ~/.cache/ktune
+  // --cache, else $KTUNE_CACHE_URL: a shared tuning cache (redis://...), checked by
+  // parse_cache_url when parsed; empty: the SQLite tuning cache in cache_dir.
+  std::string cache_url;
   bool allow_shared_cache_dir = false;  // --allow-shared-cache-dir
   int exit_code = 0;
 };
@@ -27,9 +30,18 @@ struct CliContext {
 // The SQLite tuning cache in ctx.cache_dir (prepare_cache_dir first). Null, with the error
 // printed, when it cannot be opened or its folder is refused.
 [[nodiscard]] std::unique_ptr<TuningCache> open_sqlite_in(const CliContext& ctx);
-// The tuning cache of the tuning commands: in memory with --no-cache, else open_sqlite_in(ctx).
+// The tuning cache of ctx.cache_url, with the SQLite one of ctx.cache_dir behind it (taken, with
+// one warning, when the shared one is unreachable: make_fallback_cache); without a URL,
+// open_sqlite_in(ctx). Null, with the error printed, when it cannot be opened (the SQLite one,
+// or a redis:// URL in a build without Redis support).
+[[nodiscard]] std::unique_ptr<TuningCache> open_cache_in(const CliContext& ctx);
+// The tuning cache of the tuning commands: in memory with --no-cache, else open_cache_in(ctx).
 // Null, with the error printed, when that cannot be opened.
 [[nodiscard]] std::unique_ptr<TuningCache> open_tuning_cache(bool no_cache, const CliContext& ctx);
+// Where open_cache_in's records are, for messages: the URL (without credentials) or the folder.
+[[nodiscard]] std::string cache_location(const CliContext& ctx);
+// The check of --cache and $KTUNE_CACHE_URL: empty when `url` parses, else why not.
+[[nodiscard]] std::string check_cache_url(const std::string& url);
 
 // The folder of the per-device locks that tuning commands hold while measuring
 // (SelectorOptions::lock_dir): <cache dir>/locks, with --no-cache too.

@@ -1,4 +1,5 @@
-// `ktune cache list|show|export|import|clear`: inspect and move the tuning cache of --cache-dir.
+// `ktune cache list|show|export|import|clear`: inspect and move the tuning cache of --cache-dir
+// (or of --cache: open_cache_in).
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -41,12 +42,12 @@ std::string micros(const std::optional<BenchStats>& stats, double BenchStats::*f
 }
 
 int run_list(const CliContext& ctx) {
-  auto cache = open_sqlite_in(ctx);  // the error is printed
+  auto cache = open_cache_in(ctx);  // the error is printed
   if (!cache) return kExitError;
   auto records = cache->list();
   if (!records) return fail("list", records.error().message);
   if (records->empty()) {
-    fmt::print("no tuning records in {}\n", ctx.cache_dir.string());
+    fmt::print("no tuning records in {}\n", cache_location(ctx));
     return 0;
   }
   using Row = std::vector<std::string>;
@@ -126,7 +127,7 @@ void print_record(const TuningRecord& r) {
 }
 
 int run_show(const CliContext& ctx, const std::string& prefix) {
-  auto cache = open_sqlite_in(ctx);  // the error is printed
+  auto cache = open_cache_in(ctx);  // the error is printed
   if (!cache) return kExitError;
   auto found = cache->find_prefix(prefix);
   if (!found) return fail("show", found.error().message);
@@ -152,7 +153,7 @@ int run_export(const CliContext& ctx, const ExportArgs& a) {
                "error: cache export: give the output file (FILE or -o FILE; - for stdout)\n");
     return kExitUsage;
   }
-  auto cache = open_sqlite_in(ctx);  // the error is printed
+  auto cache = open_cache_in(ctx);  // the error is printed
   if (!cache) return kExitError;
   auto records = cache->list();
   if (!records) return fail("export", records.error().message);
@@ -194,7 +195,7 @@ int run_import(const CliContext& ctx, const std::string& file) {
   // The whole file is validated before anything is stored: bad input changes nothing.
   auto records = import_json(text);
   if (!records) return fail("import", fmt::format("{}: {}", file, records.error().message));
-  auto cache = open_sqlite_in(ctx);  // the error is printed
+  auto cache = open_cache_in(ctx);  // the error is printed
   if (!cache) return kExitError;
   // A record that a lookup would refuse (its winner crashed, rows missing) is not stored: it
   // would only be tuned again, and it must not replace a good record of the same key.
@@ -209,16 +210,16 @@ int run_import(const CliContext& ctx, const std::string& file) {
     if (auto s = cache->store(r); !s) return fail("import", s.error().message);
     ++stored;
   }
-  fmt::print("imported {} record(s) into {}\n", stored, ctx.cache_dir.string());
+  fmt::print("imported {} record(s) into {}\n", stored, cache_location(ctx));
   return 0;
 }
 
 int run_clear(const CliContext& ctx) {
-  auto cache = open_sqlite_in(ctx);  // the error is printed
+  auto cache = open_cache_in(ctx);  // the error is printed
   if (!cache) return kExitError;
   auto removed = cache->clear();
   if (!removed) return fail("clear", removed.error().message);
-  fmt::print("removed {} record(s) from {}\n", *removed, ctx.cache_dir.string());
+  fmt::print("removed {} record(s) from {}\n", *removed, cache_location(ctx));
   return 0;
 }
 
@@ -226,7 +227,7 @@ int run_clear(const CliContext& ctx) {
 
 void add_cache_command(CLI::App& app, CliContext& ctx) {
   CLI::App* cache = app.add_subcommand(
-      "cache", "Inspect and move the tuning cache (tuning.sqlite3 in --cache-dir)");
+      "cache", "Inspect and move the tuning cache (tuning.sqlite3 in --cache-dir, or --cache)");
   cache->require_subcommand(1);
 
   CLI::App* list = cache->add_subcommand("list", "List tuning records, newest first");

@@ -68,8 +68,11 @@ Result<std::vector<CandidateRecord>> load(const SimulateArgs& a, const CliContex
     return cs;
   }
   CliContext in = ctx;
-  if (!a.cache_dir.empty()) in.cache_dir = a.cache_dir;
-  auto cache = open_sqlite_in(in);
+  if (!a.cache_dir.empty()) {  // that folder's SQLite file, whatever the global --cache says
+    in.cache_dir = a.cache_dir;
+    in.cache_url.clear();
+  }
+  auto cache = open_cache_in(in);
   if (!cache) return make_error(ErrorCode::kIo, "the tuning cache could not be opened");
   auto found = a.digest.empty() ? cache->list() : cache->find_prefix(a.digest);
   if (!found) return std::unexpected(found.error());
@@ -189,7 +192,8 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
       "evaluations and simulated time to reach within --within of the optimum, over --seeds");
   cmd->add_option("digest", a->digest, "Digest prefix of the tuning record (as cache show)");
   cmd->add_option("--problem", a->problem, "The newest record of this problem key");
-  cmd->add_option("--cache", a->cache_dir, "Folder of the tuning cache (default: --cache-dir)");
+  cmd->add_option("--cache", a->cache_dir,
+                  "Folder of the tuning cache (default: the global --cache, else --cache-dir)");
   cmd->add_option("--t4", a->t4,
                   "A T4 results file (ktune cache export --format t4, Kernel "
                   "Tuner) instead of the cache");

@@ -110,7 +110,7 @@ int report(const TuneFlags& f, const CliContext& ctx, std::chrono::steady_clock:
   } else {
     fmt::print("Tuned {} problem(s) in {:.3f} s ({} from the tuning cache{}); cache: {}\n", tuned,
                total_s, hits, failures ? fmt::format(", {} failed", failures) : "",
-               f.selector.no_cache ? "off" : ctx.cache_dir.string());
+               f.selector.no_cache ? "off" : cache_location(ctx));
   }
   return failures ? kExitError : 0;
 }

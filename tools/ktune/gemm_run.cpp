@@ -156,7 +156,7 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
   fmt::print("Tuned gemm {}x{}x{} {} in {:.3f} s (select {:.4f} s{}); cache: {}\n", s.m, s.n, s.k,
              dtype_name(s.dtype), total_s, sel->select_s,
              sel->from_cache ? ", from the tuning cache" : "",
-             f.selector.no_cache ? "off" : ctx.cache_dir.string());
+             f.selector.no_cache ? "off" : cache_location(ctx));
   return {0, sel->from_cache};
 }
 

@@ -26,6 +26,13 @@ int run(int argc, char** argv) {
   app.add_option("--cache-dir", ctx.cache_dir,
                  "Folder of the code and tuning caches (default: $KTUNE_CACHE_DIR, else "
                  "~/.cache/ktune)");
+  app.add_option("--cache", ctx.cache_url,
+                 "Tuning cache shared through a Redis server: redis://[[USER]:PASSWORD@]HOST[:PORT]"
+                 "[/DB] (port 6379, database 0 by default; default: $KTUNE_CACHE_URL, else the "
+                 "SQLite file in --cache-dir). Unreachable, or failing later: one warning, then "
+                 "the local SQLite cache. The code cache stays in --cache-dir")
+      ->envname("KTUNE_CACHE_URL")
+      ->check(CLI::Validator(check_cache_url, "URL", "cache URL"));
   app.add_flag("--allow-shared-cache-dir", ctx.allow_shared_cache_dir,
                "Use a cache folder that other users can write (or that another user owns), with "
                "a warning; refused by default, since they could change the picks and kernels "

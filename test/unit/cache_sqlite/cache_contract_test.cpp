@@ -1,20 +1,15 @@
-// The TuningCache contract, run over both implementations (SQLite and in-memory) so that code
-// tested against the memory cache behaves the same against the real store.
+// The TuningCache contract (unit/cache/cache_contract.h) over the SQLite store and the memory
+// store.
+#include "unit/cache/cache_contract.h"
+
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <memory>
 
 #include "ktune/cache_sqlite/sqlite_cache.h"
-#include "unit/cache/cache_fixtures.h"
 
-namespace ktune {
+namespace ktune::testing_cache {
 namespace {
-
-using testing_cache::same_record;
-using testing_cache::sample_key;
-using testing_cache::sample_record;
-using testing_cache::TempDir;
 
 struct SqliteFactory {
   TempDir dir;
@@ -29,174 +24,9 @@ struct MemoryFactory {
   std::unique_ptr<TuningCache> make() { return make_memory_cache(); }
 };
 
-template <class Factory>
-class TuningCacheContract : public ::testing::Test {
- protected:
-  void SetUp() override {
-    cache_ = factory_.make();
-    ASSERT_NE(cache_, nullptr);
-  }
-  Factory factory_;
-  std::unique_ptr<TuningCache> cache_;
-};
-
-using Implementations = ::testing::Types<SqliteFactory, MemoryFactory>;
-TYPED_TEST_SUITE(TuningCacheContract, Implementations);
-
-TYPED_TEST(TuningCacheContract, LookupOfUnknownKeyIsEmpty) {
-  auto found = this->cache_->lookup(sample_key(1));
-  ASSERT_TRUE(found.has_value()) << found.error().message;
-  EXPECT_FALSE(found->has_value());
-}
-
-TYPED_TEST(TuningCacheContract, StoreThenLookupKeepsEveryField) {
-  const TuningRecord record = sample_record(1);
-  ASSERT_FALSE(record.candidates[1].stats.has_value());  // the "absent stats" case is covered
-  ASSERT_TRUE(this->cache_->store(record).has_value());
-  auto found = this->cache_->lookup(record.key);
-  ASSERT_TRUE(found.has_value()) << found.error().message;
-  ASSERT_TRUE(found->has_value());
-  EXPECT_TRUE(same_record(**found, record));
-}
-
-// Kept and listed as stored, but never served: its winner is among no rows (check_record).
-TYPED_TEST(TuningCacheContract, RecordWithoutCandidatesIsListedButNotServed) {
-  TuningRecord record = sample_record(2);
-  record.candidates.clear();
-  std::vector<std::string> warnings;
-  this->cache_->set_warning_sink([&](const std::string& w) { warnings.push_back(w); });
-  ASSERT_TRUE(this->cache_->store(record).has_value());
-  auto all = this->cache_->list();
-  ASSERT_TRUE(all.has_value() && all->size() == 1u);
-  EXPECT_TRUE(same_record(all->front(), record));
-  auto found = this->cache_->lookup(record.key);
-  ASSERT_TRUE(found.has_value());
-  EXPECT_FALSE(found->has_value());
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("is not among its 0 candidate rows"), std::string::npos)
-      << warnings[0];
-}
-
-// A winner whose own row says it crashed is a miss, whatever store holds it.
-TYPED_TEST(TuningCacheContract, CrashedWinnerIsNotServed) {
-  TuningRecord record = sample_record(3);
-  record.candidates[0].outcome = Outcome::kCrashed;
-  record.candidates[0].message = "killed by SIGSEGV";
-  this->cache_->set_warning_sink([](const std::string&) {});
-  ASSERT_TRUE(this->cache_->store(record).has_value());
-  auto found = this->cache_->lookup(record.key);
-  ASSERT_TRUE(found.has_value());
-  EXPECT_FALSE(found->has_value());
-}
-
-TYPED_TEST(TuningCacheContract, StoreReplacesRecordWithSameKey) {
-  ASSERT_TRUE(this->cache_->store(sample_record(1)).has_value());
-  TuningRecord second = sample_record(1);
-  second.winner = "other";
-  second.candidates.resize(1);  // fewer candidates: none of the old ones may linger
-  second.candidates[0].name = "other";
-  second.candidates[0].stats.reset();  // a single candidate is not measured
-  ASSERT_TRUE(this->cache_->store(second).has_value());
-
-  auto found = this->cache_->lookup(second.key);
-  ASSERT_TRUE(found.has_value() && found->has_value());
-  EXPECT_TRUE(same_record(**found, second));
-  auto all = this->cache_->list();
-  ASSERT_TRUE(all.has_value());
-  EXPECT_EQ(all->size(), 1u);
-}
-
-TYPED_TEST(TuningCacheContract, LookupMissesWhenAnyKeyFieldDiffers) {
-  ASSERT_TRUE(this->cache_->store(sample_record(1)).has_value());
-  TuningKey key = sample_key(1);
-  key.device = "cuda:H100";
-  auto found = this->cache_->lookup(key);
-  ASSERT_TRUE(found.has_value());
-  EXPECT_FALSE(found->has_value());
-}
-
-TYPED_TEST(TuningCacheContract, ListIsNewestFirstWithStoreOrderBreakingTies) {
-  ASSERT_TRUE(this->cache_->store(sample_record(1, 100)).has_value());
-  ASSERT_TRUE(this->cache_->store(sample_record(2, 300)).has_value());
-  ASSERT_TRUE(this->cache_->store(sample_record(3, 200)).has_value());
-  ASSERT_TRUE(this->cache_->store(sample_record(4, 200)).has_value());
-  auto all = this->cache_->list();
-  ASSERT_TRUE(all.has_value()) << all.error().message;
-  ASSERT_EQ(all->size(), 4u);
-  EXPECT_EQ((*all)[0].key.candidate_set, "cset-2");
-  EXPECT_EQ((*all)[1].key.candidate_set, "cset-4");  // same time as 3, stored later
-  EXPECT_EQ((*all)[2].key.candidate_set, "cset-3");
-  EXPECT_EQ((*all)[3].key.candidate_set, "cset-1");
-  EXPECT_TRUE(same_record((*all)[3], sample_record(1, 100)));
-}
-
-TYPED_TEST(TuningCacheContract, FindPrefixMatchesDigestStart) {
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(this->cache_->store(sample_record(i)).has_value());
-  const std::string digest = sample_key(7).digest();
-
-  auto full = this->cache_->find_prefix(digest);
-  ASSERT_TRUE(full.has_value()) << full.error().message;
-  ASSERT_EQ(full->size(), 1u);
-  EXPECT_TRUE(same_record(full->front(), sample_record(7)));
-
-  // Every record whose digest starts with the 4-digit prefix, and no other.
-  const std::string prefix = digest.substr(0, 4);
-  std::size_t expected = 0;
-  for (int i = 0; i < 20; ++i) expected += sample_key(i).digest().starts_with(prefix) ? 1 : 0;
-  auto short_match = this->cache_->find_prefix(prefix);
-  ASSERT_TRUE(short_match.has_value());
-  EXPECT_EQ(short_match->size(), expected);
-  for (const TuningRecord& r : *short_match) EXPECT_TRUE(r.key.digest().starts_with(prefix));
-
-  std::string upper = digest.substr(0, 8);
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  auto upper_match = this->cache_->find_prefix(upper);
-  ASSERT_TRUE(upper_match.has_value());
-  EXPECT_GE(upper_match->size(), 1u);
-}
-
-TYPED_TEST(TuningCacheContract, FindPrefixWithNoMatchIsEmpty) {
-  ASSERT_TRUE(this->cache_->store(sample_record(1)).has_value());
-  const std::string digest = sample_key(1).digest();
-  std::string other = digest.substr(0, 6);
-  other[0] = other[0] == '0' ? '1' : '0';
-  auto found = this->cache_->find_prefix(other);
-  ASSERT_TRUE(found.has_value());
-  EXPECT_TRUE(found->empty());
-}
-
-TYPED_TEST(TuningCacheContract, FindPrefixRejectsShortOrNonHexPrefix) {
-  ASSERT_TRUE(this->cache_->store(sample_record(1)).has_value());
-  for (std::string_view bad : {"", "abc", "abcg", "ab%_", "12 34"}) {
-    auto found = this->cache_->find_prefix(bad);
-    ASSERT_FALSE(found.has_value()) << "prefix '" << bad << "'";
-    EXPECT_EQ(found.error().code, ErrorCode::kInvalidArgument);
-    EXPECT_NE(found.error().message.find("digest prefix"), std::string::npos)
-        << found.error().message;
-  }
-  auto found = this->cache_->find_prefix("abc");
-  EXPECT_EQ(found.error().message,
-            "digest prefix 'abc': too short; expected at least 4 hex digits, got 3");
-}
-
-TYPED_TEST(TuningCacheContract, ClearReturnsCountAndEmpties) {
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(this->cache_->store(sample_record(i)).has_value());
-  auto removed = this->cache_->clear();
-  ASSERT_TRUE(removed.has_value()) << removed.error().message;
-  EXPECT_EQ(*removed, 3u);
-  auto all = this->cache_->list();
-  ASSERT_TRUE(all.has_value());
-  EXPECT_TRUE(all->empty());
-  auto found = this->cache_->lookup(sample_key(1));
-  ASSERT_TRUE(found.has_value());
-  EXPECT_FALSE(found->has_value());
-  auto again = this->cache_->clear();
-  ASSERT_TRUE(again.has_value());
-  EXPECT_EQ(*again, 0u);
-  // Usable after a clear.
-  ASSERT_TRUE(this->cache_->store(sample_record(5)).has_value());
-  EXPECT_EQ(this->cache_->list()->size(), 1u);
-}
+using Stores = ::testing::Types<SqliteFactory, MemoryFactory>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Local, TuningCacheContract, Stores);
+INSTANTIATE_TYPED_TEST_SUITE_P(Local, PartialsContract, Stores);
 
 }  // namespace
-}  // namespace ktune
+}  // namespace ktune::testing_cache
