@@ -1,5 +1,5 @@
 # Runs COMMAND (a list) and passes when it fails (nonzero exit) with output that matches EXPECT:
-# a build without CUDA or OpenCL support answering a command that needs it.
+# a build without CUDA, OpenCL or Redis support answering a command that needs it.
 execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 string(REPLACE ";" " " shown "${COMMAND}")
 if(rc EQUAL 0)

@@ -109,7 +109,6 @@ TEST(RedisCli, AnUnreachableRedisFallsBackToTheLocalCacheWithOneWarning) {
   // The record is in the local SQLite cache.
   CliResult local = run_cli(cache.path(), {"cache", "list"});
   ASSERT_EQ(local.exit_code, 0) << local.output;
-  EXPECT_THAT(local.output, HasSubstr("mm/"));
   EXPECT_EQ(lines_with(local.output, " mm "), 1) << local.output;
 
   // Reading the cache costs no more than the refusal.

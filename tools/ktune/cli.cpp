@@ -45,7 +45,8 @@ std::unique_ptr<TuningCache> open_sqlite_in(const CliContext& ctx) {
 
 std::unique_ptr<TuningCache> open_cache_in(const CliContext& ctx) {
   if (ctx.cache_url.empty()) return open_sqlite_in(ctx);
-  auto url = parse_cache_url(ctx.cache_url);  // checked when parsed: here for library callers
+  auto url =
+      parse_cache_url(ctx.cache_url);  // checked when parsed; again for a context made otherwise
   if (!url) {
     fmt::print(stderr, "error: {}\n", url.error().message);
     return nullptr;
@@ -54,7 +55,9 @@ std::unique_ptr<TuningCache> open_cache_in(const CliContext& ctx) {
   // The local cache is opened first: it is where tuning goes on if Redis cannot be reached.
   auto local = open_sqlite_in(ctx);
   if (!local) return nullptr;
-  return make_fallback_cache(open_redis_cache(*url), std::move(local),
+  auto redis = open_redis_cache(*url);
+  ctx.cache_in_use = redis ? url->display() : ctx.cache_dir.string();
+  return make_fallback_cache(std::move(redis), std::move(local),
                              fmt::format("Redis at {}", url->host_port()),
                              fmt::format("the local SQLite cache in {}", ctx.cache_dir.string()));
 #else
@@ -67,6 +70,7 @@ std::unique_ptr<TuningCache> open_cache_in(const CliContext& ctx) {
 }
 
 std::string cache_location(const CliContext& ctx) {
+  if (!ctx.cache_in_use.empty()) return ctx.cache_in_use;
   if (ctx.cache_url.empty()) return ctx.cache_dir.string();
   auto url = parse_cache_url(ctx.cache_url);
   return url ? url->display() : ctx.cache_url;

@@ -19,6 +19,9 @@ struct CliContext {
   // --cache, else $KTUNE_CACHE_URL: a shared tuning cache (redis://...), checked by
   // parse_cache_url when parsed; empty: the SQLite tuning cache in cache_dir.
   std::string cache_url;
+  // Where open_cache_in found the tuning cache: the URL, or cache_dir when Redis could not be
+  // opened (set by open_cache_in, for cache_location's messages).
+  mutable std::string cache_in_use;
   bool allow_shared_cache_dir = false;  // --allow-shared-cache-dir
   int exit_code = 0;
 };
@@ -38,7 +41,8 @@ struct CliContext {
 // The tuning cache of the tuning commands: in memory with --no-cache, else open_cache_in(ctx).
 // Null, with the error printed, when that cannot be opened.
 [[nodiscard]] std::unique_ptr<TuningCache> open_tuning_cache(bool no_cache, const CliContext& ctx);
-// Where open_cache_in's records are, for messages: the URL (without credentials) or the folder.
+// Where open_cache_in's records are, for messages: the URL (without credentials), or the folder
+// (no URL, or Redis could not be opened: the local cache serves).
 [[nodiscard]] std::string cache_location(const CliContext& ctx);
 // The check of --cache and $KTUNE_CACHE_URL: empty when `url` parses, else why not.
 [[nodiscard]] std::string check_cache_url(const std::string& url);
