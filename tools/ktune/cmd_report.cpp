@@ -62,7 +62,7 @@ int run_report(const CliContext& ctx, const ReportArgs& a) {
     fmt::print(stderr, "error: report: give the output file (-o FILE; - for stdout)\n");
     return kExitUsage;
   }
-  auto cache = open_sqlite_in(ctx);  // the error is printed
+  auto cache = open_cache_in(ctx);  // the error is printed
   if (!cache) return kExitError;
   auto all = cache->list();
   if (!all) return fail(all.error().message);
@@ -70,7 +70,7 @@ int run_report(const CliContext& ctx, const ReportArgs& a) {
     return fail(
         fmt::format("no tuning records in {}: nothing to report (tune first; nothing "
                     "written)",
-                    ctx.cache_dir.string()));
+                    cache_location(ctx)));
   }
   std::vector<TuningRecord> records = *all;
   if (!a.digest.empty()) {

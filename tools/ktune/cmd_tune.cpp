@@ -464,7 +464,7 @@ int run_distributed(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                       sopts,
                       choices,
                       cache.get(),
-                      f.selector.no_cache ? "off" : ctx.cache_dir.string(),
+                      f.selector.no_cache ? "off" : cache_location(ctx),
                       {}};
   for (std::size_t i = 0; i < spec.problems.size(); ++i) {
     if (wanted(f, spec.problems[i], i, spec.problems[i].name)) job.problems.push_back(i);
