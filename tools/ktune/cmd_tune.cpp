@@ -16,6 +16,7 @@
 #include "core/build_support.h"
 #include "core/thread_pool.h"
 #include "gemm_run.h"
+#include "json_out.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/backend/opencl_backend.h"
 #include "ktune/cache/tuning_cache.h"
@@ -50,6 +51,8 @@ struct TuneFlags {
   // specs: `ktune gemm`'s defaults).
   GemmOptions gemm;
   std::string opencl_device;  // opencl kernels: [<platform>:]<device>
+  // --json: each problem's outcome, printed as one document when tuning ends (json_out.h).
+  std::shared_ptr<ResultDocument> json;
 };
 
 // A kernel spec's defaults: the Selector's, and a memory limit of half of physical memory, so
@@ -135,15 +138,24 @@ int report(const TuneFlags& f, const CliContext& ctx, std::chrono::steady_clock:
            int tuned, int hits, int failures) {
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::FILE* out = text_out(f.selector);
   if (f.gemm.compile_only) {
-    fmt::print("Compiled the candidates of {} problem(s) in {:.3f} s{}\n", tuned, total_s,
+    fmt::print(out, "Compiled the candidates of {} problem(s) in {:.3f} s{}\n", tuned, total_s,
                failures ? fmt::format(" ({} failed)", failures) : "");
   } else {
-    fmt::print("Tuned {} problem(s) in {:.3f} s ({} from the tuning cache{}); cache: {}\n", tuned,
-               total_s, hits, failures ? fmt::format(", {} failed", failures) : "",
+    fmt::print(out, "Tuned {} problem(s) in {:.3f} s ({} from the tuning cache{}); cache: {}\n",
+               tuned, total_s, hits, failures ? fmt::format(", {} failed", failures) : "",
                f.selector.no_cache ? "off" : ctx.cache_dir.string());
   }
-  return failures ? kExitError : 0;
+  const int code = failures ? kExitError : 0;
+  if (f.json) {
+    std::fflush(out);
+    const auto cache = f.selector.no_cache ? std::nullopt : std::optional(ctx.cache_dir);
+    // After Ctrl-C the document holds what was done; main() exits 130.
+    fmt::print("{}", f.json->text(cache, total_s, interrupted() ? 130 : code));
+    std::fflush(stdout);
+  }
+  return code;
 }
 
 // op: cuda.gemm: each problem through tune_gemm, with `ktune gemm`'s defaults where this
@@ -158,6 +170,7 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 #else
   GemmOptions o = f.gemm;
   o.selector = f.selector;
+  o.spec_name = spec.name;
   o.selector.seed = f.selector.seed.value_or(spec.seed);
   // The spec's search: where no flag overrides it.
   if (!o.selector.strategy && spec.search.strategy != SearchOptions{}.strategy) {
@@ -176,6 +189,7 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     const GemmShape shape{*problem_size(decl, "M"), *problem_size(decl, "N"),
                           *problem_size(decl, "K"), spec.op.dtype, spec.epilogue};
     if (!wanted(f, decl, i, decl.name)) continue;
+    o.json = f.json.get();
     const GemmRun run = tune_gemm(*backend, shape, o, ctx);
     if (run.exit_code != 0) {
       ++failures;
@@ -227,8 +241,8 @@ bool write_table(const TuneFlags& f, const Spec& spec, SpecChoices& choices,
   for (const std::string& note : built->notes) {
     fmt::print(stderr, "note: --dispatch-table: {}\n", note);
   }
-  fmt::print("Wrote the dispatch table {} ({} tuned shape(s) of {})\n", f.dispatch_table,
-             built->table.tuned.size(), spec.problems.size());
+  fmt::print(text_out(f.selector), "Wrote the dispatch table {} ({} tuned shape(s) of {})\n",
+             f.dispatch_table, built->table.tuned.size(), spec.problems.size());
   return true;
 }
 
@@ -236,38 +250,43 @@ struct Counts {
   int tuned = 0, hits = 0, failures = 0;
 };
 
-void print_over_limits(const ProblemDecl& problem, const SpecChoices& choices) {
+void print_over_limits(std::FILE* out, const ProblemDecl& problem, const SpecChoices& choices) {
   if (choices.over_limits == 0) return;
-  fmt::print(
-      "{}: {} config(s) over the device's limits left out before compiling (the first: "
-      "{})\n",
-      problem.name, choices.over_limits, choices.over_limits_example);
-  std::fflush(stdout);
+  fmt::print(out,
+             "{}: {} config(s) over the device's limits left out before compiling (the first: "
+             "{})\n",
+             problem.name, choices.over_limits, choices.over_limits_example);
+  std::fflush(out);
 }
 
 // One problem of the spec through the selector, printing its table; counts into `n`.
 void tune_one(const TuneFlags& f, const Spec& spec, std::size_t i, Selector& selector,
               SpecChoices& choices, Counts& n) {
   auto problem = make_problem(spec, spec.problems[i]);
+  const std::string decl_name =
+      spec.problems[i].name.empty() ? std::to_string(i) : spec.problems[i].name;
   if (!problem) {
     fmt::print(stderr, "error: {}\n", problem.error().message);
+    if (f.json) f.json->add_failure(decl_name, problem.error().message);
     ++n.failures;
     return;
   }
   if (!wanted(f, spec.problems[i], i, problem->name)) return;
-  print_over_limits(spec.problems[i], choices);
+  std::FILE* out = text_out(f.selector);
+  print_over_limits(out, spec.problems[i], choices);
   auto sel = selector.select(*problem, choices.candidates, choices.reference.get());
   if (!sel) {
     // Ctrl-C is not a failure of the problem: the selection says what it kept.
     fmt::print(stderr, "{}: {}\n", interrupted() ? "ktune" : "error", sel.error().message);
+    if (f.json) f.json->add_failure(problem->name, sel.error().message);
     ++n.failures;
     return;
   }
   ++n.tuned;
   n.hits += sel->from_cache;
-  if (sel->from_cache)
-    std::fputs(stored_settings_note(f.selector, {}, sel->record).c_str(), stdout);
-  std::fflush(stdout);
+  if (f.json) f.json->add(problem->name, *sel);
+  if (sel->from_cache) std::fputs(stored_settings_note(f.selector, {}, sel->record).c_str(), out);
+  std::fflush(out);
 }
 
 // The CPU compiler of --cxx, --cxxflags, --cxxflags-replace and --compile-timeout-s.
@@ -313,6 +332,11 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                                      SpecTarget{backend.device_limits(), &spec.problems[i], *host});
     if (!choices) {
       fmt::print(stderr, "error: {}\n", choices.error().message);
+      if (f.json) {
+        f.json->add_failure(
+            spec.problems[i].name.empty() ? std::to_string(i) : spec.problems[i].name,
+            choices.error().message);
+      }
       ++n.failures;
       continue;
     }
@@ -344,7 +368,7 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
       ++failed;
       continue;
     }
-    print_over_limits(spec.problems[i], *choices);
+    print_over_limits(text_out(f.selector), spec.problems[i], *choices);
     if (choices->reference) choices->candidates.push_back(std::move(choices->reference));
     ThreadPool pool(f.selector.jobs);
     for (ChoicePtr& c : choices->candidates) {
@@ -362,7 +386,8 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   }
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("Compiled {} candidates of {} problem(s) in {:.3f} s ({} failed)\n", compiled.load(),
+  fmt::print(text_out(f.selector),
+             "Compiled {} candidates of {} problem(s) in {:.3f} s ({} failed)\n", compiled.load(),
              problems, total_s, failed.load());
   return failed ? kExitError : 0;
 }
@@ -436,6 +461,7 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
   base.search = spec->search;  // the flags override it field by field
   base.tolerance = spec->tolerance;
   base.metrics = metrics_hook(*spec);
+  base.spec_name = spec->name;
   const SelectorOptions sopts = to_selector_options(f.selector, base);
   SelectorOptions checked = sopts;
   checked.isolate = sopts.isolate && !f.gemm.compile_only;  // compiling runs no worker
@@ -517,7 +543,11 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--opencl-device", f->opencl_device,
                   "opencl kernel specs: [<platform>:]<device>, each an index or a name substring; "
                   "default $KTUNE_OPENCL_DEVICE, else the first device");
-  cmd->callback([f, &ctx] { ctx.exit_code = run_tune(*f, ctx); });
+  add_json_flag(*cmd, f->selector);
+  cmd->callback([f, &ctx] {
+    if (f->selector.json) f->json = std::make_shared<ResultDocument>("tune", f->spec);
+    ctx.exit_code = run_tune(*f, ctx);
+  });
 }
 
 }  // namespace ktune::cli
