@@ -1,6 +1,7 @@
 // `--json` on tune, `cache list` and `cache show` (one document on stdout, parsed here with
 // nlohmann), the spec's name in `cache list`, `cache rm` and `cache prune`, through the real CLI.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -355,7 +356,9 @@ TEST(JsonCli, PruneRemovesUnreferencedOldOrLeastRecentlyUsedArtifactsOnly) {
   EXPECT_EQ(left.begin()->first, newest);
 
   // Records removed: their artifacts are unreferenced now.
-  for (const json& p : parse(tuned)["problems"]) {
+  const json tuned_doc = parse(tuned);
+  ASSERT_EQ(tuned_doc["problems"].size(), 2u);
+  for (const json& p : tuned_doc["problems"]) {
     ASSERT_EQ(run_split(dir.path(), {"cache", "rm", p["digest"].get<std::string>()}).exit_code, 0);
   }
   Split unref = run_split(dir.path(), {"cache", "prune", "--unreferenced"});

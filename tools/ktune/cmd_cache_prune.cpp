@@ -35,7 +35,9 @@ struct PruneFlags {
 };
 
 std::string megabytes(std::uintmax_t bytes) {
-  return fmt::format("{:.1f} MB", static_cast<double>(bytes) / kBytesPerMb);
+  const auto b = static_cast<double>(bytes);
+  if (b < kBytesPerMb) return fmt::format("{:.1f} KB", b / 1024.0);
+  return fmt::format("{:.1f} MB", b / kBytesPerMb);
 }
 
 std::string utc_time(std::int64_t unix_s) {

@@ -384,14 +384,14 @@ TEST(SqliteCache, NewerSchemaVersionIsRefused) {
   TempDir tmp;
   ASSERT_TRUE(open_sqlite_cache(tmp.path()).has_value());
   const auto file = tmp.path() / "tuning.sqlite3";
-  raw_sql(file, "PRAGMA user_version = 7");
+  raw_sql(file, "PRAGMA user_version = 8");
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_FALSE(cache.has_value());
   EXPECT_EQ(cache.error().code, ErrorCode::kIo);
-  EXPECT_NE(cache.error().message.find("schema version 7 is newer"), std::string::npos)
+  EXPECT_NE(cache.error().message.find("schema version 8 is newer"), std::string::npos)
       << cache.error().message;
   EXPECT_NE(cache.error().message.find(file.string()), std::string::npos);
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "7");  // left as it was
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "8");  // left as it was
 }
 
 TEST(SqliteCache, FileThatIsNotADatabaseIsAnIoErrorNamingIt) {
