@@ -297,7 +297,9 @@ int run_clear(const CliContext& ctx) {
 
 void add_cache_command(CLI::App& app, CliContext& ctx) {
   CLI::App* cache = app.add_subcommand(
-      "cache", "Inspect and move the tuning cache (tuning.sqlite3 in --cache-dir)");
+      "cache",
+      "Inspect, move and trim the tuning cache (tuning.sqlite3 in --cache-dir) and the code "
+      "cache (its code/ folder)");
   cache->require_subcommand(1);
 
   auto list_json = std::make_shared<bool>(false);
