@@ -376,5 +376,22 @@ TEST(JsonCli, PruneRemovesUnreferencedOldOrLeastRecentlyUsedArtifactsOnly) {
   EXPECT_EQ(artifacts(dir.path()).size(), 3u);
 }
 
+// A code folder that is a link is not followed: prune refuses it and removes nothing.
+TEST(JsonCli, PruneRefusesACodeFolderThatIsALink) {
+  ScratchDir dir("json-prune-link");
+  const fs::path elsewhere = dir.path() / "elsewhere" / "aa";
+  fs::create_directories(elsewhere);
+  const fs::path victim = elsewhere / ("aa" + std::string(30, '0') + ".so");
+  std::ofstream(victim) << "not the cache's";
+  fs::create_directories(dir.path() / "cache");
+  ASSERT_EQ(::chmod((dir.path() / "cache").c_str(), 0700), 0);
+  fs::create_directory_symlink(dir.path() / "elsewhere", dir.path() / "cache" / "code");
+  age_code_cache(dir.path(), 10);
+  Split r = run_split(dir.path(), {"cache", "prune", "--older-than", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("is a symbolic link"));
+  EXPECT_TRUE(fs::exists(victim));
+}
+
 }  // namespace
 }  // namespace ktune::test

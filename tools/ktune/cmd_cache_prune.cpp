@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
@@ -86,6 +87,15 @@ int run_prune(const CliContext& ctx, const PruneFlags& f) {
   if (!prepare_cache_dir(ctx)) return kExitError;
   const CodeCache code(ctx.cache_dir);
   const std::string where = (ctx.cache_dir / "code").string();
+  // Never through a link, the folder itself included: what it points to is not known to be ours.
+  std::error_code ec;
+  if (std::filesystem::is_symlink(ctx.cache_dir / "code", ec)) {
+    fmt::print(stderr,
+               "error: cache prune: {} is a symbolic link; prune removes files only in the code "
+               "cache's own folder (give --cache-dir the folder it points into instead)\n",
+               where);
+    return kExitError;
+  }
   std::optional<References> refs;
   if (f.unreferenced) {
     refs = referenced(ctx);
