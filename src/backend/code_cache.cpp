@@ -7,8 +7,14 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <map>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -105,6 +111,91 @@ std::size_t CodeCache::remove_own_temporaries() const {
       removed += remove_own_temps(shard.path());
   }
   return removed;
+}
+
+namespace {
+
+// The extensions the backends commit (cpu: so, cpp; cuda: cubin, cu, names; opencl: clbin, cl,
+// clopt).
+constexpr std::array<std::string_view, 8> kExtensions = {"so",    "cpp", "cubin", "cu",
+                                                         "names", "cl",  "clbin", "clopt"};
+constexpr std::size_t kKeyDigits = 32;
+
+bool is_hex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// The key of a file the code cache names ("<key>.<ext>" or "<key>.<ext>.sha256"), else empty.
+std::string key_of(std::string_view name) {
+  if (name.size() < kKeyDigits + 2 || name[kKeyDigits] != '.') return {};
+  const std::string_view key = name.substr(0, kKeyDigits);
+  if (!is_hex(key)) return {};
+  std::string_view ext = name.substr(kKeyDigits + 1);
+  if (ext.ends_with(".sha256")) ext.remove_suffix(7);
+  if (std::find(kExtensions.begin(), kExtensions.end(), ext) == kExtensions.end()) return {};
+  return std::string(key);
+}
+
+}  // namespace
+
+std::vector<CodeCacheEntry> CodeCache::entries() const {
+  std::map<std::string, CodeCacheEntry> by_key;
+  std::error_code ec;
+  for (const auto& shard : std::filesystem::directory_iterator(dir_ / "code", ec)) {
+    std::error_code sec;
+    const std::string shard_name = shard.path().filename().string();
+    if (shard.is_symlink(sec) || !shard.is_directory(sec) || shard_name.size() != 2 ||
+        !is_hex(shard_name)) {
+      continue;
+    }
+    std::error_code fec;
+    for (const auto& file : std::filesystem::directory_iterator(shard.path(), fec)) {
+      const std::string name = file.path().filename().string();
+      const std::string key = key_of(name);
+      if (key.empty() || !key.starts_with(shard_name)) continue;
+      struct stat st {};
+      // lstat: a link is not a regular file here, and is never followed.
+      if (::lstat(file.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      CodeCacheEntry& e = by_key[key];
+      e.key = key;
+      e.files.push_back(file.path());
+      e.bytes += static_cast<std::uintmax_t>(st.st_size);
+      e.last_used_unix = std::max<std::int64_t>(
+          e.last_used_unix, std::max<std::int64_t>(st.st_atim.tv_sec, st.st_mtim.tv_sec));
+    }
+  }
+  std::vector<CodeCacheEntry> out;
+  out.reserve(by_key.size());
+  for (auto& [key, entry] : by_key) {
+    std::sort(entry.files.begin(), entry.files.end());
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+Result<std::uintmax_t> CodeCache::remove(const CodeCacheEntry& entry) const {
+  std::vector<std::filesystem::path> files = entry.files;
+  // The artifacts first, their digest records after.
+  std::stable_partition(files.begin(), files.end(),
+                        [](const std::filesystem::path& p) { return p.extension() != ".sha256"; });
+  std::uintmax_t freed = 0;
+  for (const std::filesystem::path& p : files) {
+    // Only what entries() would list now: a file replaced by a link since is left alone.
+    if (p.parent_path().parent_path() != dir_ / "code" ||
+        key_of(p.filename().string()) != entry.key) {
+      continue;
+    }
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::unlink(p.c_str()) != 0) {
+      if (errno == ENOENT) continue;  // removed by another process meanwhile
+      return make_error(ErrorCode::kIo, fmt::format("code cache: cannot remove '{}': {}",
+                                                    p.string(), std::strerror(errno)));
+    }
+    freed += static_cast<std::uintmax_t>(st.st_size);
+  }
+  return freed;
 }
 
 }  // namespace ktune

@@ -40,6 +40,9 @@ class FallbackCache final : public TuningCache {
   Result<std::vector<TuningRecord>> find_prefix(std::string_view prefix) override {
     return call([&](TuningCache& c) { return c.find_prefix(prefix); });
   }
+  Result<bool> remove(std::string_view digest) override {
+    return call([&](TuningCache& c) { return c.remove(digest); });
+  }
   Result<std::size_t> clear() override {
     return call([&](TuningCache& c) { return c.clear(); });
   }

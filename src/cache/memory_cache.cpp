@@ -63,6 +63,14 @@ class MemoryCache final : public TuningCache {
     return n;
   }
 
+  Result<bool> remove(std::string_view digest) override {
+    auto checked = cache::normalize_full_digest(digest);
+    if (!checked) return std::unexpected(checked.error());
+    std::lock_guard lock(mutex_);
+    partials_.erase(*checked);
+    return entries_.erase(*checked) > 0;
+  }
+
   Status store_partial(const TuningKey& key, const MeasureSettings& settings,
                        const CandidateRecord& record) override {
     std::lock_guard lock(mutex_);

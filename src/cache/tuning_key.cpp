@@ -65,6 +65,14 @@ Result<std::string> normalize_digest_prefix(std::string_view prefix) {
   return lower;
 }
 
+Result<std::string> normalize_full_digest(std::string_view digest) {
+  constexpr std::size_t kDigestDigits = 32;
+  auto lower = normalize_digest_prefix(digest);
+  if (lower && lower->size() == kDigestDigits) return lower;
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("digest '{}': expected {} hex digits", digest, kDigestDigits));
+}
+
 bool same_key(const TuningKey& a, const TuningKey& b) {
   return a.op == b.op && a.problem == b.problem && a.candidate_set == b.candidate_set &&
          a.device == b.device && a.toolchain == b.toolchain && a.version == b.version;

@@ -107,6 +107,23 @@ class RedisCache final : public TuningCache {
     return static_cast<std::size_t>((*reply)->integer);
   }
 
+  Result<bool> remove(std::string_view digest) override {
+    auto checked = cache::normalize_full_digest(digest);
+    if (!checked) return std::unexpected(checked.error());
+    std::lock_guard lock(mutex_);
+    const std::string& d = *checked;
+    // One MULTI/EXEC: the record, its place in the index and its partial rows go together.
+    auto done = conn_.transaction({{"DEL", key_of("rec:", d)},
+                                   {"ZREM", key_of("index"), d},
+                                   {"DEL", key_of("partial:", d), key_of("partial-order:", d)}});
+    if (!done) return std::unexpected(done.error());
+    const redisReply* removed = (*done)->element[0];
+    if (removed->type != REDIS_REPLY_INTEGER) {
+      return std::unexpected(RedisConn::unexpected_reply("DEL", removed));
+    }
+    return removed->integer > 0;
+  }
+
   Status store_partial(const TuningKey& key, const MeasureSettings& settings,
                        const CandidateRecord& record) override {
     std::lock_guard lock(mutex_);

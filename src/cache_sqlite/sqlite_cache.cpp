@@ -23,12 +23,12 @@ using cache::SqliteTransaction;
 
 constexpr std::string_view kSelectTunings =
     "SELECT digest, op, problem, candidate_set, device, toolchain, version, winner, created_unix, "
-    "compile_s, bench_s, candidate_count FROM tunings ";
+    "compile_s, bench_s, candidate_count, spec, problem_name FROM tunings ";
 // rowid breaks ties in created_unix: a re-stored record gets a new rowid, so it sorts as newest.
 constexpr std::string_view kNewestFirst = " ORDER BY created_unix DESC, rowid DESC";
 constexpr std::string_view kSelectCandidates =
     "SELECT choice_key, name, info, outcome, message, median_ns, min_ns, max_ns, mad_ns, runs, "
-    "compile_s, params FROM candidates WHERE digest = ?1 ORDER BY ord";
+    "compile_s, params, artifact FROM candidates WHERE digest = ?1 ORDER BY ord";
 constexpr std::string_view kSelectConfidence =
     "SELECT runner_up, runner_up_ratio, ratio_low, ratio_high, ratio_rounds, spread, others_load, "
     "cores, reverified, trusted FROM confidences WHERE digest = ?1";
@@ -131,6 +131,35 @@ class SqliteCache final : public TuningCache {
     return static_cast<std::size_t>(*count);
   }
 
+  Result<bool> remove(std::string_view digest) override {
+    auto checked = cache::normalize_full_digest(digest);
+    if (!checked) return std::unexpected(checked.error());
+    std::lock_guard lock(mutex_);
+    auto txn = SqliteTransaction::begin(db_, SqliteTransaction::Kind::kWrite);
+    if (!txn) return std::unexpected(txn.error());
+    auto count = db_.prepare("SELECT count(*) FROM tunings WHERE digest = ?1");
+    if (!count) return std::unexpected(count.error());
+    if (auto s = count->bind(1, *checked); !s) return std::unexpected(s.error());
+    auto row = count->step();
+    if (!row) return std::unexpected(row.error());
+    const bool found = *row && count->column_int(0) > 0;
+    count->reset();
+    // Every table's rows by hand, as store() replaces them: foreign keys may be off in a file
+    // that another program opened.
+    for (std::string_view sql :
+         {"DELETE FROM candidates WHERE digest = ?1", "DELETE FROM confidences WHERE digest = ?1",
+          "DELETE FROM settings WHERE digest = ?1", "DELETE FROM stand_ins WHERE digest = ?1",
+          "DELETE FROM metrics WHERE digest = ?1", "DELETE FROM tunings WHERE digest = ?1",
+          "DELETE FROM partial_candidates WHERE key_digest = ?1"}) {
+      auto stmt = db_.prepare(sql);
+      if (!stmt) return std::unexpected(stmt.error());
+      if (auto s = Binder(*stmt)(*checked).status(); !s) return std::unexpected(s.error());
+      if (auto s = stmt->run(); !s) return std::unexpected(s.error());
+    }
+    if (auto s = txn->commit(); !s) return std::unexpected(s.error());
+    return found;
+  }
+
   Status store_partial(const TuningKey& key, const MeasureSettings& settings,
                        const CandidateRecord& record) override {
     std::lock_guard lock(mutex_);
@@ -166,14 +195,22 @@ class SqliteCache final : public TuningCache {
   Status insert_tuning(const std::string& digest, const TuningRecord& r) {
     auto stmt = db_.prepare(
         "INSERT INTO tunings(digest, op, problem, candidate_set, device, toolchain, version, "
-        "winner, created_unix, compile_s, bench_s, candidate_count) VALUES(?1, ?2, ?3, ?4, ?5, "
-        "?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+        "winner, created_unix, compile_s, bench_s, candidate_count, spec, problem_name) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
     if (!stmt) return std::unexpected(stmt.error());
     const TuningKey& k = r.key;
-    auto s = Binder(*stmt)(digest)(k.op)(k.problem)(k.candidate_set)(k.device)(k.toolchain)(
-                 k.version)(r.winner)(r.created_unix)(r.compile_s)(r.bench_s)(
-                 static_cast<std::int64_t>(r.candidates.size()))
-                 .status();
+    Binder binder(*stmt);
+    binder(digest)(k.op)(k.problem)(k.candidate_set)(k.device)(k.toolchain)(k.version)(r.winner)(
+        r.created_unix)(r.compile_s)(r.bench_s)(static_cast<std::int64_t>(r.candidates.size()));
+    // NULL when unknown, as in rows stored before v7.
+    for (const std::string* label : {&r.spec, &r.problem_name}) {
+      if (label->empty()) {
+        binder.null();
+      } else {
+        binder(*label);
+      }
+    }
+    auto s = binder.status();
     if (!s) return s;
     return stmt->run();
   }
@@ -193,8 +230,9 @@ class SqliteCache final : public TuningCache {
 
   Status insert_candidates(const std::string& digest, const std::vector<CandidateRecord>& cs) {
     auto stmt = db_.prepare(
-        "INSERT INTO candidates VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-        "?14)");
+        "INSERT INTO candidates(digest, ord, choice_key, name, info, outcome, message, median_ns, "
+        "min_ns, max_ns, mad_ns, runs, compile_s, params, artifact) VALUES(?1, ?2, ?3, ?4, ?5, ?6, "
+        "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
     if (!stmt) return std::unexpected(stmt.error());
     for (std::size_t i = 0; i < cs.size(); ++i) {
       const CandidateRecord& c = cs[i];
@@ -212,6 +250,11 @@ class SqliteCache final : public TuningCache {
         binder(*params);
       } else {
         binder.null();
+      }
+      if (c.artifact.empty()) {
+        binder.null();
+      } else {
+        binder(c.artifact);
       }
       if (auto s = binder.status(); !s) return s;
       if (auto s = stmt->run(); !s) return s;
@@ -282,6 +325,8 @@ class SqliteCache final : public TuningCache {
     r.created_unix = row.column_int(8);
     r.compile_s = row.column_double(9);
     r.bench_s = row.column_double(10);
+    if (!row.column_is_null(12)) r.spec = row.column_text(12);
+    if (!row.column_is_null(13)) r.problem_name = row.column_text(13);
     return r;
   }
 
@@ -340,6 +385,7 @@ class SqliteCache final : public TuningCache {
         if (!params) return std::unexpected(params.error());
         c.params = std::move(*params);
       }
+      if (!stmt.column_is_null(12)) c.artifact = stmt.column_text(12);
       record.candidates.push_back(std::move(c));
     }
   }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <utility>
 
 #include "cache_sqlite/sqlite_db.h"
 #include "cache_sqlite/sqlite_notes.h"
@@ -23,7 +24,7 @@ using cache::SqliteTransaction;
 constexpr int kBusyTimeoutMs = 5000;
 // PRAGMA user_version of the layout below. 0 is a fresh file. A new version adds a migration
 // step in migrate() and never changes what an older step does.
-constexpr std::int64_t kSchemaVersion = 6;
+constexpr std::int64_t kSchemaVersion = 7;
 
 constexpr std::string_view kSchemaV1 = R"sql(
 CREATE TABLE IF NOT EXISTS tunings(
@@ -56,6 +57,20 @@ CREATE TABLE IF NOT EXISTS confidences(
   others_load REAL NOT NULL, cores INTEGER NOT NULL, reverified INTEGER NOT NULL,
   trusted INTEGER NOT NULL);
 )sql";
+
+// v7: the labels of a record (TuningRecord::spec, problem_name) and each candidate's code cache
+// key (CandidateRecord::artifact); NULL in rows stored before. Each column is added only when
+// missing: a file whose user_version was set back by hand may have it already.
+constexpr std::pair<std::string_view, std::string_view> kSchemaV7Columns[] = {
+    {"tunings", "spec"}, {"tunings", "problem_name"}, {"candidates", "artifact"}};
+
+Status add_column_if_missing(SqliteDb& db, std::string_view table, std::string_view column) {
+  auto has = db.query_int(
+      fmt::format("SELECT count(*) FROM pragma_table_info('{}') WHERE name = '{}'", table, column));
+  if (!has) return std::unexpected(has.error());
+  if (*has != 0) return {};
+  return db.exec(fmt::format("ALTER TABLE {} ADD COLUMN {} TEXT NULL;", table, column));
+}
 
 // Brings a fresh or older file to kSchemaVersion; refuses one written by a newer ktune.
 Status migrate(SqliteDb& db) {
@@ -95,6 +110,11 @@ Status migrate(SqliteDb& db) {
     if (!has) return std::unexpected(has.error());
     if (*has == 0) {
       if (auto s = db.exec(cache::kSchemaV6Params); !s) return s;
+    }
+  }
+  if (*version < 7) {
+    for (const auto& [table, column] : kSchemaV7Columns) {
+      if (auto s = add_column_if_missing(db, table, column); !s) return s;
     }
   }
   if (*version != kSchemaVersion) {

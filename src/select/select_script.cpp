@@ -141,6 +141,8 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
 
   Selection sel;
   sel.record.key = key;
+  sel.record.spec = ctx.options.spec_name;
+  sel.record.problem_name = ctx.problem.name;
   sel.record.settings = measure_settings(ctx.options);
   std::vector<CandidateRecord>& records = sel.record.candidates;
   records = initial_records(ctx);

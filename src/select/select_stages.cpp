@@ -77,6 +77,7 @@ bool compile_candidate(const SelectContext& ctx, const Backend& backend, std::si
   trace::Span span("compile", "compile", c.name());
   Status s = c.compile(backend);
   if (!s) fail(record, Outcome::kCompileError, s.error().message);
+  if (s && c.artifact() != nullptr) record.artifact = c.artifact()->key;
   record.compile_s = c.compile_s();
   return static_cast<bool>(s);
 }

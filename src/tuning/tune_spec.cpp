@@ -77,6 +77,7 @@ SelectorOptions spec_selector_options(const Spec& spec, SelectorOptions defaults
   defaults.search = spec.search;
   defaults.tolerance = spec.tolerance;
   defaults.metrics = metrics_hook(spec);
+  defaults.spec_name = spec.name;  // kept in the records (`ktune cache list`, --json)
   return defaults;
 }
 

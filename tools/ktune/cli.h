@@ -63,5 +63,7 @@ void add_gemm_command(CLI::App& app, CliContext& ctx);
 void add_opencl_command(CLI::App& app, CliContext& ctx);
 void add_simulate_command(CLI::App& app, CliContext& ctx);
 void add_report_command(CLI::App& app, CliContext& ctx);
+// `ktune cache prune` on the `cache` subcommand (cmd_cache_prune.cpp).
+void add_prune_command(CLI::App& cache, CliContext& ctx);
 
 }  // namespace ktune::cli

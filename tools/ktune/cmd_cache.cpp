@@ -1,18 +1,22 @@
-// `ktune cache list|show|export|import|clear`: inspect and move the tuning cache of --cache-dir
-// (or of --cache: open_cache_in).
+// `ktune cache list|show|rm|export|import|clear|prune`: inspect, move and trim the tuning cache
+// (of --cache-dir, or of --cache: open_cache_in) and the code cache of --cache-dir.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "cache/record_json.h"
 #include "cli.h"
 #include "core/file_util.h"
+#include "ktune/backend/code_cache.h"
 #include "ktune/cache/t4.h"
 #include "ktune/cache_sqlite/sqlite_cache.h"
 #include "ktune/select/selector.h"
@@ -41,20 +45,42 @@ std::string micros(const std::optional<BenchStats>& stats, double BenchStats::*f
   return stats ? fmt::format("{:.3f}", (*stats).*field / 1000.0) : std::string("-");
 }
 
-int run_list(const CliContext& ctx) {
+constexpr std::string_view kListFormat = "ktune-cache-list";
+constexpr std::int64_t kListVersion = 1;
+
+// A record's problem for people: its name in the spec where the record has one, else its key.
+std::string problem_label(const TuningRecord& r) {
+  return r.problem_name.empty() ? r.key.problem : r.problem_name;
+}
+
+int run_list(const CliContext& ctx, bool json) {
   auto cache = open_cache_in(ctx);  // the error is printed
   if (!cache) return kExitError;
   auto records = cache->list();
   if (!records) return fail("list", records.error().message);
+  if (json) {
+    OrderedJson list = OrderedJson::array();
+    for (const TuningRecord& r : *records) list.push_back(record_summary_json(r));
+    const OrderedJson doc{{"format", kListFormat},
+                          {"version", kListVersion},
+                          {"record_version", kRecordVersion},
+                          {"cache_dir", ctx.cache_dir.string()},
+                          {"cache", cache_location(ctx)},
+                          {"records", std::move(list)}};
+    fmt::print("{}\n", json_dump(doc, 2));
+    return 0;
+  }
   if (records->empty()) {
     fmt::print("no tuning records in {}\n", cache_location(ctx));
     return 0;
   }
   using Row = std::vector<std::string>;
-  std::vector<Row> rows{{"DIGEST", "OP", "PROBLEM", "WINNER", "CANDIDATES", "CREATED (UTC)"}};
+  std::vector<Row> rows{
+      {"DIGEST", "SPEC", "OP", "PROBLEM", "WINNER", "CANDIDATES", "CREATED (UTC)"}};
   for (const TuningRecord& r : *records) {
-    rows.push_back({r.key.digest().substr(0, kDigestShown), r.key.op, cut(r.key.problem),
-                    cut(r.winner), std::to_string(r.candidates.size()), utc_time(r.created_unix)});
+    rows.push_back({r.key.digest().substr(0, kDigestShown), r.spec.empty() ? "-" : cut(r.spec),
+                    r.key.op, cut(problem_label(r)), cut(r.winner),
+                    std::to_string(r.candidates.size()), utc_time(r.created_unix)});
   }
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const Row& row : rows) {
@@ -73,7 +99,9 @@ int run_list(const CliContext& ctx) {
 void print_record(const TuningRecord& r) {
   const TuningKey& k = r.key;
   fmt::print("digest         {}\n", k.digest());
+  fmt::print("spec           {}\n", r.spec.empty() ? "(not stored)" : r.spec);
   fmt::print("op             {}\n", k.op);
+  if (!r.problem_name.empty()) fmt::print("problem name   {}\n", r.problem_name);
   fmt::print("problem        {}\n", k.problem);
   fmt::print("candidate_set  {}\n", k.candidate_set);
   fmt::print("device         {}\n", k.device);
@@ -103,6 +131,7 @@ void print_record(const TuningRecord& r) {
                micros(c.stats, &BenchStats::min_ns), micros(c.stats, &BenchStats::max_ns),
                c.stats ? std::to_string(c.stats->runs) : std::string("-"), c.compile_s);
     if (!c.info.empty()) fmt::print("      info: {}\n", c.info);
+    if (!c.artifact.empty()) fmt::print("      artifact: {}\n", c.artifact);
     // The spec's metrics at the stored median, as the AUTOTUNE table showed them.
     if (!c.metrics.empty()) {
       std::string line;
@@ -126,17 +155,59 @@ void print_record(const TuningRecord& r) {
   fmt::print("(* winner; times in microseconds)\n");
 }
 
-int run_show(const CliContext& ctx, const std::string& prefix) {
+// The one record that `prefix` names; else the error printed (no match; several, each listed)
+// and nullopt.
+std::optional<TuningRecord> one_record(TuningCache& cache, std::string_view verb,
+                                       const std::string& prefix) {
+  auto found = cache.find_prefix(prefix);
+  if (!found) {
+    fail(verb, found.error().message);
+    return std::nullopt;
+  }
+  if (found->empty()) {
+    fail(verb,
+         fmt::format("no record matches '{}' ('ktune cache list' shows the digests)", prefix));
+    return std::nullopt;
+  }
+  if (found->size() > 1) {
+    std::string matches;
+    for (const TuningRecord& r : *found) {
+      matches += fmt::format("\n  {}  {}  {}  {}", r.key.digest(), r.spec.empty() ? "-" : r.spec,
+                             cut(problem_label(r)), r.winner);
+    }
+    fail(verb, fmt::format("'{}' matches {} records; give more digits:{}", prefix, found->size(),
+                           matches));
+    return std::nullopt;
+  }
+  return std::move(found->front());
+}
+
+int run_show(const CliContext& ctx, const std::string& prefix, bool json) {
   auto cache = open_cache_in(ctx);  // the error is printed
   if (!cache) return kExitError;
-  auto found = cache->find_prefix(prefix);
-  if (!found) return fail("show", found.error().message);
-  if (found->empty()) return fail("show", fmt::format("no record matches '{}'", prefix));
-  if (found->size() > 1) {
-    return fail("show",
-                fmt::format("'{}' matches {} records; give more digits", prefix, found->size()));
+  std::optional<TuningRecord> record = one_record(*cache, "show", prefix);
+  if (!record) return kExitError;
+  // The export's document with this one record: `ktune cache import` reads it back.
+  if (json) {
+    fmt::print("{}", export_json({*record}));
+  } else {
+    print_record(*record);
   }
-  print_record(found->front());
+  return 0;
+}
+
+int run_rm(const CliContext& ctx, const std::string& prefix) {
+  auto cache = open_cache_in(ctx);  // the error is printed
+  if (!cache) return kExitError;
+  std::optional<TuningRecord> record = one_record(*cache, "rm", prefix);
+  if (!record) return kExitError;
+  const std::string digest = record->key.digest();
+  auto removed = cache->remove(digest);
+  if (!removed) return fail("rm", removed.error().message);
+  if (!*removed) return fail("rm", fmt::format("record {} was removed meanwhile", digest));
+  fmt::print("removed record {} ({} {}, winner {}) from {}\n", digest,
+             record->spec.empty() ? record->key.op : record->spec, problem_label(*record),
+             record->winner, ctx.cache_dir.string());
   return 0;
 }
 
@@ -227,17 +298,38 @@ int run_clear(const CliContext& ctx) {
 
 void add_cache_command(CLI::App& app, CliContext& ctx) {
   CLI::App* cache = app.add_subcommand(
-      "cache", "Inspect and move the tuning cache (tuning.sqlite3 in --cache-dir, or --cache)");
+      "cache",
+      "Inspect, move and trim the tuning cache (tuning.sqlite3 in --cache-dir, or --cache) and "
+      "the code cache (the code/ folder of --cache-dir)");
   cache->require_subcommand(1);
 
-  CLI::App* list = cache->add_subcommand("list", "List tuning records, newest first");
-  list->callback([&ctx] { ctx.exit_code = run_list(ctx); });
+  auto list_json = std::make_shared<bool>(false);
+  CLI::App* list = cache->add_subcommand(
+      "list", "List tuning records, newest first: digest, spec, op, problem, winner, candidates");
+  list->add_flag("--json", *list_json,
+                 "Print one JSON document (format ktune-cache-list, docs/json.md): each record's "
+                 "digest, key, spec, problem name, winner, created time and candidate count");
+  list->callback([&ctx, list_json] { ctx.exit_code = run_list(ctx, *list_json); });
 
   auto prefix = std::make_shared<std::string>();
+  auto show_json = std::make_shared<bool>(false);
   CLI::App* show =
       cache->add_subcommand("show", "Show one record with every candidate's outcome and timings");
   show->add_option("digest", *prefix, "Digest prefix (at least 4 hex digits)")->required();
-  show->callback([&ctx, prefix] { ctx.exit_code = run_show(ctx, *prefix); });
+  show->add_flag("--json", *show_json,
+                 "Print the record as JSON: the document of `cache export` holding this one "
+                 "record (docs/json.md), which `cache import` reads back");
+  show->callback([&ctx, prefix, show_json] { ctx.exit_code = run_show(ctx, *prefix, *show_json); });
+
+  auto rm_prefix = std::make_shared<std::string>();
+  CLI::App* rm = cache->add_subcommand(
+      "rm", "Remove one tuning record (and its partial rows): the next tuning of it tunes again");
+  rm->add_option("digest", *rm_prefix,
+                 "Digest prefix (at least 4 hex digits) naming exactly one record")
+      ->required();
+  rm->callback([&ctx, rm_prefix] { ctx.exit_code = run_rm(ctx, *rm_prefix); });
+
+  add_prune_command(*cache, ctx);
 
   auto out = std::make_shared<ExportArgs>();
   CLI::App* exp = cache->add_subcommand(

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "core/build_support.h"
 #include "gemm_run.h"
+#include "json_out.h"
 #include "options.h"
 
 namespace ktune::cli {
@@ -44,7 +45,20 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   auto backend = open_gemm_backend(f.options, ctx);
   if (!backend) return kExitError;
   const GemmShape shape{f.m, f.n, f.k, *dtype, std::move(*epilogue)};
-  return tune_gemm(*backend, shape, f.options, ctx, t0).exit_code;
+  if (!f.options.selector.json) return tune_gemm(*backend, shape, f.options, ctx, t0).exit_code;
+  ResultDocument doc("gemm", "");
+  GemmOptions options = f.options;
+  options.json = &doc;
+  const int code = tune_gemm(*backend, shape, options, ctx, t0).exit_code;
+  if (!options.compile_only) {
+    const double total_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto cache = options.selector.no_cache ? std::nullopt : std::optional(ctx.cache_dir);
+    std::fflush(stderr);
+    const auto where = cache ? std::optional(cache_location(ctx)) : std::nullopt;
+    fmt::print("{}", doc.text(cache, where, total_s, code));
+  }
+  return code;
 #endif
 }
 
@@ -74,6 +88,7 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
                   "for this many rounds and print the pick's regret; 0: off")
       ->check(CLI::Range(0, 100'000))
       ->capture_default_str();
+  add_json_flag(*cmd, f->options.selector);
   cmd->callback([f, &ctx] { ctx.exit_code = run_gemm(*f, ctx); });
 }
 

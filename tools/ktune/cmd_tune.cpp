@@ -19,6 +19,7 @@
 #include "core/build_support.h"
 #include "core/thread_pool.h"
 #include "gemm_run.h"
+#include "json_out.h"
 #include "ktune/backend/cpu_backend.h"
 #include "ktune/backend/opencl_backend.h"
 #include "ktune/cache/tuning_cache.h"
@@ -50,6 +51,8 @@ struct TuneFlags {
   GemmOptions gemm;
   std::string opencl_device;  // opencl kernels: [<platform>:]<device>
   bool distributed = false;   // --distributed: one rank of an MPI job (tune_distributed.h)
+  // --json: each problem's outcome, printed as one document when tuning ends (json_out.h).
+  std::shared_ptr<ResultDocument> json;
 };
 
 // A kernel spec's defaults (the CPU's).
@@ -104,15 +107,25 @@ int report(const TuneFlags& f, const CliContext& ctx, std::chrono::steady_clock:
            int tuned, int hits, int failures) {
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::FILE* out = text_out(f.selector);
   if (f.gemm.compile_only) {
-    fmt::print("Compiled the candidates of {} problem(s) in {:.3f} s{}\n", tuned, total_s,
+    fmt::print(out, "Compiled the candidates of {} problem(s) in {:.3f} s{}\n", tuned, total_s,
                failures ? fmt::format(" ({} failed)", failures) : "");
   } else {
-    fmt::print("Tuned {} problem(s) in {:.3f} s ({} from the tuning cache{}); cache: {}\n", tuned,
-               total_s, hits, failures ? fmt::format(", {} failed", failures) : "",
+    fmt::print(out, "Tuned {} problem(s) in {:.3f} s ({} from the tuning cache{}); cache: {}\n",
+               tuned, total_s, hits, failures ? fmt::format(", {} failed", failures) : "",
                f.selector.no_cache ? "off" : cache_location(ctx));
   }
-  return failures ? kExitError : 0;
+  const int code = failures ? kExitError : 0;
+  if (f.json) {
+    std::fflush(out);
+    const auto cache = f.selector.no_cache ? std::nullopt : std::optional(ctx.cache_dir);
+    // After Ctrl-C the document holds what was done; main() exits 130.
+    const auto where = cache ? std::optional(cache_location(ctx)) : std::nullopt;
+    fmt::print("{}", f.json->text(cache, where, total_s, interrupted() ? 130 : code));
+    std::fflush(stdout);
+  }
+  return code;
 }
 
 // op: cuda.gemm: each problem through tune_gemm, with `ktune gemm`'s defaults where this
@@ -127,6 +140,7 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 #else
   GemmOptions o = f.gemm;
   o.selector = f.selector;
+  o.spec_name = spec.name;
   o.selector.seed = f.selector.seed.value_or(spec.seed);
   // The spec's search: where no flag overrides it.
   if (!o.selector.strategy && spec.search.strategy != SearchOptions{}.strategy) {
@@ -145,6 +159,7 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     const GemmShape shape{*problem_size(decl, "M"), *problem_size(decl, "N"),
                           *problem_size(decl, "K"), spec.op.dtype, spec.epilogue};
     if (!wanted(f, decl, i, decl.name)) continue;
+    o.json = f.json.get();
     const GemmRun run = tune_gemm(*backend, shape, o, ctx);
     if (run.exit_code != 0) {
       ++failures;
@@ -173,8 +188,8 @@ bool write_table(const TuneFlags& f, const Spec& spec, SpecChoices& choices, con
   for (const std::string& note : built->notes) {
     fmt::print(stderr, "note: --dispatch-table: {}\n", note);
   }
-  fmt::print("Wrote the dispatch table {} ({} tuned shape(s) of {})\n", f.dispatch_table,
-             built->table.tuned.size(), spec.problems.size());
+  fmt::print(text_out(f.selector), "Wrote the dispatch table {} ({} tuned shape(s) of {})\n",
+             f.dispatch_table, built->table.tuned.size(), spec.problems.size());
   return true;
 }
 
@@ -182,13 +197,13 @@ struct Counts {
   int tuned = 0, hits = 0, failures = 0;
 };
 
-void print_over_limits(const ProblemDecl& problem, const SpecChoices& choices) {
+void print_over_limits(std::FILE* out, const ProblemDecl& problem, const SpecChoices& choices) {
   if (choices.over_limits == 0) return;
-  fmt::print(
-      "{}: {} config(s) over the device's limits left out before compiling (the first: "
-      "{})\n",
-      problem.name, choices.over_limits, choices.over_limits_example);
-  std::fflush(stdout);
+  fmt::print(out,
+             "{}: {} config(s) over the device's limits left out before compiling (the first: "
+             "{})\n",
+             problem.name, choices.over_limits, choices.over_limits_example);
+  std::fflush(out);
 }
 
 // The CPU compiler of --cxx, --cxxflags, --cxxflags-replace and --compile-timeout-s.
@@ -232,23 +247,31 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
   Counts n;
-  request.before = [](const ProblemDecl& decl, const SpecChoices& choices) {
-    print_over_limits(decl, choices);
+  std::FILE* out = text_out(f.selector);
+  request.before = [out](const ProblemDecl& decl, const SpecChoices& choices) {
+    print_over_limits(out, decl, choices);
   };
   request.after = [&](const SpecProblemTuning& one) {
     if (!one.selection) {
       // Ctrl-C is not a failure of the problem: the selection says what it kept.
       fmt::print(stderr, "{}: {}\n", interrupted() ? "ktune" : "error",
                  one.selection.error().message);
+      if (f.json) {
+        const std::string name = !one.problem_name.empty() ? one.problem_name
+                                 : !one.name.empty()       ? one.name
+                                                           : std::to_string(one.index);
+        f.json->add_failure(name, one.selection.error().message);
+      }
       ++n.failures;
       return;
     }
     ++n.tuned;
     n.hits += one.selection->from_cache;
+    if (f.json) f.json->add(one.problem_name, *one.selection);
     if (one.selection->from_cache) {
-      std::fputs(stored_settings_note(f.selector, {}, one.selection->record).c_str(), stdout);
+      std::fputs(stored_settings_note(f.selector, {}, one.selection->record).c_str(), out);
     }
-    std::fflush(stdout);
+    std::fflush(out);
   };
   auto tuned = tune_spec(spec, backend, *cache, with_device_lock(sopts, ctx), request);
   if (!tuned) {
@@ -285,7 +308,7 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
       ++failed;
       continue;
     }
-    print_over_limits(spec.problems[i], *choices);
+    print_over_limits(text_out(f.selector), spec.problems[i], *choices);
     if (choices->reference) choices->candidates.push_back(std::move(choices->reference));
     ThreadPool pool(f.selector.jobs);
     for (ChoicePtr& c : choices->candidates) {
@@ -303,7 +326,8 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   }
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("Compiled {} candidates of {} problem(s) in {:.3f} s ({} failed)\n", compiled.load(),
+  fmt::print(text_out(f.selector),
+             "Compiled {} candidates of {} problem(s) in {:.3f} s ({} failed)\n", compiled.load(),
              problems, total_s, failed.load());
   return failed ? kExitError : 0;
 }
@@ -587,7 +611,11 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
       "rank 0 decides every pick, alone writes the tuning cache and prints the tables. c++ "
       "kernels: the host's cores split between its ranks; cuda kernels: one GPU per rank (its "
       "local rank). Without MPI support in this build: an error");
-  cmd->callback([f, &ctx] { ctx.exit_code = run_tune(*f, ctx); });
+  add_json_flag(*cmd, f->selector);
+  cmd->callback([f, &ctx] {
+    if (f->selector.json) f->json = std::make_shared<ResultDocument>("tune", f->spec);
+    ctx.exit_code = run_tune(*f, ctx);
+  });
 }
 
 }  // namespace ktune::cli

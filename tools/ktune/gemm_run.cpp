@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "json_out.h"
 #include "ktune/cache/tuning_cache.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ktune/select/selector.h"
@@ -21,7 +22,7 @@ double tflops(const GemmShape& s, double ns) {
 }
 
 // Every candidate compiled for an architecture, without a GPU: what CI can check.
-int compile_only(const CudaBackend& backend, std::vector<ChoicePtr>& choices) {
+int compile_only(std::FILE* out, const CudaBackend& backend, std::vector<ChoicePtr>& choices) {
   int failed = 0, compiled = 0;
   for (ChoicePtr& c : choices) {
     // Templates, and library GEMMs paired with the separate epilogue kernel (its compile).
@@ -33,13 +34,13 @@ int compile_only(const CudaBackend& backend, std::vector<ChoicePtr>& choices) {
       ++compiled;
     }
   }
-  fmt::print("Compiled {} candidates for {} ({} failed)\n", compiled, backend.arch(), failed);
+  fmt::print(out, "Compiled {} candidates for {} ({} failed)\n", compiled, backend.arch(), failed);
   return failed ? kExitError : 0;
 }
 
 // The fastest valid candidate of each kind against the pick: our templates, the library GEMMs
 // (with the separate epilogue kernel when there is an epilogue) and cuBLASLt's fused epilogues.
-void print_groups(const TuningRecord& record, double pick_ns) {
+void print_groups(std::FILE* out, const TuningRecord& record, double pick_ns) {
   struct Group {
     const char* title;
     const CandidateRecord* best = nullptr;
@@ -53,7 +54,7 @@ void print_groups(const TuningRecord& record, double pick_ns) {
   }
   for (const Group& g : groups) {
     if (!g.best) continue;
-    fmt::print("  {}: {} ({:.4f} ms); pick / it: {:.3f}\n", g.title, g.best->name,
+    fmt::print(out, "  {}: {} ({:.4f} ms); pick / it: {:.3f}\n", g.title, g.best->name,
                g.best->stats->median_ns / 1e6, pick_ns / g.best->stats->median_ns);
   }
 }
@@ -84,7 +85,9 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
   CudaGemmTuning tuning = cuda_gemm_tuning(
       backend, request, to_selector_options(f.selector, cuda_gemm_selector_defaults()));
   const Problem& problem = tuning.problem;
-  if (f.compile_only) return {compile_only(backend, tuning.candidates)};
+  tuning.options.spec_name = f.spec_name;
+  std::FILE* out = text_out(f.selector);
+  if (f.compile_only) return {compile_only(out, backend, tuning.candidates)};
 
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return {kExitError};
@@ -94,26 +97,28 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
   auto sel = selector.select(problem, tuning.candidates, tuning.reference.get());
   if (!sel) {
     fmt::print(stderr, "error: {}\n", sel.error().message);
+    if (f.json) f.json->add_failure(problem.name, sel.error().message);
     return {kExitError};
   }
+  if (f.json) f.json->add(problem.name, *sel);
   if (sel->from_cache) {
     const std::optional<int> graph_calls =
         f.graph_calls >= 0 ? std::optional<int>(sopts.bench.graph_calls) : std::nullopt;
-    std::fputs(stored_settings_note(f.selector, graph_calls, sel->record).c_str(), stdout);
+    std::fputs(stored_settings_note(f.selector, graph_calls, sel->record).c_str(), out);
   }
   const CandidateRecord& pick = sel->record.candidates[sel->winner_index];
   const double pick_ns = pick.stats ? pick.stats->median_ns : 0;
-  fmt::print("Pick: {} at {:.1f} TFLOP/s ({:.4f} ms)\n", pick.name, tflops(s, pick_ns),
+  fmt::print(out, "Pick: {} at {:.1f} TFLOP/s ({:.4f} ms)\n", pick.name, tflops(s, pick_ns),
              pick_ns / 1e6);
   const std::string cublas_name = s.epilogue.empty() ? "cublas_gemm" : "cublas_gemm+epilogue";
   for (const CandidateRecord& c : sel->record.candidates) {
     if (c.name == cublas_name && c.stats) {
-      fmt::print("cuBLAS{}: {:.1f} TFLOP/s ({:.4f} ms); pick / cuBLAS time: {:.3f}\n",
+      fmt::print(out, "cuBLAS{}: {:.1f} TFLOP/s ({:.4f} ms); pick / cuBLAS time: {:.3f}\n",
                  s.epilogue.empty() ? "" : " + separate epilogue", tflops(s, c.stats->median_ns),
                  c.stats->median_ns / 1e6, pick_ns / c.stats->median_ns);
     }
   }
-  print_groups(sel->record, pick_ns);
+  print_groups(out, sel->record, pick_ns);
 
   if (f.regret_rounds > 0 && !sel->from_cache) {
     // The pick against the fastest candidates, measured again side by side: every valid
@@ -144,17 +149,17 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
       if (names[i] == pick.name) picked = i;
     }
     for (std::size_t i = 0; i < again.size(); ++i) {
-      fmt::print("  re-measured {:<48} {:.4f} ms {:7.1f} TFLOP/s\n", names[i],
+      fmt::print(out, "  re-measured {:<48} {:.4f} ms {:7.1f} TFLOP/s\n", names[i],
                  (*stats)[i].median_ns / 1e6, tflops(s, (*stats)[i].median_ns));
     }
-    fmt::print("Regret: pick {} / fastest {} = {:.4f} ({} candidates, {} rounds)\n", pick.name,
+    fmt::print(out, "Regret: pick {} / fastest {} = {:.4f} ({} candidates, {} rounds)\n", pick.name,
                names[best], (*stats)[picked].median_ns / (*stats)[best].median_ns, again.size(),
                f.regret_rounds);
   }
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("Tuned gemm {}x{}x{} {} in {:.3f} s (select {:.4f} s{}); cache: {}\n", s.m, s.n, s.k,
-             dtype_name(s.dtype), total_s, sel->select_s,
+  fmt::print(out, "Tuned gemm {}x{}x{} {} in {:.3f} s (select {:.4f} s{}); cache: {}\n", s.m, s.n,
+             s.k, dtype_name(s.dtype), total_s, sel->select_s,
              sel->from_cache ? ", from the tuning cache" : "",
              f.selector.no_cache ? "off" : cache_location(ctx));
   return {0, sel->from_cache};

@@ -17,6 +17,10 @@
 #include "options.h"
 
 namespace ktune::cli {
+class ResultDocument;  // json_out.h
+}
+
+namespace ktune::cli {
 
 struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;  // each >= 1
@@ -35,6 +39,8 @@ struct GemmOptions {
   int regret_rounds = 0;
   bool simt = false;
   SelectorFlags selector;  // over cuda_gemm_selector_defaults()
+  std::string spec_name;   // `ktune tune` on an op spec: the spec's name, stored as the label
+  ResultDocument* json = nullptr;  // --json: the outcome is added to it
 };
 
 // The CUDA backend for options.arch and options.device; on failure (no GPU and no --arch) prints

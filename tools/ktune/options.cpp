@@ -190,6 +190,7 @@ SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions 
   if (f.no_abandon) o.abandon = false;
   if (f.memory_limit_mb) o.worker.memory_limit_bytes = *f.memory_limit_mb << 20;
   if (!f.json_log.empty()) o.json_log = f.json_log;
+  if (f.json) o.out = stderr;  // stdout holds the --json document
   if (f.strategy) o.search.strategy = *f.strategy;
   if (f.max_evals) o.search.max_evals = *f.max_evals;
   if (f.time_limit_s) o.search.time_limit_s = *f.time_limit_s;

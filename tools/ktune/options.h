@@ -35,6 +35,7 @@ struct SelectorFlags {
   bool no_abandon = false;
   std::optional<std::size_t> memory_limit_mb;  // 0: no limit
   std::string json_log;
+  bool json = false;  // --json (`tune`, `gemm`; json_out.h): the tables go to stderr
   std::string trace;  // --trace: KTUNE_TRACE for this process and its workers (core/trace.h)
   // The search (override the spec's `search:`): strategy, candidates measured at most, wall
   // time of compiling and measuring, the strategy's seed.

@@ -10,10 +10,22 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ktune/core/status.h"
 
 namespace ktune {
+
+// One compiled artifact as the code cache holds it: every file of one key.
+struct CodeCacheEntry {
+  std::string key;  // 32 hex digits (Artifact::key)
+  // <key>.<ext> and their <key>.<ext>.sha256 records, in the key's shard folder.
+  std::vector<std::filesystem::path> files;
+  std::uintmax_t bytes = 0;
+  // The latest access or modification time of its files (seconds since the epoch): when it was
+  // last compiled or, where the file system records reads (atime, relatime), last loaded.
+  std::int64_t last_used_unix = 0;
+};
 
 class CodeCache {
  public:
@@ -41,6 +53,16 @@ class CodeCache {
   // Removes this process's own temporaries, whatever their age: after Ctrl-C (the CLI), once no
   // compile of this process is running. Returns how many.
   std::size_t remove_own_temporaries() const;
+
+  // Every artifact in the cache, by key (sorted): only the files this class names (<key>.<ext>
+  // with a known extension, <key>.<ext>.sha256), only regular files, in shard folders that are
+  // real folders named by the key's first two digits; links, temporaries and anything else are
+  // left out and never followed.
+  [[nodiscard]] std::vector<CodeCacheEntry> entries() const;
+  // Removes the files of `entry` that are still regular files of that name (each artifact before
+  // its digest record, so that a reader meets a miss, never a file without its record). Returns
+  // the bytes freed; the first failure ends it with kIo.
+  [[nodiscard]] Result<std::uintmax_t> remove(const CodeCacheEntry& entry) const;
 
  private:
   std::filesystem::path dir_;

@@ -82,6 +82,10 @@ struct CandidateRecord {
   // Choice::params(): (name, value as text), empty for library calls; what `ktune simulate` and
   // the T4 export read.
   std::vector<std::pair<std::string, std::string>> params{};
+  // The code cache key of its compiled object (Artifact::key: <cache dir>/code/<key[0:2]>/<key>.*);
+  // empty for library calls, candidates not compiled, and records stored before ktune kept it.
+  // What `ktune cache prune --unreferenced` keeps.
+  std::string artifact{};
 };
 
 // How far a tuning's pick can be trusted, measured while it was made (the decide stage of the
@@ -134,6 +138,12 @@ struct TuningRecord {
   // candidate order that passed the checks that need no reference), whose outputs every other
   // candidate was compared with. `{}` so that the braced records of MultiKernel stay complete.
   std::optional<std::string> stand_in{};
+  // Labels for people, not part of the key (two specs tuning the same problem share a record; the
+  // last to store it names it): the spec that tuned it (Spec::name; empty without a spec:
+  // `ktune gemm`, MultiKernel) and the problem's name in it (Problem::name, e.g. "skinny"). Empty
+  // in records stored before ktune kept them.
+  std::string spec{};
+  std::string problem_name{};
 };
 
 // A candidate as the caller of a lookup knows it: its name and the identity it keyed the lookup
@@ -169,6 +179,11 @@ class TuningCache {
   [[nodiscard]] virtual Result<std::vector<TuningRecord>> find_prefix(std::string_view prefix) = 0;
   // Returns how many records were removed (partial rows go too, uncounted).
   [[nodiscard]] virtual Result<std::size_t> clear() = 0;
+  // Removes the record whose key digest is `digest` (TuningKey::digest(), all 32 hex digits)
+  // and the partial rows stored under that key. True when a record was removed, false when none
+  // had that digest (its partial rows go all the same); kInvalidArgument for a digest that is not
+  // 32 hex digits.
+  [[nodiscard]] virtual Result<bool> remove(std::string_view digest) = 0;
 
   // Partial records: each candidate's outcome stored as soon as it is measured, so that a tuning
   // killed half-way resumes with what it measured. They are never served by lookup(); only a
@@ -210,10 +225,12 @@ struct PartialRow {
 [[nodiscard]] std::string partial_to_json(const PartialRow& row);
 [[nodiscard]] Result<PartialRow> partial_from_json(std::string_view text);
 
-// JSON: {"format": "ktune-tuning-cache", "version": 1, "records": [...]}. Each record carries its
-// candidate_count; a record whose rows disagree with it is a parse error. Records that parse but
-// could not be served (check_record) are returned as they are: `ktune cache import` skips them.
+// JSON: {"format": "ktune-tuning-cache", "version": 2, "records": [...]} (docs/json.md). Each
+// record carries its candidate_count; a record whose rows disagree with it is a parse error.
+// Records that parse but could not be served (check_record) are returned as they are: `ktune
+// cache import` skips them. Version 1 documents (params as [{"name", "value"}] lists) still import.
 [[nodiscard]] std::string export_json(const std::vector<TuningRecord>& records);
+// One record's layout in it, for the CLI's --json documents, is src/cache/record_json.h's.
 // kParse with the offending path ("records[3].candidates[0].outcome") on bad input.
 [[nodiscard]] Result<std::vector<TuningRecord>> import_json(std::string_view text);
 

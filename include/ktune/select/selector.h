@@ -83,6 +83,9 @@ struct SelectorOptions {
   std::FILE* progress = stderr;        // progress lines; null: silent
   bool verbose = false;                // also on `progress`: worker restarts (candidate, why)
   std::filesystem::path json_log;      // JSON lines appended here when set
+  // The spec being tuned (Spec::name), stored with each new record as its label
+  // (TuningRecord::spec); not part of the key. Empty: none (`ktune gemm`, a C++ caller).
+  std::string spec_name;
   // The metrics of a problem, in order: extra columns of the AUTOTUNE table, stored with each
   // measured candidate (CandidateRecord::metrics) and recomputed from the stored times on a
   // cache hit. Unset or empty: none.

@@ -157,5 +157,68 @@ TEST(CodeCache, TemporariesAreCreatedPrivateAndSweptWhenStale) {
   EXPECT_TRUE(std::filesystem::exists(*tmp));
 }
 
+// entries() lists what CodeCache named: each key's artifacts and digest records, grouped; never a
+// temporary, a foreign file, a link (to a file or a folder) or a file in a wrong shard. remove()
+// takes only those files.
+TEST(CodeCache, EntriesAreOnlyTheFilesItNamesAndRemoveTakesThem) {
+  test::TempDir dir;
+  CodeCache cache(dir.path());
+  const std::string a = "aa0123456789abcdef0123456789abcd";
+  const std::string b = "bb0123456789abcdef0123456789abcd";
+  for (const auto& [key, ext] : {std::pair{a, "so"}, std::pair{a, "cpp"}, std::pair{b, "cubin"}}) {
+    auto tmp = cache.temp_path_for(key, ext);
+    ASSERT_TRUE(tmp.has_value()) << tmp.error().message;
+    std::ofstream(*tmp) << "bytes of " << key << ext;
+    ASSERT_TRUE(cache.commit(*tmp, key, ext).has_value());
+  }
+  const std::filesystem::path shard = dir.path() / "code" / "aa";
+  // Not the cache's: a temporary being written, other names, a link, a file in the wrong shard,
+  // and a link to a folder full of what would look like artifacts.
+  auto writing = cache.temp_path_for(a, "so");
+  ASSERT_TRUE(writing.has_value());
+  std::ofstream(shard / "notes.txt") << "mine";
+  std::ofstream(shard / (a + ".exe")) << "mine";
+  std::ofstream(dir.path() / "outside.so") << "outside";
+  std::filesystem::create_symlink(dir.path() / "outside.so",
+                                  shard / "aa999999999999999999999999999999.so");
+  std::ofstream(shard / "cc0123456789abcdef0123456789abcd.so") << "wrong shard";
+  std::filesystem::create_directories(dir.path() / "elsewhere");
+  std::ofstream(dir.path() / "elsewhere" / ("dd" + a.substr(2) + ".so")) << "elsewhere";
+  std::filesystem::create_directory_symlink(dir.path() / "elsewhere", dir.path() / "code" / "dd");
+
+  const std::vector<CodeCacheEntry> entries = cache.entries();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].key, a);
+  EXPECT_EQ(entries[0].files.size(), 4u);  // .cpp, .so and their .sha256
+  EXPECT_EQ(entries[1].key, b);
+  EXPECT_EQ(entries[1].files.size(), 2u);
+  EXPECT_GT(entries[0].bytes, 0u);
+  EXPECT_GT(entries[0].last_used_unix, 0);
+
+  auto freed = cache.remove(entries[0]);
+  ASSERT_TRUE(freed.has_value()) << freed.error().message;
+  EXPECT_EQ(*freed, entries[0].bytes);
+  EXPECT_FALSE(cache.find(a, "so").has_value());
+  EXPECT_TRUE(cache.find(b, "cubin").has_value());
+  // Everything that was not the cache's is still there.
+  for (const std::filesystem::path& p :
+       {*writing, shard / "notes.txt", shard / (a + ".exe"), dir.path() / "outside.so",
+        shard / "cc0123456789abcdef0123456789abcd.so",
+        dir.path() / "elsewhere" / ("dd" + a.substr(2) + ".so")}) {
+    EXPECT_TRUE(std::filesystem::exists(p)) << p;
+  }
+  EXPECT_TRUE(std::filesystem::is_symlink(shard / "aa999999999999999999999999999999.so"));
+  ASSERT_EQ(cache.entries().size(), 1u);
+  // Removing it again frees nothing and is not an error.
+  auto again = cache.remove(entries[0]);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(*again, 0u);
+}
+
+TEST(CodeCache, EntriesOfAMissingFolderAreNone) {
+  test::TempDir dir;
+  EXPECT_TRUE(CodeCache(dir.path() / "absent").entries().empty());
+}
+
 }  // namespace
 }  // namespace ktune

@@ -186,13 +186,53 @@ TYPED_TEST_P(TuningCacheContract, ClearReturnsCountAndEmpties) {
   EXPECT_EQ(this->cache_->list()->size(), 1u);
 }
 
+TYPED_TEST_P(TuningCacheContract, RemoveTakesOneRecordAndItsPartials) {
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(this->cache_->store(sample_record(i)).has_value());
+  const TuningRecord r = sample_record(1);
+  ASSERT_TRUE(
+      this->cache_->store_partial(r.key, MeasureSettings{}, r.candidates.front()).has_value());
+  // Upper case is the same digest.
+  std::string upper = r.key.digest();
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto removed = this->cache_->remove(upper);
+  ASSERT_TRUE(removed.has_value()) << removed.error().message;
+  EXPECT_TRUE(*removed);
+  auto found = this->cache_->lookup(r.key);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_FALSE(found->has_value());
+  auto partials = this->cache_->partials(r.key, MeasureSettings{});
+  ASSERT_TRUE(partials.has_value());
+  EXPECT_TRUE(partials->empty());
+  auto all = this->cache_->list();
+  ASSERT_TRUE(all.has_value());
+  ASSERT_EQ(all->size(), 2u);
+  for (const TuningRecord& left : *all) EXPECT_NE(left.key.digest(), r.key.digest());
+  // Again: nothing to remove, not an error.
+  auto again = this->cache_->remove(r.key.digest());
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_FALSE(*again);
+}
+
+TYPED_TEST_P(TuningCacheContract, RemoveRefusesWhatIsNotADigest) {
+  ASSERT_TRUE(this->cache_->store(sample_record(1)).has_value());
+  const std::string digest = sample_record(1).key.digest();
+  for (const std::string& bad : {digest.substr(0, 8), digest + "0", std::string("xyz"),
+                                 std::string(""), "g" + digest.substr(1)}) {
+    auto removed = this->cache_->remove(bad);
+    ASSERT_FALSE(removed.has_value()) << bad;
+    EXPECT_EQ(removed.error().code, ErrorCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(this->cache_->list()->size(), 1u);  // a prefix removes nothing
+}
+
 REGISTER_TYPED_TEST_SUITE_P(TuningCacheContract, LookupOfUnknownKeyIsEmpty,
                             StoreThenLookupKeepsEveryField,
                             RecordWithoutCandidatesIsListedButNotServed, CrashedWinnerIsNotServed,
                             StoreReplacesRecordWithSameKey, LookupMissesWhenAnyKeyFieldDiffers,
                             ListIsNewestFirstWithStoreOrderBreakingTies,
                             FindPrefixMatchesDigestStart, FindPrefixWithNoMatchIsEmpty,
-                            FindPrefixRejectsShortOrNonHexPrefix, ClearReturnsCountAndEmpties);
+                            FindPrefixRejectsShortOrNonHexPrefix, ClearReturnsCountAndEmpties,
+                            RemoveTakesOneRecordAndItsPartials, RemoveRefusesWhatIsNotADigest);
 
 // The partial-record contract (store_partial, partials, clear_partials): rows come back whole in
 // store order, are found only under their own key and settings, replace an earlier row of the

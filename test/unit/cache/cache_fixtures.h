@@ -37,6 +37,7 @@ inline TuningRecord sample_record(int i, std::int64_t created_unix = 1'700'000'0
   ok.outcome = Outcome::kOk;
   ok.stats = BenchStats{12345.678, 12000.5, 13999.25, 101.125, 57};
   ok.compile_s = 0.333333333333333314829616256247;
+  ok.artifact = "0123456789abcdef0123456789abcde" + std::to_string(i % 10);
   CandidateRecord bad;
   bad.choice_key = "ck-bad-" + std::to_string(i);
   bad.name = "gemm_t256x256";
@@ -45,6 +46,8 @@ inline TuningRecord sample_record(int i, std::int64_t created_unix = 1'700'000'0
   bad.message = "error: too many registers\n  at line 3 \xc2\xb5s \"quoted\"";
   bad.compile_s = 2.5;
   r.candidates = {ok, bad};
+  r.spec = "mm_spec";
+  r.problem_name = "p" + std::to_string(i);
   return r;
 }
 
@@ -76,6 +79,11 @@ inline ::testing::AssertionResult same_record(const TuningRecord& a, const Tunin
   if (a.settings != b.settings) {
     return ::testing::AssertionFailure() << "measure settings differ for " << x.problem;
   }
+  if (a.spec != b.spec || a.problem_name != b.problem_name) {
+    return ::testing::AssertionFailure()
+           << "labels differ for " << x.problem << ": " << a.spec << "/" << a.problem_name << " vs "
+           << b.spec << "/" << b.problem_name;
+  }
   if (a.stand_in != b.stand_in) {
     return ::testing::AssertionFailure() << "stand-ins differ for " << x.problem;
   }
@@ -88,7 +96,7 @@ inline ::testing::AssertionResult same_record(const TuningRecord& a, const Tunin
     const CandidateRecord& d = b.candidates[i];
     if (c.choice_key != d.choice_key || c.name != d.name || c.info != d.info ||
         c.outcome != d.outcome || c.message != d.message || c.compile_s != d.compile_s ||
-        c.metrics != d.metrics || c.params != d.params) {
+        c.metrics != d.metrics || c.params != d.params || c.artifact != d.artifact) {
       return ::testing::AssertionFailure()
              << "candidate " << i << " differs: " << c.name << " vs " << d.name << ", '"
              << c.message << "' vs '" << d.message << "'";

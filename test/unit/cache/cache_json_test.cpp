@@ -2,6 +2,7 @@
 // the offending field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -47,11 +48,18 @@ TEST(CacheJson, EmptyRoundTrip) {
 TEST(CacheJson, DocumentShape) {
   const json doc = json::parse(export_json(sample_records()));
   EXPECT_EQ(doc["format"], "ktune-tuning-cache");
-  EXPECT_EQ(doc["version"], 1);
+  EXPECT_EQ(doc["version"], 2);
   ASSERT_EQ(doc["records"].size(), 3u);
   const json& r = doc["records"][0];
   EXPECT_EQ(r["digest"], sample_record(0).key.digest());
   EXPECT_EQ(r["key"]["op"], "mm");
+  EXPECT_EQ(r["spec"], "mm_spec");
+  EXPECT_EQ(r["problem_name"], "p0");
+  EXPECT_EQ(r["candidates"][0]["artifact"], sample_record(0).candidates[0].artifact);
+  EXPECT_TRUE(r["candidates"][1]["artifact"].is_null());
+  // Parameters as an object, numbers as numbers.
+  EXPECT_EQ(r["candidates"][0]["params"], json({{"BM", 64}, {"VEC", "true"}, {"A", -1}}));
+  EXPECT_EQ(r["candidates"][1]["params"], json::object());
   EXPECT_EQ(r["candidate_count"], 2);
   EXPECT_EQ(r["candidates"][0]["outcome"], "ok");
   EXPECT_EQ(r["candidates"][0]["stats"]["runs"], 57);
@@ -107,8 +115,17 @@ const BadCase kBadCases[] = {
      "records: expected array, got object"},
     {"wrong format", [](json& d) { d["format"] = "something-else"; },
      "format: expected 'ktune-tuning-cache', got 'something-else'"},
-    {"newer version", [](json& d) { d["version"] = 2; },
-     "version: unsupported version 2; expected 1"},
+    {"newer version", [](json& d) { d["version"] = 3; },
+     "version: unsupported version 3; expected 1 to 2"},
+    {"param a boolean", [](json& d) { d["records"][0]["candidates"][0]["params"]["VEC"] = true; },
+     "records[0].candidates[0].params.VEC: expected a string or a number, got boolean"},
+    {"params an array of numbers",
+     [](json& d) { d["records"][0]["candidates"][0]["params"] = json::array({1}); },
+     "records[0].candidates[0].params[0]: expected object, got number"},
+    {"params a string", [](json& d) { d["records"][0]["candidates"][0]["params"] = "BM=64"; },
+     "records[0].candidates[0].params: expected an object, got string"},
+    {"spec a number", [](json& d) { d["records"][0]["spec"] = 3; },
+     "records[0].spec: expected string, got number"},
     {"missing format", [](json& d) { d.erase("format"); }, "format: missing"},
     {"rows cut", [](json& d) { d["records"][0]["candidates"].erase(1); },
      "records[0].candidates: 1 rows; candidate_count says 2"},
@@ -147,8 +164,68 @@ TEST(CacheJson, SyntaxErrorIsParseError) {
   }
 }
 
-TEST(CacheJson, ExtraFieldsAndStaleDigestAreIgnored) {
+// A parameter becomes a JSON number only where the number reads back as the same text; the
+// others stay strings, and the object keeps the space's order (not nlohmann's sorted one).
+TEST(CacheJson, ParamsAreNumbersOnlyWhereLossless) {
+  auto records = sample_records();
+  records[0].candidates[0].params = {
+      {"ZED", "128"}, {"ALPHA", "0.5"}, {"MID", "007"}, {"E", "1e3"},
+      {"NEG", "-3"},  {"FL", "1.0"},    {"SP", " 4"},   {"BIG", "99999999999999999999"}};
+  const std::string text = export_json(records);
+  const json doc = json::parse(text);
+  const json& p = doc["records"][0]["candidates"][0]["params"];
+  EXPECT_TRUE(p["ZED"].is_number_integer());
+  EXPECT_EQ(p["ZED"], 128);
+  EXPECT_TRUE(p["ALPHA"].is_number_float());
+  EXPECT_EQ(p["MID"], "007");
+  EXPECT_EQ(p["E"], "1e3");
+  EXPECT_EQ(p["NEG"], -3);
+  EXPECT_TRUE(p["FL"].is_number_float());
+  EXPECT_EQ(p["SP"], " 4");
+  EXPECT_EQ(p["BIG"], "99999999999999999999");
+  // Written in the space's order.
+  EXPECT_LT(text.find("\"ZED\""), text.find("\"ALPHA\""));
+  auto back = import_json(text);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ((*back)[0].candidates[0].params, records[0].candidates[0].params);
+}
+
+// Documents of version 1 (params as [{"name", "value"}], no labels or artifacts) still import.
+TEST(CacheJson, VersionOneDocumentStillImports) {
   json doc = json::parse(export_json(sample_records()));
+  doc["version"] = 1;
+  for (json& r : doc["records"]) {
+    r.erase("spec");
+    r.erase("problem_name");
+    for (json& c : r["candidates"]) {
+      c.erase("artifact");
+      json list = json::array();
+      for (const auto& [name, value] : c["params"].items()) {
+        list.push_back({{"name", name},
+                        {"value", value.is_string() ? value.get<std::string>() : value.dump()}});
+      }
+      if (list.empty()) {
+        c.erase("params");
+      } else {
+        c["params"] = list;
+      }
+    }
+  }
+  auto back = import_json(doc.dump());
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  // json (sorted) reordered the list's source object: compare as sets of pairs.
+  auto params = (*back)[0].candidates[0].params;
+  auto want = sample_records()[0].candidates[0].params;
+  std::sort(params.begin(), params.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(params, want);
+  EXPECT_TRUE((*back)[0].spec.empty());
+  EXPECT_TRUE((*back)[0].candidates[0].artifact.empty());
+}
+
+TEST(CacheJson, ExtraFieldsAndStaleDigestAreIgnored) {
+  // ordered_json: nlohmann::json would sort the params object's members as it writes it back.
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(export_json(sample_records()));
   doc["records"][0]["digest"] = "0000";  // import recomputes digests from the key
   doc["records"][0]["note"] = "added by hand";
   auto result = import_json(doc.dump());

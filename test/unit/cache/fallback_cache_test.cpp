@@ -38,6 +38,10 @@ class FailingCache final : public TuningCache {
     if (*fail_with_) return err();
     return inner_->clear();
   }
+  Result<bool> remove(std::string_view digest) override {
+    if (*fail_with_) return err();
+    return inner_->remove(digest);
+  }
   Status store_partial(const TuningKey& k, const MeasureSettings& s,
                        const CandidateRecord& c) override {
     if (*fail_with_) return err();

@@ -2,6 +2,7 @@
 // writers at once, and what a damaged file gives.
 #include "ktune/cache_sqlite/sqlite_cache.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -92,13 +93,13 @@ TEST(SqliteCache, PersistsAcrossReopen) {
   EXPECT_EQ(all->front().key.candidate_set, "cset-2");
 }
 
-TEST(SqliteCache, UsesWalAndSchemaVersionFive) {
+TEST(SqliteCache, UsesWalAndSchemaVersionSeven) {
   TempDir tmp;
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
   const auto file = tmp.path() / "tuning.sqlite3";
   EXPECT_EQ(raw_sql(file, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "6");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "7");
 }
 
 // The pick's confidence (schema 3) is stored and read back field by field, replaced with its
@@ -176,7 +177,7 @@ TEST(SqliteCache, StoresTheStandInAndTheMetrics) {
   raw_sql(file, "PRAGMA user_version = 4");
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "6");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "7");
   auto old = (*cache)->lookup(sample_key(2));
   ASSERT_TRUE(old.has_value() && old->has_value());
   EXPECT_FALSE((*old)->stand_in);
@@ -208,11 +209,14 @@ TEST(SqliteCache, StoresTheCandidatesParams) {
     ASSERT_TRUE(v5.has_value()) << v5.error().message;
     ASSERT_TRUE((*v5)->store(sample_record(2)).has_value());
   }
+  raw_sql(file, "ALTER TABLE candidates DROP COLUMN artifact");
   raw_sql(file, "ALTER TABLE candidates DROP COLUMN params");
+  raw_sql(file, "ALTER TABLE tunings DROP COLUMN spec");
+  raw_sql(file, "ALTER TABLE tunings DROP COLUMN problem_name");
   raw_sql(file, "PRAGMA user_version = 5");
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "6");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "7");
   auto old = (*cache)->lookup(sample_key(2));
   ASSERT_TRUE(old.has_value() && old->has_value());
   EXPECT_TRUE((*old)->candidates.front().params.empty());
@@ -239,6 +243,9 @@ TEST(SqliteCache, SchemaOneFileIsMigratedAndStillServed) {
     ASSERT_TRUE((*cache)->store(sample_record(1)).has_value());
   }
   raw_sql(file, "ALTER TABLE tunings DROP COLUMN candidate_count");
+  raw_sql(file, "ALTER TABLE tunings DROP COLUMN spec");
+  raw_sql(file, "ALTER TABLE tunings DROP COLUMN problem_name");
+  raw_sql(file, "ALTER TABLE candidates DROP COLUMN artifact");
   raw_sql(file, "DROP TABLE confidences");
   raw_sql(file, "DROP TABLE settings");
   raw_sql(file, "DROP TABLE stand_ins");
@@ -246,12 +253,87 @@ TEST(SqliteCache, SchemaOneFileIsMigratedAndStillServed) {
   raw_sql(file, "PRAGMA user_version = 1");
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_TRUE(cache.has_value()) << cache.error().message;
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "6");
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "7");
   EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM tunings WHERE candidate_count IS NULL"), "1");
   auto found = (*cache)->lookup(sample_key(1));
   ASSERT_TRUE(found.has_value() && found->has_value());
-  EXPECT_TRUE(same_record(**found, sample_record(1)));
+  // Stored before v7: without its labels and artifact keys, the rest as it was.
+  TuningRecord want = sample_record(1);
+  want.spec.clear();
+  want.problem_name.clear();
+  for (CandidateRecord& c : want.candidates) c.artifact.clear();
+  EXPECT_TRUE(same_record(**found, want));
   EXPECT_FALSE((*found)->confidence);
+}
+
+// A file of schema v6, as the ktune before the labels wrote it (its tables made by that schema's
+// statements), opens: it is migrated to v7 in place, its record is served and listed without
+// labels, and new records keep theirs.
+TEST(SqliteCache, SchemaSixFileIsMigratedAndStillServed) {
+  TempDir tmp;
+  const auto file = tmp.path() / "tuning.sqlite3";
+  {
+    auto cache = open_sqlite_cache(tmp.path());
+    ASSERT_TRUE(cache.has_value());
+    ASSERT_TRUE((*cache)->store(sample_record(1)).has_value());
+  }
+  raw_sql(file, "ALTER TABLE tunings DROP COLUMN spec");
+  raw_sql(file, "ALTER TABLE tunings DROP COLUMN problem_name");
+  raw_sql(file, "ALTER TABLE candidates DROP COLUMN artifact");
+  raw_sql(file, "PRAGMA user_version = 6");
+  ASSERT_EQ(raw_sql(file, "SELECT count(*) FROM pragma_table_info('tunings') WHERE name = 'spec'"),
+            "0");
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value()) << cache.error().message;
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "7");
+  auto found = (*cache)->lookup(sample_key(1));
+  ASSERT_TRUE(found.has_value() && found->has_value()) << (found ? "" : found.error().message);
+  EXPECT_TRUE((*found)->spec.empty());
+  EXPECT_TRUE((*found)->problem_name.empty());
+  EXPECT_TRUE((*found)->candidates.front().artifact.empty());
+  EXPECT_EQ((*found)->winner, sample_record(1).winner);
+  ASSERT_TRUE((*cache)->store(sample_record(2)).has_value());
+  auto all = (*cache)->list();
+  ASSERT_TRUE(all.has_value());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_TRUE(same_record(all->front(), sample_record(2)));
+  // Opened again (the columns are there now): nothing to migrate, nothing lost.
+  cache->reset();
+  auto again = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ((*again)->list()->size(), 2u);
+}
+
+// remove() takes the record's rows from every table, and its partial rows.
+TEST(SqliteCache, RemoveLeavesNoRowsBehind) {
+  TempDir tmp;
+  auto cache = open_sqlite_cache(tmp.path());
+  ASSERT_TRUE(cache.has_value());
+  TuningRecord r = sample_record(1);
+  r.confidence = PickConfidence{};
+  r.settings = MeasureSettings{};
+  r.stand_in = r.winner;
+  r.candidates.front().metrics = {{"GFLOP/s", 2.0}};
+  ASSERT_TRUE((*cache)->store(r).has_value());
+  ASSERT_TRUE((*cache)->store(sample_record(2)).has_value());
+  ASSERT_TRUE((*cache)->store_partial(r.key, MeasureSettings{}, r.candidates.front()).has_value());
+  auto removed = (*cache)->remove(r.key.digest());
+  ASSERT_TRUE(removed.has_value()) << removed.error().message;
+  EXPECT_TRUE(*removed);
+  const auto file = tmp.path() / "tuning.sqlite3";
+  const std::string digest = r.key.digest();
+  for (const char* table :
+       {"tunings", "candidates", "confidences", "settings", "stand_ins", "metrics"}) {
+    EXPECT_EQ(
+        raw_sql(file, fmt::format("SELECT count(*) FROM {} WHERE digest = '{}'", table, digest)),
+        "0")
+        << table;
+  }
+  EXPECT_EQ(raw_sql(file, fmt::format("SELECT count(*) FROM partial_candidates WHERE key_digest "
+                                      "= '{}'",
+                                      digest)),
+            "0");
+  EXPECT_EQ(raw_sql(file, "SELECT count(*) FROM tunings"), "1");
 }
 
 // The file edited behind ktune's back, one way per case: each is a miss with a warning that
@@ -302,14 +384,14 @@ TEST(SqliteCache, NewerSchemaVersionIsRefused) {
   TempDir tmp;
   ASSERT_TRUE(open_sqlite_cache(tmp.path()).has_value());
   const auto file = tmp.path() / "tuning.sqlite3";
-  raw_sql(file, "PRAGMA user_version = 7");
+  raw_sql(file, "PRAGMA user_version = 8");
   auto cache = open_sqlite_cache(tmp.path());
   ASSERT_FALSE(cache.has_value());
   EXPECT_EQ(cache.error().code, ErrorCode::kIo);
-  EXPECT_NE(cache.error().message.find("schema version 7 is newer"), std::string::npos)
+  EXPECT_NE(cache.error().message.find("schema version 8 is newer"), std::string::npos)
       << cache.error().message;
   EXPECT_NE(cache.error().message.find(file.string()), std::string::npos);
-  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "7");  // left as it was
+  EXPECT_EQ(raw_sql(file, "PRAGMA user_version"), "8");  // left as it was
 }
 
 TEST(SqliteCache, FileThatIsNotADatabaseIsAnIoErrorNamingIt) {
