@@ -102,7 +102,8 @@ def tune(
     `ktune tune SPEC` does, and returns one Tuning per problem: the pick and every candidate's
     outcome. A problem the tuning cache holds is answered from it without measuring.
 
-    Options (keywords, as `ktune tune`'s flags without the dashes): cache_dir, no_cache, retune,
+    Options (keywords, as `ktune tune`'s flags without the dashes): cache_dir, cache (a shared
+    tuning cache, redis://HOST:PORT/DB; default $KTUNE_CACHE_URL), no_cache, retune,
     budget_ms, min_runs, max_runs, warmup_runs, jobs, strategy, max_evals, time_limit_s, seed,
     search_seed, in_process, no_flush, no_abandon, run_timeout_ms, memory_limit_mb, json_log,
     allow_shared_cache_dir; table=True prints the AUTOTUNE tables on stdout, progress=True the

@@ -34,6 +34,7 @@
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
 #include "ktune/tuning/cuda_gemm_tuning.h"
+#include "ktune/tuning/open_cache.h"
 #include "ktune/tuning/spec_dispatcher.h"
 #include "ktune/tuning/tune_spec.h"
 #if KTUNE_HAVE_CUDA
@@ -188,7 +189,14 @@ struct TuneArgs {
   std::optional<std::string> json_log;
   bool table = false;
   bool progress = false;
+  // A shared tuning cache (redis://HOST:PORT/DB), else $KTUNE_CACHE_URL, else the SQLite file in
+  // cache_dir (open_cache_at, as the CLI's --cache).
+  std::optional<std::string> cache;
 };
+
+std::string cache_url_of(const std::optional<std::string>& cache) {
+  return cache ? *cache : cache_url_from_env();
+}
 
 void check_range(bool ok, const char* name, const std::string& expected) {
   if (!ok) raise(ErrorCode::kInvalidArgument, fmt::format("{}: expected {}", name, expected));
@@ -260,7 +268,8 @@ std::unique_ptr<TuningCache> open_cache(const TuneArgs& a, const std::filesystem
     fmt::print(stderr, "ktune: warning: code cache: {} (allowed by allow_shared_cache_dir)\n", why);
   }));
   if (a.no_cache) return make_memory_cache();
-  return take(open_sqlite_cache(dir, a.allow_shared_cache_dir));
+  return std::move(
+      take(open_cache_at({dir, cache_url_of(a.cache), a.allow_shared_cache_dir})).cache);
 }
 
 // --- gemm ------------------------------------------------------------------------------------
@@ -387,9 +396,11 @@ nb::dict tune(const std::string& spec_file, const std::optional<std::string>& sp
 }
 
 // ktune.cache.records(): every record of the SQLite tuning cache, newest first.
-nb::list records(const std::optional<std::string>& cache_dir, bool allow_shared_cache_dir) {
+nb::list records(const std::optional<std::string>& cache_dir, bool allow_shared_cache_dir,
+                 const std::optional<std::string>& url) {
   const std::filesystem::path dir = cache_dir_of(cache_dir);
-  std::unique_ptr<TuningCache> cache = take(open_sqlite_cache(dir, allow_shared_cache_dir));
+  std::unique_ptr<TuningCache> cache =
+      std::move(take(open_cache_at({dir, cache_url_of(url), allow_shared_cache_dir})).cache);
   nb::list out;
   for (const TuningRecord& r : take(cache->list())) out.append(record_dict(r));
   return out;
@@ -613,7 +624,7 @@ NB_MODULE(_ktune, m) {
              std::optional<std::uint64_t> seed, std::optional<std::uint64_t> search_seed,
              bool in_process, bool no_flush, bool no_abandon, std::optional<long> run_timeout_ms,
              std::optional<std::size_t> memory_limit_mb, std::optional<std::string> json_log,
-             bool table, bool progress) {
+             bool table, bool progress, std::optional<std::string> cache) {
             new (t) TuneArgs{std::move(cache_dir),
                              allow_shared_cache_dir,
                              no_cache,
@@ -635,7 +646,8 @@ NB_MODULE(_ktune, m) {
                              memory_limit_mb,
                              std::move(json_log),
                              table,
-                             progress};
+                             progress,
+                             std::move(cache)};
           },
           nb::kw_only(), "cache_dir"_a.none() = nb::none(), "allow_shared_cache_dir"_a = false,
           "no_cache"_a = false, "retune"_a = false, "jobs"_a = 0u,
@@ -646,7 +658,7 @@ NB_MODULE(_ktune, m) {
           "search_seed"_a.none() = nb::none(), "in_process"_a = false, "no_flush"_a = false,
           "no_abandon"_a = false, "run_timeout_ms"_a.none() = nb::none(),
           "memory_limit_mb"_a.none() = nb::none(), "json_log"_a.none() = nb::none(),
-          "table"_a = false, "progress"_a = false);
+          "table"_a = false, "progress"_a = false, "cache"_a.none() = nb::none());
 
   m.def("tune", &tune, "spec_file"_a, "spec_text"_a.none(), "problems"_a, "args"_a, "cxx"_a.none(),
         "cxxflags"_a);
@@ -660,7 +672,7 @@ NB_MODULE(_ktune, m) {
       },
       "m"_a, "n"_a, "k"_a, "dtype"_a, "epilogue"_a, "device"_a, "cublaslt_algos"_a, "simt"_a,
       "graph_calls"_a, "args"_a);
-  m.def("records", &records, "cache_dir"_a.none(), "allow_shared_cache_dir"_a);
+  m.def("records", &records, "cache_dir"_a.none(), "allow_shared_cache_dir"_a, "cache"_a.none());
 
   nb::class_<PyDispatcher>(m, "Dispatcher")
       .def(nb::init<const std::string&, const std::optional<std::string>&,

@@ -292,3 +292,77 @@ def test_cuda_kernel_spec_is_left_to_the_cli(repo):
 def test_gemm_on_a_gpu(cache_dir):
     r = ktune.gemm(256, 256, 256, dtype="bf16", cache_dir=cache_dir, budget_ms=5)
     assert r.pick_candidate.ok and any(c.name == "cublas_gemm" for c in r.candidates)
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    """A real redis-server on a free loopback port, no persistence; skipped without one, except
+    under CI=true (CI installs it)."""
+    server = shutil.which("redis-server")
+    if server is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("redis-server is not installed (CI installs it: make deps)")
+        pytest.skip("redis-server is not installed")
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2) as c:
+                    c.sendall(b"PING\r\n")
+                    if c.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "redis-server did not answer PING"
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_shared_redis_cache_answers_another_cache_folder(repo, tmp_path, redis_url):
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir(mode=0o700)
+    first = ktune.tune(mm_spec(repo), problem="small", cache_dir=tmp_path / "a", cache=redis_url,
+                       no_abandon=True, **FAST)
+    assert first[0].from_cache is False
+    # Another folder (another machine's) with the same server: answered without measuring.
+    again = ktune.tune(mm_spec(repo), problem="small", cache_dir=tmp_path / "b", cache=redis_url,
+                       no_abandon=True, **FAST)
+    assert again[0].from_cache is True and again[0].pick == first[0].pick
+    listed = ktune.cache.records(tmp_path / "b", cache=redis_url)
+    assert [r.digest for r in listed] == [first[0].digest]
+    # Nothing went to the local SQLite file of either folder.
+    assert ktune.cache.records(tmp_path / "a") == []
+
+
+def test_unreachable_redis_falls_back_to_the_local_cache(repo, cache_dir, capfd):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]  # closed again when the block ends
+    results = ktune.tune(mm_spec(repo), problem="small", cache_dir=cache_dir,
+                         cache=f"redis://127.0.0.1:{closed}/0", no_abandon=True, **FAST)
+    assert results[0].from_cache is False
+    err = capfd.readouterr().err
+    assert err.count("unreachable") == 1, err
+    assert [r.digest for r in ktune.cache.records(cache_dir)] == [results[0].digest]
+
+
+def test_malformed_cache_url_is_a_clear_error(repo, cache_dir):
+    with pytest.raises(ktune.Error, match="99999"):
+        ktune.tune(mm_spec(repo), cache_dir=cache_dir, cache="redis://host:99999/0", **FAST)
+    with pytest.raises(TypeError):
+        ktune.cache.records(cache_dir, cache=6379)

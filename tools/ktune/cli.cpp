@@ -6,11 +6,8 @@
 #include <cstdio>
 
 #include "ktune/cache/cache_url.h"
-#include "ktune/cache/fallback_cache.h"
+#include "ktune/tuning/open_cache.h"
 #include "ktune/tuning/tune_spec.h"
-#if KTUNE_HAVE_REDIS
-#include "ktune/cache_redis/redis_cache.h"
-#endif
 
 namespace ktune::cli {
 
@@ -45,28 +42,14 @@ std::unique_ptr<TuningCache> open_sqlite_in(const CliContext& ctx) {
 
 std::unique_ptr<TuningCache> open_cache_in(const CliContext& ctx) {
   if (ctx.cache_url.empty()) return open_sqlite_in(ctx);
-  auto url =
-      parse_cache_url(ctx.cache_url);  // checked when parsed; again for a context made otherwise
-  if (!url) {
-    fmt::print(stderr, "error: {}\n", url.error().message);
+  if (!prepare_cache_dir(ctx)) return nullptr;
+  auto opened = open_cache_at({ctx.cache_dir, ctx.cache_url, ctx.allow_shared_cache_dir});
+  if (!opened) {
+    fmt::print(stderr, "error: {}\n", opened.error().message);
     return nullptr;
   }
-#if KTUNE_HAVE_REDIS
-  // The local cache is opened first: it is where tuning goes on if Redis cannot be reached.
-  auto local = open_sqlite_in(ctx);
-  if (!local) return nullptr;
-  auto redis = open_redis_cache(*url);
-  ctx.cache_in_use = redis ? url->display() : ctx.cache_dir.string();
-  return make_fallback_cache(std::move(redis), std::move(local),
-                             fmt::format("Redis at {}", url->host_port()),
-                             fmt::format("the local SQLite cache in {}", ctx.cache_dir.string()));
-#else
-  fmt::print(stderr,
-             "error: {}: this ktune build has no Redis support (it was configured without "
-             "hiredis); install libhiredis-dev (make deps) and rebuild with -DKTUNE_REDIS=ON\n",
-             url->display());
-  return nullptr;
-#endif
+  ctx.cache_in_use = opened->location;
+  return std::move(opened->cache);
 }
 
 std::string cache_location(const CliContext& ctx) {
