@@ -20,12 +20,12 @@ cp "$build/bin/ktune" "$build/bin/ktune-worker" "$build/bin/abandon_regret" \
   "$build/bin/cuda_multi_kernel_overhead" gpu-bundle/bin/
 cp "$build/test/cuda_tests" "$build/test/opencl_tests" gpu-bundle/bin/
 strip gpu-bundle/bin/*
-# yaml-cpp is 0.8 there (0.7 here), muparser absent, Google Benchmark under another soname (for
+# yaml-cpp is 0.8 there (0.7 here), muparser and hiredis absent, Google Benchmark under another soname (for
 # cuda_multi_kernel_overhead); fmt 9 and SQLite are there, carried anyway
 # so that the bundle does not depend on that machine's image staying the same.
 # KTUNE_BUNDLE_OPENBLAS=1 carries OpenBLAS too (37 MB; bench/gpu/cpu_regret.sh's OpenBLAS
 # candidate needs it where the machine has none).
-libs="libyaml-cpp.so.0.7 libmuparser.so.2 libfmt.so.9 libsqlite3.so.0 libbenchmark.so.1debian"
+libs="libyaml-cpp.so.0.7 libmuparser.so.2 libfmt.so.9 libsqlite3.so.0 libbenchmark.so.1debian libhiredis.so.0.14"
 [ "${KTUNE_BUNDLE_OPENBLAS:-0}" = 1 ] && libs="$libs libopenblas.so.0 libgfortran.so.5 libquadmath.so.0"
 for lib in $libs; do
   cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')" gpu-bundle/lib/

@@ -31,6 +31,9 @@
 #include "options.h"
 #include "select/resume.h"
 #include "tune_distributed.h"
+#if KTUNE_HAVE_CUDA
+#include "core/cuda_driver.h"
+#endif
 
 namespace ktune::cli {
 namespace {
@@ -440,10 +443,22 @@ int run_distributed(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     backend = std::make_shared<CpuBackend>(std::move(*cpu));
   } else {
 #if KTUNE_HAVE_CUDA
-    // One GPU per rank: the rank's index among the ranks of its host.
+    // One GPU per rank: the rank's index among the ranks of its host, modulo the host's GPUs
+    // (more ranks than GPUs share them, and their measurements disturb each other: said).
     GemmOptions target = f.gemm;
     target.selector = f.selector;
-    target.device = (*comm)->local_rank();
+    int gpus = 1;
+    if (auto cu = cuda_driver(); cu) {
+      int n = 0;
+      if ((*cu)->DeviceGetCount(&n) == CUDA_SUCCESS && n > 0) gpus = n;
+    }
+    target.device = (*comm)->local_rank() % gpus;
+    if ((*comm)->local_size() > gpus && (*comm)->local_rank() == 0) {
+      fmt::print(stderr,
+                 "ktune: warning: {} ranks on this host share its {} GPU(s): their measurements "
+                 "disturb each other\n",
+                 (*comm)->local_size(), gpus);
+    }
     auto gpu = open_gemm_backend(target, ctx);
     if (!gpu) return kExitError;
     backend = std::make_shared<CudaBackend>(std::move(*gpu));
