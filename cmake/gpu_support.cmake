@@ -7,22 +7,9 @@
 # Sets KTUNE_HAVE_CUDA and KTUNE_HAVE_OPENCL (1 or 0, also compile definitions of every target of
 # the project), KTUNE_CUDA_SOURCES_REGEX and KTUNE_OPENCL_SOURCES_REGEX (the sources under src/
 # that need each: named after their backend) and KTUNE_OPENCL_INCLUDE_DIRS.
-set(KTUNE_CUDA AUTO CACHE STRING "CUDA support: AUTO (when the toolkit's headers are found), ON, OFF")
-set(KTUNE_OPENCL AUTO CACHE STRING "OpenCL support: AUTO (when <CL/cl.h> is found), ON, OFF")
-set_property(CACHE KTUNE_CUDA PROPERTY STRINGS AUTO ON OFF)
-set_property(CACHE KTUNE_OPENCL PROPERTY STRINGS AUTO ON OFF)
-foreach(option KTUNE_CUDA KTUNE_OPENCL)
-  string(TOUPPER "${${option}}" value)
-  if(value MATCHES "^(1|YES|TRUE|Y)$")
-    set(value ON)
-  elseif(value MATCHES "^(0|NO|FALSE|N)$")
-    set(value OFF)
-  endif()
-  if(NOT value MATCHES "^(AUTO|ON|OFF)$")
-    message(FATAL_ERROR "${option}=${${option}}: expected AUTO, ON or OFF")
-  endif()
-  set(${option}_MODE ${value})
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/feature_option.cmake)
+ktune_feature_option(KTUNE_CUDA "CUDA support: AUTO (when the toolkit's headers are found), ON, OFF")
+ktune_feature_option(KTUNE_OPENCL "OpenCL support: AUTO (when <CL/cl.h> is found), ON, OFF")
 
 # CUDA: the toolkit's <cuda.h>, <nvrtc.h> and <cublasLt.h>, for types and constants.
 set(KTUNE_HAVE_CUDA 0)

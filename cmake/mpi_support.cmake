@@ -4,17 +4,8 @@
 # never into the libraries a program links (docs/architecture.md, "Tuning over MPI ranks").
 #
 # Sets KTUNE_HAVE_MPI (1 or 0).
-set(KTUNE_MPI AUTO CACHE STRING "MPI support for ktune tune --distributed: AUTO, ON, OFF")
-set_property(CACHE KTUNE_MPI PROPERTY STRINGS AUTO ON OFF)
-string(TOUPPER "${KTUNE_MPI}" KTUNE_MPI_MODE)
-if(KTUNE_MPI_MODE MATCHES "^(1|YES|TRUE|Y)$")
-  set(KTUNE_MPI_MODE ON)
-elseif(KTUNE_MPI_MODE MATCHES "^(0|NO|FALSE|N)$")
-  set(KTUNE_MPI_MODE OFF)
-endif()
-if(NOT KTUNE_MPI_MODE MATCHES "^(AUTO|ON|OFF)$")
-  message(FATAL_ERROR "KTUNE_MPI=${KTUNE_MPI}: expected AUTO, ON or OFF")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/feature_option.cmake)
+ktune_feature_option(KTUNE_MPI "MPI support for ktune tune --distributed: AUTO, ON, OFF")
 set(KTUNE_HAVE_MPI 0)
 if(KTUNE_MPI_MODE STREQUAL "OFF")
   message(STATUS "MPI support: off (KTUNE_MPI=OFF)")

@@ -6,17 +6,8 @@
 # Sets KTUNE_HAVE_REDIS (1 or 0; a compile definition of the CLI and the integration tests only,
 # so that the other objects' command lines, and their ccache entries, do not depend on it) and
 # KTUNE_HIREDIS_LIBRARIES (absolute paths, so that the installed package needs no pkg-config).
-set(KTUNE_REDIS AUTO CACHE STRING "Redis tuning cache: AUTO (when hiredis is found), ON, OFF")
-set_property(CACHE KTUNE_REDIS PROPERTY STRINGS AUTO ON OFF)
-string(TOUPPER "${KTUNE_REDIS}" KTUNE_REDIS_MODE)
-if(KTUNE_REDIS_MODE MATCHES "^(1|YES|TRUE|Y)$")
-  set(KTUNE_REDIS_MODE ON)
-elseif(KTUNE_REDIS_MODE MATCHES "^(0|NO|FALSE|N)$")
-  set(KTUNE_REDIS_MODE OFF)
-endif()
-if(NOT KTUNE_REDIS_MODE MATCHES "^(AUTO|ON|OFF)$")
-  message(FATAL_ERROR "KTUNE_REDIS=${KTUNE_REDIS}: expected AUTO, ON or OFF")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/feature_option.cmake)
+ktune_feature_option(KTUNE_REDIS "Redis tuning cache: AUTO (when hiredis is found), ON, OFF")
 
 set(KTUNE_HAVE_REDIS 0)
 if(KTUNE_REDIS_MODE STREQUAL "OFF")
