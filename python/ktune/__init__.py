@@ -95,6 +95,8 @@ def tune(
     base_dir: Optional[Union[str, os.PathLike]] = None,
     cxx: Optional[str] = None,
     cxxflags: Sequence[str] = (),
+    device: int = 0,
+    opencl_device: Optional[str] = None,
     **options: Any,
 ) -> List[Tuning]:
     """Tunes the problems of `spec` (a spec file, YAML or JSON, or a dict of the same content;
@@ -107,16 +109,21 @@ def tune(
     budget_ms, min_runs, max_runs, warmup_runs, jobs, strategy, max_evals, time_limit_s, seed,
     search_seed, in_process, no_flush, no_abandon, run_timeout_ms, memory_limit_mb, json_log,
     allow_shared_cache_dir; table=True prints the AUTOTUNE tables on stdout, progress=True the
-    progress lines on stderr. cxx and cxxflags (added after the defaults): the C++ compiler.
+    progress lines on stderr. cxx and cxxflags (added after the defaults): the C++ compiler (of
+    c++ kernels, and of a device kernel's c++ reference). device: the GPU of a cuda kernel spec
+    (`--device`); opencl_device: the device of an opencl kernel spec (`--opencl-device`:
+    [<platform>:]<device>, default $KTUNE_OPENCL_DEVICE, else the first).
 
-    c++ kernel specs and op: cuda.gemm specs; raises SpecError for a spec that does not read
+    Kernel specs (c++, cuda, opencl) and op: cuda.gemm specs; raises UnavailableError where this
+    build or machine lacks the device, SpecError for a spec that does not read
     (with its file, line and column), and, after tuning the others, the first problem's failure
     (e.g. NoValidChoiceError), whose `results` holds the problems that were tuned."""
     file, text = _spec_args(spec, base_dir)
     if isinstance(cxxflags, str) or not all(isinstance(f, str) for f in cxxflags):
         raise TypeError("cxxflags: expected a list of str (each one flag)")
     args = _args(options)
-    out = _ktune.tune(file, text, _problems(problem), args, cxx, list(cxxflags))
+    out = _ktune.tune(file, text, _problems(problem), args, cxx, list(cxxflags), device,
+                      opencl_device)
     results = [_tuning(d) for d in out["results"]]
     if out["errors"]:
         name, code, message = out["errors"][0]

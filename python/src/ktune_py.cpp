@@ -40,6 +40,9 @@
 #if KTUNE_HAVE_CUDA
 #include "ktune/backend/cuda_backend.h"
 #endif
+#if KTUNE_HAVE_OPENCL
+#include "ktune/backend/opencl_backend.h"
+#endif
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -327,7 +330,8 @@ nb::dict gemm_one(const GemmArgs& g, const TuneArgs& a, const std::string& probl
 // ktune.tune(): {"results": [per problem], "errors": [(problem, code, message)], "interrupted"}.
 nb::dict tune(const std::string& spec_file, const std::optional<std::string>& spec_text,
               const std::vector<std::string>& problems, const TuneArgs& a,
-              const std::optional<std::string>& cxx, const std::vector<std::string>& cxxflags) {
+              const std::optional<std::string>& cxx, const std::vector<std::string>& cxxflags,
+              int device, const std::optional<std::string>& opencl_device) {
   check_args(a);
   const Spec spec = read_spec(spec_file, spec_text);
   check(check_problem_selection(spec, problems, "problem="));
@@ -361,27 +365,61 @@ nb::dict tune(const std::string& spec_file, const std::optional<std::string>& sp
     }
     return out;
   }
-  if (spec.kernel.language != "c++") {
-    raise(ErrorCode::kUnavailable,
-          fmt::format("{}: kernel.language {}: from Python, ktune.tune tunes c++ kernel specs and "
-                      "op: cuda.gemm specs; tune this one with `ktune tune`",
-                      spec.file.string(), spec.kernel.language));
-  }
+  // A kernel spec as `ktune tune` tunes it: c++ on this CPU, cuda on GPU `device`, opencl on
+  // `opencl_device`; a device kernel's c++ reference (if any) on this CPU, with cxx and cxxflags.
+  const std::string& language = spec.kernel.language;
   const std::filesystem::path dir = cache_dir_of(a.cache_dir);
-  const SelectorOptions sopts =
-      selector_options(a, spec_selector_options(spec, cpu_tune_defaults()), dir);
+  SelectorOptions base = language == "cuda"     ? cuda_gemm_selector_defaults()
+                         : language == "opencl" ? opencl_tune_defaults()
+                                                : cpu_tune_defaults();
+  SelectorOptions sopts = selector_options(a, spec_selector_options(spec, std::move(base)), dir);
   CpuCompileOptions copts;
   if (cxx) copts.compiler = *cxx;
   for (const std::string& f : cxxflags) copts.flags.push_back(f);
-  CpuBackend backend = take(CpuBackend::create(copts, dir));
+  std::shared_ptr<const Backend> backend, host;
+  if (language == "c++") {
+    backend = std::make_shared<CpuBackend>(take(CpuBackend::create(copts, dir)));
+  } else {
+    if (spec_has_host_reference(spec)) {
+      host = std::make_shared<CpuBackend>(take(CpuBackend::create(copts, dir)));
+    }
+    if (language == "cuda") {
+#if KTUNE_HAVE_CUDA
+      check_range(device >= 0, "device", "a CUDA device index (0 or more)");
+      CudaCompileOptions c;
+      c.device = device;
+      backend = std::make_shared<CudaBackend>(take(CudaBackend::create(c, dir)));
+      // One worker per GPU: it sees only this one, as its device 0.
+      sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(device));
+#else
+      raise(not_built(BuildFeature::kCuda));
+#endif
+    } else if (language == "opencl") {
+#if KTUNE_HAVE_OPENCL
+      OpenCLOptions o;
+      o.device = opencl_device.value_or("");
+      auto cl = std::make_shared<OpenCLBackend>(take(OpenCLBackend::create(o, dir)));
+      // One worker per device: it opens exactly the device the backend compiled for.
+      sopts.worker.env.emplace_back("KTUNE_OPENCL_DEVICE", cl->device_selector());
+      backend = std::move(cl);
+#else
+      raise(not_built(BuildFeature::kOpenCL));
+#endif
+    } else {
+      raise(ErrorCode::kInvalidArgument,
+            fmt::format("{}: kernel.language {}: expected c++, cuda or opencl", spec.file.string(),
+                        language));
+    }
+  }
   std::unique_ptr<TuningCache> cache = open_cache(a, dir);
   SpecTuneRequest request;
   request.problems = problems;
-  request.backend_flags = copts.flags;
+  if (language == "c++") request.backend_flags = copts.flags;
+  request.host_backend = host;
   Result<SpecTuning> tuned;
   {
     nb::gil_scoped_release release;
-    tuned = tune_spec(spec, backend, *cache, sopts, request);
+    tuned = tune_spec(spec, *backend, *cache, sopts, request);
   }
   if (!tuned) raise(std::move(tuned.error()), /*spec=*/true);
   for (const SpecProblemTuning& one : tuned->problems) {
@@ -609,6 +647,7 @@ NB_MODULE(_ktune, m) {
   m.def(
       "set_worker", [](std::string path) { g_worker = std::move(path); }, "path"_a);
   m.def("has_cuda", []() -> bool { return KTUNE_HAVE_CUDA != 0; });
+  m.def("has_opencl", []() -> bool { return KTUNE_HAVE_OPENCL != 0; });
   m.def("version", []() -> std::string { return KTUNE_VERSION; });
   m.def("default_cache_dir", []() -> std::string { return default_cache_dir().string(); });
 
@@ -661,7 +700,7 @@ NB_MODULE(_ktune, m) {
           "table"_a = false, "progress"_a = false, "cache"_a.none() = nb::none());
 
   m.def("tune", &tune, "spec_file"_a, "spec_text"_a.none(), "problems"_a, "args"_a, "cxx"_a.none(),
-        "cxxflags"_a);
+        "cxxflags"_a, "device"_a, "opencl_device"_a.none());
   m.def(
       "gemm",
       [](std::int64_t m_, std::int64_t n, std::int64_t k, const std::string& dtype,

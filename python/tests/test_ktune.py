@@ -283,9 +283,27 @@ def test_op_spec_without_a_gpu_is_a_clear_error(repo, cache_dir):
         ktune.tune(repo / "examples" / "cuda_gemm" / "gemm_bf16.yaml", cache_dir=cache_dir)
 
 
-def test_cuda_kernel_spec_is_left_to_the_cli(repo):
-    with pytest.raises(ktune.UnavailableError, match="tune this one with `ktune tune`"):
-        ktune.tune(repo / "examples" / "cuda_reduction" / "spec.yaml")
+@pytest.mark.skipif(has_gpu(), reason="a GPU is there")
+def test_cuda_kernel_spec_without_a_gpu_is_a_clear_error(repo, cache_dir):
+    with pytest.raises(ktune.UnavailableError):
+        ktune.tune(repo / "examples" / "cuda_reduction" / "spec.yaml", cache_dir=cache_dir)
+
+
+def test_opencl_kernel_spec_on_pocl(repo, cache_dir):
+    # The OpenCL spec of test/data/opencl_spec (scale, against its OpenCL reference) on PoCL, as
+    # `ktune tune --opencl-device pocl` tunes it (ctest's opencl label runs the CLI side).
+    if not ktune._ktune.has_opencl():
+        pytest.skip("this build has no OpenCL support")
+    spec = repo / "test" / "data" / "opencl_spec" / "expected.yaml"
+    try:
+        results = ktune.tune(spec, cache_dir=cache_dir, opencl_device="pocl", **FAST)
+    except ktune.UnavailableError as e:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"no PoCL device: {e}")
+    assert results and all(r.pick for r in results)
+    for r in results:
+        assert any(c.outcome == "ok" for c in r.candidates)
 
 
 @pytest.mark.skipif(not has_gpu(), reason="no GPU")

@@ -72,6 +72,15 @@ SelectorOptions cpu_tune_defaults() {
   return o;
 }
 
+SelectorOptions opencl_tune_defaults() {
+  SelectorOptions o;
+  o.bench.budget_ms = 50;
+  o.bench.min_runs = 3;
+  o.bench.max_runs = 50;
+  o.bench.warmup_runs = 1;
+  return o;
+}
+
 SelectorOptions spec_selector_options(const Spec& spec, SelectorOptions defaults) {
   defaults.seed = spec.seed;
   defaults.search = spec.search;

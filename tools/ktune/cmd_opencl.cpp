@@ -15,6 +15,7 @@
 #include "ktune/cache/tuning_cache.h"
 #include "ktune/ops/opencl_ops.h"
 #include "ktune/select/selector.h"
+#include "ktune/tuning/tune_spec.h"
 #include "options.h"
 
 namespace ktune::cli {
@@ -86,14 +87,7 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
 
 }  // namespace
 
-SelectorOptions opencl_defaults() {
-  SelectorOptions o;
-  o.bench.budget_ms = 50;
-  o.bench.min_runs = 3;
-  o.bench.max_runs = 50;
-  o.bench.warmup_runs = 1;
-  return o;
-}
+SelectorOptions opencl_defaults() { return opencl_tune_defaults(); }
 
 void add_opencl_command(CLI::App& app, CliContext& ctx) {
   auto f = std::make_shared<OpenCLGemmFlags>();

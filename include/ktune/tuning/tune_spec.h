@@ -26,6 +26,9 @@ namespace ktune {
 // physical memory, so that a candidate allocating without bound is stopped as resource_exhausted
 // before the kernel's OOM killer picks a process.
 [[nodiscard]] SelectorOptions cpu_tune_defaults();
+// An OpenCL kernel spec's (and `ktune opencl-gemm`'s) defaults: 50 ms budgets, 3 to 50 runs, one
+// warm-up (an OpenCL launch on PoCL costs tens of microseconds).
+[[nodiscard]] SelectorOptions opencl_tune_defaults();
 
 // `defaults` (the kind's: cpu_tune_defaults(), cuda_gemm_selector_defaults(), ...) with what the
 // spec says: its seed, `search:`, tolerance and metrics (each problem's own sizes bound). Options
