@@ -67,9 +67,10 @@ class CandidateRunner {
   [[nodiscard]] Result<std::vector<BenchStats>> remeasure(
       const std::vector<Choice*>& choices, int rounds,
       const std::optional<BenchOptions>& round_options = std::nullopt);
+  // Whether `choice` runs in a worker (else in this process).
+  [[nodiscard]] bool isolated(const Choice& choice) const;
 
  private:
-  [[nodiscard]] bool isolated(const Choice& choice) const;
   [[nodiscard]] Status prepare_reference(Choice& reference);
   void clear_reference();  // no reference from now on; the reference file removed
   // The reference prepared by a worker (its time from the response) or in this process.

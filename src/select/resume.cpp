@@ -150,12 +150,23 @@ CandidateRun KeepingRunner::run(Choice& choice, bool measure) {
   if (interrupted()) return {Outcome::kNotEvaluated, "interrupted", std::nullopt};
   CandidateRun r = inner_.run(choice, measure);
   // Only the run stage measures; re-verification (measure false) is part of the pick.
-  if (!measure) return r;
+  if (measure) last_ = keep(choice, r);
+  return r;
+}
+
+CandidateRun KeepingRunner::run_on(std::size_t device, Choice& choice, bool measure) {
+  if (interrupted()) return {Outcome::kNotEvaluated, "interrupted", std::nullopt};
+  CandidateRun r = inner_.run_on(device, choice, measure);
+  if (measure) (void)keep(choice, r);
+  return r;
+}
+
+CandidateRecord KeepingRunner::keep(const Choice& choice, const CandidateRun& r) {
   CandidateRecord kept{choice.hash_key(), choice.name(), choice.info(),     r.outcome,
                        r.message,         r.stats,       choice.compile_s()};
+  const std::lock_guard lock(keep_mu_);
   session_.keep(kept);
-  last_ = std::move(kept);
-  return r;
+  return kept;
 }
 
 Status KeepingRunner::adopt_stand_in(Choice& candidate) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -66,6 +67,9 @@ class KeepingRunner final : public StageRunner {
   [[nodiscard]] Status prepare(Choice* reference) override { return inner_.prepare(reference); }
   [[nodiscard]] Status adopt_stand_in(Choice& candidate) override;
   [[nodiscard]] CandidateRun run(Choice& choice, bool measure) override;
+  [[nodiscard]] std::size_t devices() const override { return inner_.devices(); }
+  // run() on a device, from one of several threads: the rows are kept one at a time.
+  [[nodiscard]] CandidateRun run_on(std::size_t device, Choice& choice, bool measure) override;
   [[nodiscard]] Result<std::vector<std::vector<double>>> remeasure(
       const std::vector<Choice*>& choices, int rounds,
       const std::optional<BenchOptions>& round_bench) override {
@@ -77,7 +81,11 @@ class KeepingRunner final : public StageRunner {
  private:
   StageRunner& inner_;
   ResumeSession& session_;
-  std::optional<CandidateRecord> last_;  // the last candidate kept, until the next run()
+  // The row of a measured run, kept in the session (under keep_mu_).
+  [[nodiscard]] CandidateRecord keep(const Choice& choice, const CandidateRun& r);
+
+  std::optional<CandidateRecord> last_;  // the last candidate run() kept, until the next run()
+  std::mutex keep_mu_;
 };
 
 // The error a selection ends with after an interrupt.

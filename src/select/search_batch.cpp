@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +19,23 @@ std::size_t alive_count(const std::vector<CandidateRecord>& records,
   return static_cast<std::size_t>(std::count_if(batch.begin(), batch.end(), [&](std::size_t i) {
     return records[i].outcome == Outcome::kOk;
   }));
+}
+
+// The candidates `next` hands out, run on every device of the runner at once (until the search
+// is out of time); then counted as evaluated and told to the strategy in `proposed` order, so
+// that the strategy learns the same sequence whatever the number of devices.
+void run_spread(Search& s, RunOne& one, const std::vector<std::size_t>& proposed,
+                const std::function<std::optional<std::size_t>()>& next) {
+  const std::vector<std::size_t> taken =
+      spread_over_devices(one, s.runner.devices(), next, [&] { return s.out_of_time(); });
+  std::vector<char> ran(s.records.size(), 0);
+  for (std::size_t i : taken) ran[i] = 1;
+  for (std::size_t i : proposed) {
+    if (!ran[i]) continue;
+    s.evaluated[i] = 1;
+    ++s.run.evaluated;
+    s.tell(i, s.records[i].outcome == Outcome::kOk);
+  }
 }
 
 }  // namespace
@@ -53,6 +71,24 @@ Status run_batch(Search& s, const Backend& backend, Choice* reference,
   if (std::any_of(todo.begin(), todo.end(), [&](std::size_t i) { return !s.is_resumed(i); })) {
     one.emplace(s.ctx, s.runner, /*measure=*/true, s.records, s.stand_in,
                 alive_count(s.records, fresh));
+  }
+  if (one && s.runner.devices() > 1) {
+    // Several devices: the resumed told first (nothing runs for them), then the others spread.
+    std::vector<std::size_t> spread;
+    for (std::size_t i : todo) {
+      if (s.is_resumed(i)) {
+        s.replay(i);
+      } else {
+        spread.push_back(i);
+      }
+    }
+    std::size_t k = 0;
+    run_spread(s, *one, spread, [&]() -> std::optional<std::size_t> {
+      if (k == spread.size()) return std::nullopt;
+      return spread[k++];
+    });
+    s.run.measure_s += seconds_since(t1);
+    return {};
   }
   for (std::size_t i : todo) {
     if (s.is_resumed(i)) {
@@ -137,20 +173,32 @@ Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference
     if (result) result = s.prepare(reference);
     if (result && !order.empty()) {  // empty: resumed candidates only, nothing to measure
       RunOne one(ctx, s.runner, /*measure=*/true, s.records, s.stand_in, order.size());
-      for (std::size_t k = 0; k < order.size() && !s.out_of_time(); ++k) {
+      std::size_t k = 0;  // candidates handed out
+      // The next compiled candidate: in candidate order without a reference, else the first
+      // to finish compiling; nullopt once all are handed out.
+      const auto next = [&]() -> std::optional<std::size_t> {
+        if (k == order.size()) return std::nullopt;
         std::size_t i = 0;
-        {
-          std::unique_lock lock(mu);
-          if (in_order) {
-            i = order[k];
-            cv.wait(lock, [&] { return compiled[i] != 0; });
-          } else {
-            cv.wait(lock, [&] { return !ready.empty(); });
-            i = ready.front();
-            ready.pop_front();
-          }
+        std::unique_lock lock(mu);
+        if (in_order) {
+          i = order[k];
+          cv.wait(lock, [&] { return compiled[i] != 0; });
+        } else {
+          cv.wait(lock, [&] { return !ready.empty(); });
+          i = ready.front();
+          ready.pop_front();
         }
-        s.finish(one, i);
+        ++k;
+        return i;
+      };
+      if (s.runner.devices() > 1) {
+        run_spread(s, one, order, next);
+      } else {
+        while (!s.out_of_time()) {
+          const std::optional<std::size_t> i = next();
+          if (!i) break;
+          s.finish(one, *i);
+        }
       }
     }
     s.run.measure_s += seconds_since(t1);

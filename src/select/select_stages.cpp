@@ -3,9 +3,11 @@
 #include "select/select_stages.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
+#include <thread>
 #include <utility>
 
 #include "core/thread_pool.h"
@@ -49,6 +51,16 @@ std::string no_valid_choice_message(const std::vector<CandidateRecord>& records)
     }
   }
   return fmt::format("no valid choice among {} candidates ({}){}", records.size(), summary, first);
+}
+
+// Where the run stage runs the candidates, for its header line.
+std::string where_it_runs(const SelectContext& ctx, const StageRunner& runner) {
+  if (!ctx.options.isolate) return "";
+  if (runner.devices() < 2) return " (generated code in a worker process)";
+  std::vector<std::string> names;
+  for (const DeviceSlot& d : ctx.options.devices) names.push_back(d.name);
+  return fmt::format(" on {} devices at once ({}), one worker each", runner.devices(),
+                     fmt::join(names, ", "));
 }
 
 }  // namespace
@@ -136,9 +148,8 @@ RunOne::RunOne(const SelectContext& ctx, StageRunner& runner, bool measure,
       stand_in_(stand_in),
       progress_(ctx.options.progress,
                 {.title = ctx.title,
-                 .header = fmt::format(
-                     "{}: verifying and measuring {} candidates{}", ctx.title, total,
-                     ctx.options.isolate ? " (generated code in a worker process)" : ""),
+                 .header = fmt::format("{}: verifying and measuring {} candidates{}",
+                                       ctx.title, total, where_it_runs(ctx, runner)),
                  .doing = measure ? "verifying and measuring" : "verifying",
                  .done_word = "measured",
                  .total = total}) {}
@@ -146,22 +157,33 @@ RunOne::RunOne(const SelectContext& ctx, StageRunner& runner, bool measure,
 bool RunOne::run(std::size_t i) {
   Choice& c = *ctx_.candidates[i];
   CandidateRun r = runner_.run(c, measure_);
-  records_[i].info = c.info();  // may say more once loaded (a library's variant)
-  bool ok = r.outcome == Outcome::kOk;
   // Candidates run in candidate order, so every one before the stand-in has failed already
   // and every one after it is compared with it: none goes unchecked.
-  if (ok && stand_in_ && !*stand_in_) {
+  if (r.outcome == Outcome::kOk && stand_in_ && !*stand_in_) {
     if (Status s = runner_.adopt_stand_in(c); s) {
       *stand_in_ = c.name();
       select_progress(ctx_.options.progress,
                       fmt::format("{}: {}", ctx_.title, no_reference_note(c.name())));
     } else {
-      ok = false;
       r = {Outcome::kUnsupported,
            fmt::format("cannot stand in for the missing reference: {}", s.error().message),
            std::nullopt};
     }
   }
+  const std::lock_guard lock(mu_);
+  return finish(i, std::move(r));
+}
+
+bool RunOne::run_on(std::size_t device, std::size_t i) {
+  CandidateRun r = runner_.run_on(device, *ctx_.candidates[i], measure_);
+  const std::lock_guard lock(mu_);
+  return finish(i, std::move(r));
+}
+
+bool RunOne::finish(std::size_t i, CandidateRun r) {
+  const Choice& c = *ctx_.candidates[i];
+  records_[i].info = c.info();  // may say more once loaded (a library's variant)
+  const bool ok = r.outcome == Outcome::kOk;
   if (!ok) {
     fail(records_[i], r.outcome, std::move(r.message));
     // Abandoned: its partial statistics stay in the record (the table shows its median); it is
@@ -179,11 +201,57 @@ bool RunOne::run(std::size_t i) {
   return ok;
 }
 
+std::vector<std::size_t> spread_over_devices(
+    RunOne& one, std::size_t devices, const std::function<std::optional<std::size_t>()>& next,
+    const std::function<bool()>& stop) {
+  std::vector<std::size_t> taken;
+  std::mutex mu;  // next, stop and taken
+  // Without a reference, the stand-in is the first candidate to pass in the order handed out,
+  // as on one device; it runs here, alone, and is adopted by every device before any other runs.
+  while (one.needs_stand_in()) {
+    if (stop()) return taken;
+    const std::optional<std::size_t> i = next();
+    if (!i) return taken;
+    taken.push_back(*i);
+    one.run(*i);
+  }
+  const auto serve = [&](std::size_t device) {
+    for (;;) {
+      std::optional<std::size_t> i;
+      {
+        const std::lock_guard lock(mu);
+        if (stop()) return;
+        i = next();
+        if (!i) return;
+        taken.push_back(*i);
+      }
+      one.run_on(device, *i);
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(devices);
+  for (std::size_t d = 1; d < devices; ++d) threads.emplace_back(serve, d);
+  serve(0);
+  for (std::thread& t : threads) t.join();
+  return taken;
+}
+
 void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
                std::vector<CandidateRecord>& records, std::optional<std::string>* stand_in) {
   const std::vector<std::size_t> todo = alive_indices(records);
   if (todo.empty()) return;
   RunOne one(ctx, runner, measure, records, stand_in, todo.size());
+  if (runner.devices() > 1) {
+    std::size_t k = 0;
+    (void)spread_over_devices(
+        one, runner.devices(),
+        [&]() -> std::optional<std::size_t> {
+          if (k == todo.size()) return std::nullopt;
+          return todo[k++];
+        },
+        [] { return false; });
+    return;
+  }
   for (std::size_t i : todo) one.run(i);
 }
 

@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,17 +73,25 @@ bool compile_candidate(const SelectContext& ctx, const Backend& backend, std::si
                                               const Status& compiled);
 
 // The run stage one candidate at a time, with one progress line over `total` candidates: what
-// run_stage does for each, for callers that pick the order themselves (the search loop). One
-// thread at a time.
+// run_stage does for each, for callers that pick the order themselves (the search loop).
 class RunOne {
  public:
   RunOne(const SelectContext& ctx, StageRunner& runner, bool measure,
          std::vector<CandidateRecord>& records, std::optional<std::string>* stand_in,
          std::size_t total);
-  // Verifies (and measures) alive candidate i; false when it failed (its record says how).
+  // Verifies (and measures) alive candidate i on the first device; false when it failed (its
+  // record says how). Without a reference, the first candidate to pass stands in for it. One
+  // thread at a time, and not while run_on() is under way.
   bool run(std::size_t i);
+  // run(i) on device `device` of the runner, for spread_over_devices: thread-safe across
+  // devices; a stand-in must have been found already (or there is a reference).
+  bool run_on(std::size_t device, std::size_t i);
+  // Whether a candidate must still stand in for the missing reference (run() finds it).
+  [[nodiscard]] bool needs_stand_in() const { return stand_in_ && !*stand_in_; }
 
  private:
+  bool finish(std::size_t i, CandidateRun r);  // the record and the progress line; lock held
+
   const SelectContext& ctx_;
   StageRunner& runner_;
   bool measure_;
@@ -89,7 +99,17 @@ class RunOne {
   std::optional<std::string>* stand_in_;
   ProgressLine progress_;
   double best_ns_ = 0;
+  std::mutex mu_;  // records_, best_ns_ and progress_ under run_on() from several threads
 };
+
+// Candidates run on every device of `one`'s runner at once (StageRunner::devices()), each device
+// taking the next one `next` hands out (nullopt: none left) as soon as it is idle; those it
+// takes while a stand-in for a missing reference is still needed run first, in turn, on the
+// first device. `stop` (checked before each candidate is taken, under the handing out's lock)
+// ends it early. The indices run, in the order they were taken.
+[[nodiscard]] std::vector<std::size_t> spread_over_devices(
+    RunOne& one, std::size_t devices, const std::function<std::optional<std::size_t>()>& next,
+    const std::function<bool()>& stop);
 
 // run: verifies each alive candidate, one at a time (they share the machine), and with
 // `measure` measures it. `stand_in` non-null: there is no reference, and the first candidate

@@ -18,7 +18,11 @@ Selector::Selector(const Backend& backend, TuningCache& cache, SelectorOptions o
 
 Selector::~Selector() = default;
 
-int Selector::worker_restarts() const { return pool_ ? pool_->restarts() : 0; }
+int Selector::worker_restarts() const {
+  int n = 0;
+  for (const auto& pool : pools_) n += pool->restarts();
+  return n;
+}
 
 TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
                             const Choice* reference) const {
@@ -41,7 +45,7 @@ TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>
 Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr>& candidates,
                                    Choice* reference) {
   const SelectContext ctx{problem, candidates, options_, selection_title(problem)};
-  CandidateStageRunner runner(backend_, problem, options_, worker_pool());
+  CandidateStageRunner runner(backend_, problem, options_, worker_pools());
   return select_with(ctx, backend_, cache_, key_for(problem, candidates, reference), reference,
                      runner);
 }
@@ -51,7 +55,7 @@ Result<std::vector<BenchStats>> Selector::measure_again(const Problem& problem,
                                                         Choice* reference,
                                                         const BenchOptions& round_bench,
                                                         int rounds) {
-  CandidateStageRunner runner(backend_, problem, options_, worker_pool());
+  CandidateStageRunner runner(backend_, problem, options_, worker_pools());
   if (Status s = runner.prepare(reference); !s) return std::unexpected(s.error());
   auto again = runner.remeasure(choices, rounds, round_bench);
   if (!again) return std::unexpected(again.error());
@@ -67,18 +71,33 @@ MeasureSettings measure_settings(const SelectorOptions& o) {
                          o.close_call_rounds, o.close_call_band};
 }
 
-WorkerPool* Selector::worker_pool() {
-  if (!options_.isolate) return nullptr;
-  // Started once and kept across problems: a worker keeps its loaded modules. Making the pool
-  // starts no process; the first request does.
-  if (!pool_) {
-    pool_ = std::make_unique<WorkerPool>(options_.worker);
-    if (options_.verbose && options_.progress) {
-      pool_->set_notice(
-          [f = options_.progress](const std::string& line) { progress_note(f, line); });
+std::vector<WorkerPool*> Selector::worker_pools() {
+  if (!options_.isolate) return {};
+  // Made once and kept across problems: a worker keeps its loaded modules. Making a pool starts
+  // no process; its first request does.
+  if (pools_.empty()) {
+    const auto make = [&](WorkerOptions worker, const std::string& device) {
+      auto pool = std::make_unique<WorkerPool>(std::move(worker));
+      if (options_.verbose && options_.progress) {
+        pool->set_notice([f = options_.progress, device](const std::string& line) {
+          progress_note(f, device.empty() ? line : fmt::format("{}: {}", device, line));
+        });
+      }
+      pools_.push_back(std::move(pool));
+    };
+    if (options_.devices.size() < 2) {
+      make(options_.devices.empty() ? options_.worker
+                                    : worker_options_for(options_.worker, options_.devices[0]),
+           "");
+    } else {
+      for (const DeviceSlot& d : options_.devices) {
+        make(worker_options_for(options_.worker, d), d.name);
+      }
     }
   }
-  return pool_.get();
+  std::vector<WorkerPool*> out;
+  for (const auto& pool : pools_) out.push_back(pool.get());
+  return out;
 }
 
 }  // namespace ktune

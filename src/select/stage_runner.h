@@ -4,6 +4,7 @@
 // calls and the bookkeeping can be checked without a compiler or a clock.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,8 +35,25 @@ class StageRunner {
   // outputs, redzones and modified inputs only), becomes the stand-in reference, and every later
   // run() compares with its outputs as with a reference's. A failure leaves no reference.
   [[nodiscard]] virtual Status adopt_stand_in(Choice& candidate) = 0;
-  // Verifies the candidate against the reference and, with `measure`, measures it.
+  // Verifies the candidate against the reference and, with `measure`, measures it, on the
+  // first device.
   [[nodiscard]] virtual CandidateRun run(Choice& choice, bool measure) = 0;
+  // Devices the candidates can be spread over (SelectorOptions::devices); 1 unless several.
+  [[nodiscard]] virtual std::size_t devices() const { return 1; }
+  // run() on device `device` (< devices()). Calls for different devices may run at once, from
+  // different threads; calls for one device come from one thread at a time. Everything else
+  // (prepare, adopt_stand_in, run, remeasure) is called while no run_on is under way.
+  [[nodiscard]] virtual CandidateRun run_on(std::size_t device, Choice& choice, bool measure) {
+    (void)device;
+    return run(choice, measure);
+  }
+  // Whether `choice` must run alone (it runs in this process, on the cores the other devices'
+  // workers measure on): a multi-device batch runs such candidates before the others, one at a
+  // time, on the first device.
+  [[nodiscard]] virtual bool runs_alone(const Choice& choice) const {
+    (void)choice;
+    return false;
+  }
   // Measures candidates that passed run() again, `rounds` rounds alternating between them; each
   // one's round medians, in round order, in the order given. `round_bench`: how each round
   // measures; empty: the runner's short default.

@@ -7,6 +7,7 @@
 #include "worker/worker_process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <string.h>
@@ -69,6 +70,16 @@ Result<fs::path> find_worker_executable() {
                                 places));
 }
 
+WorkerOptions worker_options_for(const WorkerOptions& base, const DeviceSlot& slot) {
+  WorkerOptions out = base;
+  for (const auto& [name, value] : slot.env) {
+    std::erase_if(out.env, [&](const auto& entry) { return entry.first == name; });
+    out.env.emplace_back(name, value);
+  }
+  if (!slot.cpus.empty()) out.cpus = slot.cpus;
+  return out;
+}
+
 namespace worker_detail {
 namespace {
 
@@ -92,6 +103,12 @@ std::vector<std::string> worker_environment(const WorkerOptions& options) {
   for (const auto& [name, value] : kMeasurementEnvironment) {
     set(std::string(name), std::string(value), false);
   }
+  // A worker pinned to some cores runs as many threads as it has cores, unless told otherwise.
+  if (!options.cpus.empty()) {
+    const std::string count = std::to_string(options.cpus.size());
+    set("OMP_NUM_THREADS", count, false);
+    set("OPENBLAS_NUM_THREADS", count, false);
+  }
   return env;
 }
 
@@ -106,6 +123,8 @@ struct ChildPlan {
   int exec_error_write = -1;
   bool set_cpu_limit = false;
   rlimit cpu_limit{};
+  bool set_affinity = false;
+  cpu_set_t affinity{};
   pid_t parent_pid = -1;
 };
 
@@ -143,6 +162,9 @@ struct ChildPlan {
     for (int fd = 6; fd < 65536; ++fd) ::close(fd);
   }
   if (plan.set_cpu_limit && ::setrlimit(RLIMIT_CPU, &plan.cpu_limit) != 0) child_fail(5);
+  if (plan.set_affinity && ::sched_setaffinity(0, sizeof plan.affinity, &plan.affinity) != 0) {
+    child_fail(5);
+  }
   // Ignored signals and the signal mask survive execve; the worker starts from the defaults.
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -205,6 +227,17 @@ Result<SpawnedWorker> spawn_worker(const fs::path& executable, const WorkerOptio
     plan.cpu_limit.rlim_max = std::min(current.rlim_max, soft + 1);
     plan.cpu_limit.rlim_cur = std::min(soft, plan.cpu_limit.rlim_max);
     plan.set_cpu_limit = true;
+  }
+  if (!options.cpus.empty()) {
+    CPU_ZERO(&plan.affinity);
+    for (int c : options.cpus) {
+      if (c < 0 || c >= CPU_SETSIZE) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          fmt::format("{}: core {} is outside 0-{}", where, c, CPU_SETSIZE - 1));
+      }
+      CPU_SET(c, &plan.affinity);
+    }
+    plan.set_affinity = true;
   }
 
   const pid_t pid = ::fork();

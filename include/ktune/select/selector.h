@@ -95,6 +95,14 @@ struct SelectorOptions {
   // a hang or a memory fault costs one candidate. Off: everything runs in this process.
   bool isolate = true;
   WorkerOptions worker;
+  // Several devices at once (`--devices`; Inductor's TuningProcessPool): one worker per slot,
+  // started from `worker` with the slot's environment and cores (worker_options_for). The
+  // candidates of a batch go to the first idle device; each device runs the reference itself and
+  // compares with its own outputs; a crash or hang costs one candidate and that device's worker.
+  // The first device (devices[0]) alone re-measures the deciding candidates and re-verifies the
+  // pick, so that devices of slightly different speed do not decide it. Empty or one slot: one
+  // device, as `worker` says. Needs isolation: without it everything runs in this process.
+  std::vector<DeviceSlot> devices;
   // Deadline of one worker request: run_timeout when set, else run_timeout_floor plus room for a
   // candidate slow_factor times slower than the reference through its warm-up, verification and
   // minimum runs, plus the budget; once a candidate has been measured, at most a small multiple
@@ -146,13 +154,14 @@ class Selector {
                                   const Choice* reference) const;
 
  private:
-  // The pool of isolated runs, made on first use; null without isolation.
-  [[nodiscard]] WorkerPool* worker_pool();
+  // The pools of isolated runs, one per device (SelectorOptions::devices), made on first use;
+  // empty without isolation.
+  [[nodiscard]] std::vector<WorkerPool*> worker_pools();
 
   const Backend& backend_;
   TuningCache& cache_;
   SelectorOptions options_;
-  std::unique_ptr<WorkerPool> pool_;  // started on first use, kept across problems
+  std::vector<std::unique_ptr<WorkerPool>> pools_;  // made on first use, kept across problems
 };
 
 // The settings of `options` that a tuning's measurements depend on, as stored with its record.

@@ -23,7 +23,24 @@ struct WorkerOptions {
   // Added to the worker's environment; kMeasurementEnvironment (measurement_env.h) is added
   // for every variable not set here or in ktune's own environment.
   std::vector<std::pair<std::string, std::string>> env;
+  // The cores the worker (and every process it starts) runs on, set with sched_setaffinity
+  // before it executes; OMP_NUM_THREADS and OPENBLAS_NUM_THREADS get their count unless set in
+  // `env` or ktune's environment. Empty: the cores ktune runs on.
+  std::vector<int> cpus;
 };
+
+// One device of a selection that measures on several at once (SelectorOptions::devices): what
+// its worker is told on top of WorkerOptions. CUDA: CUDA_VISIBLE_DEVICES=<ordinal>, so that the
+// worker sees its GPU as device 0; OpenCL: KTUNE_OPENCL_DEVICE=<platform>:<device>; the CPU: the
+// cores it is pinned to.
+struct DeviceSlot {
+  std::string name;  // for messages and the table: "cuda:1", "opencl:0:1", "cpu:0-3"
+  std::vector<std::pair<std::string, std::string>> env;  // replaces WorkerOptions::env entries
+  std::vector<int> cpus;                                 // replaces WorkerOptions::cpus
+};
+
+// `base` for the worker of `slot`: its env entries replacing those of the same name, its cores.
+[[nodiscard]] WorkerOptions worker_options_for(const WorkerOptions& base, const DeviceSlot& slot);
 
 // $KTUNE_WORKER, else <install libexecdir>/ktune-worker, else ktune-worker next to the running
 // executable, else <its folder>/../libexec/ktune-worker; kNotFound listing the places tried.

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <chrono>
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -181,6 +183,35 @@ class FakeRunner final : public StageRunner {
     if (f.min_ns > 0) s.min_ns = f.min_ns;
     return {Outcome::kOk, "", s};
   }
+  // Several devices (devices()): run_on(d) answers as run() does, with its times scaled by
+  // device_scale[d] (unlisted: 1), after holding the device for run_on_ms; it records which
+  // device ran what, and how many devices were busy at once.
+  std::size_t device_count = 1;
+  std::map<std::size_t, double> device_scale;
+  int run_on_ms = 0;
+  std::map<std::string, std::vector<std::size_t>> devices_of;  // by name, in order
+  int most_busy = 0;                                           // devices running at once
+
+  [[nodiscard]] std::size_t devices() const override { return device_count; }
+  [[nodiscard]] CandidateRun run_on(std::size_t device, Choice& choice, bool measure) override {
+    {
+      const std::lock_guard lock(mu_);
+      most_busy = std::max(most_busy, ++busy_);
+    }
+    if (run_on_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(run_on_ms));
+    const std::lock_guard lock(mu_);
+    --busy_;
+    devices_of[choice.name()].push_back(device);
+    CandidateRun r = run(choice, measure);
+    const double scale = device_scale.contains(device) ? device_scale.at(device) : 1.0;
+    if (r.stats) {
+      r.stats->median_ns *= scale;
+      r.stats->min_ns *= scale;
+      r.stats->max_ns *= scale;
+    }
+    return r;
+  }
+
   [[nodiscard]] Result<std::vector<std::vector<double>>> remeasure(
       const std::vector<Choice*>& choices, int rounds,
       const std::optional<BenchOptions>&) override {
@@ -223,6 +254,8 @@ class FakeRunner final : public StageRunner {
   }
   double clock_s_ = 0;
   std::optional<int> against_;  // the stand-in's output, once adopted
+  std::mutex mu_;               // run_on from several threads
+  int busy_ = 0;
 };
 
 inline std::vector<ChoicePtr> fake_candidates(const std::vector<FakeChoiceSpec>& specs) {
