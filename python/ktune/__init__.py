@@ -70,6 +70,19 @@ def _args(options: dict) -> Any:
     for name in ("cache_dir", "json_log"):
         if isinstance(options.get(name), os.PathLike):
             options[name] = os.fspath(options[name])
+    devices = options.get("devices")
+    if devices is not None and not isinstance(devices, str):
+        # [0, 1], or on the CPU core sets such as ["0-3", "4-7"]: the --devices list.
+        if isinstance(devices, int) and not isinstance(devices, bool):
+            devices = [devices]
+        if not isinstance(devices, Sequence) or not all(
+            isinstance(d, (str, int)) and not isinstance(d, bool) for d in devices
+        ):
+            raise TypeError(
+                "devices: expected 'all', a list of device indices, or on the CPU of cores and "
+                f"core ranges ('0-3'), got {type(devices).__name__}"
+            )
+        options["devices"] = ",".join(str(d) for d in devices)
     return _ktune.TuneArgs(**options)
 
 
@@ -108,8 +121,9 @@ def tune(
     tuning cache, redis://HOST:PORT/DB; default $KTUNE_CACHE_URL), no_cache, retune,
     budget_ms, min_runs, max_runs, warmup_runs, jobs, strategy, max_evals, time_limit_s, seed,
     search_seed, in_process, no_flush, no_abandon, run_timeout_ms, memory_limit_mb, json_log,
-    allow_shared_cache_dir; table=True prints the AUTOTUNE tables on stdout, progress=True the
-    progress lines on stderr. cxx and cxxflags (added after the defaults): the C++ compiler (of
+    allow_shared_cache_dir, devices; table=True prints the AUTOTUNE tables on stdout,
+    progress=True the progress lines on stderr. devices ("all", [0, 1], or on the CPU core sets
+    such as ["0-3", "4-7"]): measure on several devices at once, one worker each (`--devices`). cxx and cxxflags (added after the defaults): the C++ compiler (of
     c++ kernels, and of a device kernel's c++ reference). device: the GPU of a cuda kernel spec
     (`--device`); opencl_device: the device of an opencl kernel spec (`--opencl-device`:
     [<platform>:]<device>, default $KTUNE_OPENCL_DEVICE, else the first).

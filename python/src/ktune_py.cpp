@@ -34,6 +34,7 @@
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
 #include "ktune/tuning/cuda_gemm_tuning.h"
+#include "ktune/tuning/devices.h"
 #include "ktune/tuning/open_cache.h"
 #include "ktune/tuning/spec_dispatcher.h"
 #include "ktune/tuning/tune_spec.h"
@@ -195,6 +196,8 @@ struct TuneArgs {
   // A shared tuning cache (redis://HOST:PORT/DB), else $KTUNE_CACHE_URL, else the SQLite file in
   // cache_dir (open_cache_at, as the CLI's --cache).
   std::optional<std::string> cache;
+  // Several devices at once (--devices; ktune/tuning/devices.h): "all", "0,1", "0-3,4-7".
+  std::optional<std::string> devices;
 };
 
 std::string cache_url_of(const std::optional<std::string>& cache) {
@@ -265,6 +268,16 @@ SelectorOptions selector_options(const TuneArgs& a, SelectorOptions o,
   return o;
 }
 
+// devices= (as --devices) into o.devices for `backend`.
+void set_devices(const TuneArgs& a, const Backend& backend, SelectorOptions& o) {
+  if (!a.devices) return;
+  if (a.in_process) {
+    raise(ErrorCode::kInvalidArgument,
+          "devices: runs a worker per device; it cannot be combined with in_process");
+  }
+  o.devices = take(device_slots(*a.devices, backend));
+}
+
 // The tuning cache of a tuning (in memory with no_cache), after the cache folder's checks.
 std::unique_ptr<TuningCache> open_cache(const TuneArgs& a, const std::filesystem::path& dir) {
   check(prepare_cache_dir(dir, a.allow_shared_cache_dir, [](const std::string& why) {
@@ -300,20 +313,27 @@ nb::dict gemm_one(const GemmArgs& g, const TuneArgs& a, const std::string& probl
   }
   Epilogue epilogue = take(with_context(Epilogue::parse(g.epilogue), "epilogue"));
   check_args(a);
+  if (a.devices && g.device != 0) {
+    raise(ErrorCode::kInvalidArgument,
+          "devices= names the GPUs; it cannot be combined with device=");
+  }
 #if !KTUNE_HAVE_CUDA
   (void)problem;
   raise(not_built(BuildFeature::kCuda));
 #else
   const std::filesystem::path dir = cache_dir_of(a.cache_dir);
   CudaCompileOptions copts;
-  copts.device = g.device;
+  // With devices=, the first device listed is the one compiled for and deciding.
+  copts.device = first_listed_device(a.devices.value_or(""), g.device);
   CudaBackend backend = take(CudaBackend::create(copts, dir));
   SelectorOptions base = selector_options(a, cuda_gemm_selector_defaults(), dir);
   CudaGemmRequest request{
-      g.m, g.n, g.k, dtype, std::move(epilogue), g.device, g.cublaslt_algos, g.simt, g.graph_calls};
+      g.m,    g.n,          g.k, dtype, std::move(epilogue), copts.device, g.cublaslt_algos,
+      g.simt, g.graph_calls};
   std::unique_ptr<TuningCache> cache = open_cache(a, dir);
   CudaGemmTuning tuning = cuda_gemm_tuning(backend, request, std::move(base));
   tuning.options.lock_dir = dir / "locks";
+  set_devices(a, backend, tuning.options);
   Result<Selection> sel;
   {
     nb::gil_scoped_release release;
@@ -333,6 +353,11 @@ nb::dict tune(const std::string& spec_file, const std::optional<std::string>& sp
               const std::optional<std::string>& cxx, const std::vector<std::string>& cxxflags,
               int device, const std::optional<std::string>& opencl_device) {
   check_args(a);
+  if (a.devices && (device != 0 || opencl_device)) {
+    raise(ErrorCode::kInvalidArgument,
+          fmt::format("devices= names the devices; it cannot be combined with {}",
+                      device != 0 ? "device=" : "opencl_device="));
+  }
   const Spec spec = read_spec(spec_file, spec_text);
   check(check_problem_selection(spec, problems, "problem="));
   nb::dict out;
@@ -387,10 +412,11 @@ nb::dict tune(const std::string& spec_file, const std::optional<std::string>& sp
 #if KTUNE_HAVE_CUDA
       check_range(device >= 0, "device", "a CUDA device index (0 or more)");
       CudaCompileOptions c;
-      c.device = device;
+      // With devices=, the first device listed is the one compiled for and deciding.
+      c.device = first_listed_device(a.devices.value_or(""), device);
       backend = std::make_shared<CudaBackend>(take(CudaBackend::create(c, dir)));
       // One worker per GPU: it sees only this one, as its device 0.
-      sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(device));
+      sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", cuda_visible_device(c.device));
 #else
       raise(not_built(BuildFeature::kCuda));
 #endif
@@ -411,6 +437,7 @@ nb::dict tune(const std::string& spec_file, const std::optional<std::string>& sp
                         language));
     }
   }
+  set_devices(a, *backend, sopts);
   std::unique_ptr<TuningCache> cache = open_cache(a, dir);
   SpecTuneRequest request;
   request.problems = problems;
@@ -663,7 +690,8 @@ NB_MODULE(_ktune, m) {
              std::optional<std::uint64_t> seed, std::optional<std::uint64_t> search_seed,
              bool in_process, bool no_flush, bool no_abandon, std::optional<long> run_timeout_ms,
              std::optional<std::size_t> memory_limit_mb, std::optional<std::string> json_log,
-             bool table, bool progress, std::optional<std::string> cache) {
+             bool table, bool progress, std::optional<std::string> cache,
+             std::optional<std::string> devices) {
             new (t) TuneArgs{std::move(cache_dir),
                              allow_shared_cache_dir,
                              no_cache,
@@ -686,7 +714,8 @@ NB_MODULE(_ktune, m) {
                              std::move(json_log),
                              table,
                              progress,
-                             std::move(cache)};
+                             std::move(cache),
+                             std::move(devices)};
           },
           nb::kw_only(), "cache_dir"_a.none() = nb::none(), "allow_shared_cache_dir"_a = false,
           "no_cache"_a = false, "retune"_a = false, "jobs"_a = 0u,
@@ -697,7 +726,8 @@ NB_MODULE(_ktune, m) {
           "search_seed"_a.none() = nb::none(), "in_process"_a = false, "no_flush"_a = false,
           "no_abandon"_a = false, "run_timeout_ms"_a.none() = nb::none(),
           "memory_limit_mb"_a.none() = nb::none(), "json_log"_a.none() = nb::none(),
-          "table"_a = false, "progress"_a = false, "cache"_a.none() = nb::none());
+          "table"_a = false, "progress"_a = false, "cache"_a.none() = nb::none(),
+          "devices"_a.none() = nb::none());
 
   m.def("tune", &tune, "spec_file"_a, "spec_text"_a.none(), "problems"_a, "args"_a, "cxx"_a.none(),
         "cxxflags"_a, "device"_a, "opencl_device"_a.none());

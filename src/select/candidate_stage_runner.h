@@ -34,7 +34,9 @@ class CandidateStageRunner final : public StageRunner {
   [[nodiscard]] Status prepare(Choice* reference) override;
   [[nodiscard]] Status adopt_stand_in(Choice& candidate) override;
   [[nodiscard]] CandidateRun run(Choice& choice, bool measure) override;
-  [[nodiscard]] std::size_t devices() const override { return std::max<std::size_t>(pools_.size(), 1); }
+  [[nodiscard]] std::size_t devices() const override {
+    return std::max<std::size_t>(pools_.size(), 1);
+  }
   // A choice that runs in this process (no LaunchSpec on the CPU) runs on the first device's
   // runner while no other device runs anything: it shares the cores their workers measure on.
   [[nodiscard]] CandidateRun run_on(std::size_t device, Choice& choice, bool measure) override;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "select/candidate_stage_runner.h"
 #include "select/progress_line.h"
@@ -32,6 +33,12 @@ TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>
                KeyVerification{},
                backend_.device_fingerprint(),
                backend_.toolchain_fingerprint()};
+  // CPU devices pinned to fewer cores than the machine has (--devices 0-3,4-7) measure what
+  // the kernels do on that many: picks for another machine, keyed apart.
+  if (!options_.devices.empty() && !options_.devices.front().cpus.empty() &&
+      options_.devices.front().cpus.size() != std::thread::hardware_concurrency()) {
+    in.device += fmt::format(" pinned to {} core(s)", options_.devices.front().cpus.size());
+  }
   for (const ChoicePtr& c : candidates) in.candidates.push_back(c->hash_key());
   // Without a reference the candidates are compared with the first valid one (run_stage):
   // keyed apart from tunings that checked them only for NaN, unwritten outputs and redzones.

@@ -6,6 +6,7 @@
 #include "ktune/backend/cuda_backend.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ktune/tensor/compare.h"
+#include "ktune/tuning/devices.h"
 
 namespace ktune {
 
@@ -23,7 +24,7 @@ CudaGemmTuning cuda_gemm_tuning(const CudaBackend& backend, const CudaGemmReques
   // Each element of C sums K products, in another order in each algorithm than in cuBLAS.
   t.options.tolerance = reduction_tolerance(r.dtype, r.k);
   // One worker per GPU: it sees only this one, as its device 0.
-  t.options.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(r.device));
+  t.options.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", cuda_visible_device(r.device));
   return t;
 }
 

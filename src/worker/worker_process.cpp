@@ -7,8 +7,8 @@
 #include "worker/worker_process.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>

@@ -39,6 +39,10 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: --epilogue: {}\n", epilogue.error().message);
     return kExitUsage;
   }
+  if (!f.options.selector.devices.empty() && f.options.device != 0) {
+    fmt::print(stderr, "error: --devices names the GPUs; it cannot be combined with --device\n");
+    return kExitUsage;
+  }
   SelectorOptions checked = to_selector_options(f.options.selector, cuda_gemm_selector_defaults());
   checked.isolate = checked.isolate && !f.options.compile_only;  // compiling runs no worker
   if (int code = preflight(checked); code != 0) return code;
@@ -81,6 +85,7 @@ void add_gemm_command(CLI::App& app, CliContext& ctx) {
                   "residual (comma-separated; e.g. bias,relu)")
       ->capture_default_str();
   add_gemm_candidate_flags(*cmd, f->options);
+  add_devices_flag(*cmd, f->options.selector);
   add_selector_flags(*cmd, f->options.selector,
                      SelectorFlagDefaults{cuda_gemm_selector_defaults(), std::nullopt, false});
   cmd->add_option("--regret-rounds", f->options.regret_rounds,

@@ -56,6 +56,7 @@ int run_opencl_gemm(const OpenCLGemmFlags& f, const CliContext& ctx) {
   sopts.tolerance = reduction_tolerance(DType::kF32, f.k);
   // One worker per device: it opens exactly the device the backend compiled for.
   sopts.worker.env.emplace_back("KTUNE_OPENCL_DEVICE", backend->device_selector());
+  if (!apply_devices(f.selector, *backend, sopts)) return kExitUsage;
   Selector selector(*backend, *cache, with_device_lock(sopts, ctx));
 
   const Problem problem = opencl_gemm_problem(f.m, f.n, f.k, 0, *epilogue);
@@ -106,6 +107,7 @@ void add_opencl_command(CLI::App& app, CliContext& ctx) {
                   "Fused after the GEMM, in order: bias, rowbias, scale=S, relu, gelu, silu, "
                   "residual (comma-separated; e.g. bias,relu)")
       ->capture_default_str();
+  add_devices_flag(*cmd, f->selector);
   add_selector_flags(*cmd, f->selector,
                      SelectorFlagDefaults{opencl_defaults(), std::nullopt, true});
   cmd->callback([f, &ctx] { ctx.exit_code = run_opencl_gemm(*f, ctx); });

@@ -25,6 +25,7 @@
 #include "ktune/cache/tuning_cache.h"
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
+#include "ktune/tuning/devices.h"
 #include "ktune/tuning/spec_dispatcher.h"
 #include "ktune/tuning/tune_spec.h"
 #include "mpi_comm.h"
@@ -247,6 +248,8 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     return kExitError;
   }
   request.host_backend = *host;
+  SelectorOptions options = sopts;
+  if (!apply_devices(f.selector, backend, options)) return kExitUsage;
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
   Counts n;
@@ -276,13 +279,13 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     }
     std::fflush(out);
   };
-  auto tuned = tune_spec(spec, backend, *cache, with_device_lock(sopts, ctx), request);
+  auto tuned = tune_spec(spec, backend, *cache, with_device_lock(options, ctx), request);
   if (!tuned) {
     fmt::print(stderr, "error: {}\n", tuned.error().message);
     return kExitError;
   }
   if (!f.dispatch_table.empty() && !tuned->interrupted && tuned->shared_choices &&
-      !write_table(f, spec, *tuned->shared_choices, backend, *cache, sopts)) {
+      !write_table(f, spec, *tuned->shared_choices, backend, *cache, options)) {
     ++n.failures;
   }
   return report(f, ctx, t0, n.tuned, n.hits, n.failures);
@@ -346,11 +349,13 @@ int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 #else
   GemmOptions target = f.gemm;
   target.selector = f.selector;  // --verbose's compile hook
+  // With --devices, the first device listed is the one compiled for and deciding.
+  target.device = first_listed_device(f.selector.devices, f.gemm.device);
   auto backend = open_gemm_backend(target, ctx);
   if (!backend) return kExitError;
   if (f.gemm.compile_only) return compile_problems(f, ctx, spec, *backend, t0);
-  // One worker per GPU: it sees only this one, as its device 0.
-  sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(f.gemm.device));
+  // One worker per GPU: it sees only this one, as its device 0 (--devices: one per device).
+  sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", cuda_visible_device(target.device));
   return tune_problems(f, ctx, spec, *backend, sopts, {}, t0);
 #endif
 }
@@ -462,7 +467,7 @@ int run_distributed(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     auto gpu = open_gemm_backend(target, ctx);
     if (!gpu) return kExitError;
     backend = std::make_shared<CudaBackend>(std::move(*gpu));
-    sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(target.device));
+    sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", cuda_visible_device(target.device));
     auto h = host_backend(f, ctx, spec);
     if (!h) {
       fmt::print(stderr, "error: {}\n", h.error().message);
@@ -541,6 +546,19 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
     fmt::print(stderr, "error: {}\n", s.error().message);
     return kExitUsage;
   }
+  if (!f.selector.devices.empty() && (f.gemm.device != 0 || !f.opencl_device.empty())) {
+    fmt::print(stderr, "error: --devices names the devices; it cannot be combined with {}\n",
+               f.gemm.device != 0 ? "--device"
+                                  : "--opencl-device (the platform is the first "
+                                    "OpenCL device's: pass --devices indices on it)");
+    return kExitUsage;
+  }
+  if (f.distributed && !f.selector.devices.empty()) {
+    fmt::print(stderr,
+               "error: --distributed gives each rank one device; it cannot be combined "
+               "with --devices\n");
+    return kExitUsage;
+  }
   if (f.distributed && !kBuiltWithMpi) {
     fmt::print(stderr, "error: --distributed: no MPI support; rebuild with libopenmpi-dev\n");
     return kExitUsage;
@@ -594,6 +612,7 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--problem", f->problems,
                   "Tune only these problems (name or 0-based index; repeatable)");
   // Defaults said in words: an op spec takes `ktune gemm`'s, a kernel spec the CPU's.
+  add_devices_flag(*cmd, f->selector);
   add_selector_flags(*cmd, f->selector,
                      SelectorFlagDefaults{.defaults = tune_defaults(),
                                           .op_defaults = cuda_gemm_selector_defaults(),

@@ -13,6 +13,7 @@
 #include "ktune/cache/tuning_cache.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ktune/select/selector.h"
+#include "ktune/tuning/devices.h"
 
 namespace ktune::cli {
 namespace {
@@ -65,7 +66,8 @@ std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const C
   const GemmOptions& f = options;
   CudaCompileOptions copts;
   copts.arch = f.arch;
-  copts.device = f.device;
+  // With --devices, the first device listed is the one compiled for and deciding.
+  copts.device = first_listed_device(f.selector.devices, f.device);
   copts.on_command = verbose_compile_hook(f.selector);
   auto backend = CudaBackend::create(copts, ctx.cache_dir);
   if (!backend) {
@@ -80,10 +82,18 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
   const GemmShape& s = shape;
   const GemmOptions& f = options;
   const std::chrono::steady_clock::time_point t0 = start;
-  CudaGemmRequest request{
-      s.m, s.n, s.k, s.dtype, s.epilogue, f.device, f.cublaslt_algos, f.simt, f.graph_calls};
+  CudaGemmRequest request{s.m,
+                          s.n,
+                          s.k,
+                          s.dtype,
+                          s.epilogue,
+                          first_listed_device(f.selector.devices, f.device),
+                          f.cublaslt_algos,
+                          f.simt,
+                          f.graph_calls};
   CudaGemmTuning tuning = cuda_gemm_tuning(
       backend, request, to_selector_options(f.selector, cuda_gemm_selector_defaults()));
+  if (!f.compile_only && !apply_devices(f.selector, backend, tuning.options)) return {kExitUsage};
   const Problem& problem = tuning.problem;
   tuning.options.spec_name = f.spec_name;
   std::FILE* out = text_out(f.selector);

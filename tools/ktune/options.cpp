@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "cli.h"
+#include "ktune/tuning/devices.h"
 #include "ktune/worker/worker_options.h"
 #include "select/progress_line.h"
 
@@ -65,6 +66,33 @@ std::string defaults_text(const SelectorFlagDefaults& d, F value) {
 }
 
 }  // namespace
+
+void add_devices_flag(CLI::App& cmd, SelectorFlags& f) {
+  cmd.add_option("--devices", f.devices,
+                 "Measure on several devices at once, one worker each, the candidates going to "
+                 "the first idle one (the close calls and the pick are measured again on the "
+                 "first device listed): CUDA GPUs or OpenCL devices of one platform by index "
+                 "(0,1,3) or all; on the CPU, disjoint cores or core ranges, one device each, "
+                 "its worker pinned to them (0-3,4-7). Every device must be the same model. "
+                 "Default: one device");
+}
+
+bool apply_devices(const SelectorFlags& f, const Backend& backend, SelectorOptions& o) {
+  if (f.devices.empty()) return true;
+  if (f.in_process) {
+    fmt::print(stderr,
+               "error: --devices runs a worker per device; it cannot be combined with "
+               "--in-process\n");
+    return false;
+  }
+  auto slots = device_slots(f.devices, backend);
+  if (!slots) {
+    fmt::print(stderr, "error: {}\n", slots.error().message);
+    return false;
+  }
+  o.devices = std::move(*slots);
+  return true;
+}
 
 void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefaults& d) {
   using O = const SelectorOptions&;

@@ -43,6 +43,8 @@ struct SelectorFlags {
   std::optional<std::uint64_t> max_evals;
   std::optional<double> time_limit_s;
   std::optional<std::uint64_t> search_seed;
+  // --devices (add_devices_flag; `tune`, `gemm`, `opencl-gemm`): empty: one device.
+  std::string devices;
 };
 
 struct SelectorFlagDefaults {
@@ -68,6 +70,15 @@ inline const CLI::Range kSizeRange(std::int64_t{1}, std::int64_t{1} << 31);
 // --no-abandon, --memory-limit-mb, --json-log, --strategy, --max-evals, --time-limit-s and
 // --search-seed on `cmd`, bound to `flags`.
 void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagDefaults& d);
+
+// --devices on `cmd`, bound to flags.devices: `tune`, `gemm` and `opencl-gemm` take it.
+void add_devices_flag(CLI::App& cmd, SelectorFlags& flags);
+
+// --devices for `backend` into o.devices (ktune/tuning/devices.h), checked against the machine.
+// False, with the error printed, when the list is wrong, cannot be served on this machine, or
+// comes with --in-process (several devices need a worker each).
+[[nodiscard]] bool apply_devices(const SelectorFlags& flags, const Backend& backend,
+                                 SelectorOptions& o);
 
 // `base` (the command's defaults) with every flag given applied over it. --quiet silences the
 // progress lines only; --no-cache and --retune set read_cache and write_cache (the cache itself

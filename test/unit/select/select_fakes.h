@@ -2,8 +2,8 @@
 // asked to compile, and a StageRunner with fixed outcomes and times that records what it was asked.
 #pragma once
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
