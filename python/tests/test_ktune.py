@@ -186,6 +186,25 @@ def test_bad_values_are_clear_errors(repo):
         ktune.gemm(8, 8, 8, dtype="i8")
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_devices_spread_the_candidates_over_pinned_workers(repo, cache_dir):
+    # Two CPU devices, each a worker pinned to one core: every candidate of the planted spec is
+    # right only there (test/data/devices/scale.cpp, PINNED).
+    cores = sorted(os.sched_getaffinity(0))[:2]
+    spec = repo / "test" / "data" / "devices" / "pinned.yaml"
+    for devices in (cores, ",".join(map(str, cores))):
+        [r] = ktune.tune(spec, devices=devices, no_cache=True, no_abandon=True,
+                         cache_dir=cache_dir, **FAST)
+        assert r.pick == "scale_pinned_WORK1_FAULT0_PINNED1"
+        assert all(c.outcome == "ok" for c in r.candidates), [c.message for c in r.candidates]
+    with pytest.raises(ktune.InvalidArgumentError, match=f"core {cores[0]} is in two devices"):
+        ktune.tune(spec, devices=[cores[0], cores[0]], cache_dir=cache_dir)
+    with pytest.raises(ktune.InvalidArgumentError, match="cannot be combined with in_process"):
+        ktune.tune(spec, devices=str(cores[0]), in_process=True, cache_dir=cache_dir)
+    with pytest.raises(TypeError):
+        ktune.tune(spec, devices=1.5, cache_dir=cache_dir)
+
+
 def test_shared_cache_dir_is_refused(repo, tmp_path):
     shared = tmp_path / "shared"
     (shared / "code").mkdir(parents=True)

@@ -22,8 +22,9 @@ std::size_t alive_count(const std::vector<CandidateRecord>& records,
 }
 
 // The candidates `next` hands out, run on every device of the runner at once (until the search
-// is out of time); then counted as evaluated and told to the strategy in `proposed` order, so
-// that the strategy learns the same sequence whatever the number of devices.
+// is out of time); then counted as evaluated and told to the strategy in `proposed` order (a
+// resumed candidate there replayed), so that the strategy learns the same sequence whatever the
+// number of devices.
 void run_spread(Search& s, RunOne& one, const std::vector<std::size_t>& proposed,
                 const std::function<std::optional<std::size_t>()>& next) {
   const std::vector<std::size_t> taken =
@@ -31,10 +32,13 @@ void run_spread(Search& s, RunOne& one, const std::vector<std::size_t>& proposed
   std::vector<char> ran(s.records.size(), 0);
   for (std::size_t i : taken) ran[i] = 1;
   for (std::size_t i : proposed) {
-    if (!ran[i]) continue;
-    s.evaluated[i] = 1;
-    ++s.run.evaluated;
-    s.tell(i, s.records[i].outcome == Outcome::kOk);
+    if (s.is_resumed(i)) {
+      s.replay(i);
+    } else if (ran[i]) {
+      s.evaluated[i] = 1;
+      ++s.run.evaluated;
+      s.tell(i, s.records[i].outcome == Outcome::kOk);
+    }
   }
 }
 
@@ -73,17 +77,13 @@ Status run_batch(Search& s, const Backend& backend, Choice* reference,
                 alive_count(s.records, fresh));
   }
   if (one && s.runner.devices() > 1) {
-    // Several devices: the resumed told first (nothing runs for them), then the others spread.
+    // Several devices: the candidates to run handed out in the order proposed.
     std::vector<std::size_t> spread;
     for (std::size_t i : todo) {
-      if (s.is_resumed(i)) {
-        s.replay(i);
-      } else {
-        spread.push_back(i);
-      }
+      if (!s.is_resumed(i)) spread.push_back(i);
     }
     std::size_t k = 0;
-    run_spread(s, *one, spread, [&]() -> std::optional<std::size_t> {
+    run_spread(s, *one, todo, [&]() -> std::optional<std::size_t> {
       if (k == spread.size()) return std::nullopt;
       return spread[k++];
     });

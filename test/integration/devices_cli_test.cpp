@@ -10,12 +10,11 @@
 #include <sched.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "support/cli_run.h"
+#include "support/exported_picks.h"
 
 namespace ktune::test {
 namespace {
@@ -51,30 +50,6 @@ std::vector<std::string> tune_args(const std::string& spec, std::vector<std::str
                                    "5",    "--run-timeout-ms", "3000"};
   args.insert(args.end(), more.begin(), more.end());
   return args;
-}
-
-// Per problem: the winner and the "name=outcome" of every candidate.
-struct Picks {
-  std::map<std::string, std::string> winner;
-  std::map<std::string, std::set<std::string>> outcomes;
-};
-
-Picks exported(const std::filesystem::path& cache) {
-  const std::filesystem::path file = cache / "export.json";
-  const CliResult r = run_cli(cache, {"cache", "export", file.string()});
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  Picks p;
-  std::ifstream in(file);
-  const nlohmann::json doc = nlohmann::json::parse(in);
-  for (const auto& rec : doc.at("records")) {
-    const std::string key = rec.at("key").at("problem").get<std::string>();
-    p.winner[key] = rec.at("winner").get<std::string>();
-    for (const auto& c : rec.at("candidates")) {
-      p.outcomes[key].insert(c.at("name").get<std::string>() + "=" +
-                             c.at("outcome").get<std::string>());
-    }
-  }
-  return p;
 }
 
 TEST(DevicesCli, TwoCpuDevicesPickAndFailAsOneDevice) {

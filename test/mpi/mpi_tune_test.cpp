@@ -8,13 +8,12 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "support/cli_run.h"
+#include "support/exported_picks.h"
 
 namespace ktune::test {
 namespace {
@@ -67,30 +66,6 @@ CliResult run_mpi(const std::string& mpirun, int ranks, const std::filesystem::p
   auto r = run_process(argv, options);
   if (!r) return {-1, r.error().message};
   return {r->timed_out ? -2 : r->exit_code, r->output};
-}
-
-// Per problem key: the winner and the sorted "name=outcome" of every candidate.
-struct Picks {
-  std::map<std::string, std::string> winner;
-  std::map<std::string, std::set<std::string>> outcomes;
-};
-
-Picks exported(const std::filesystem::path& cache) {
-  const std::filesystem::path file = cache / "export.json";
-  const CliResult r = run_cli(cache, {"cache", "export", file.string()});
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  Picks p;
-  std::ifstream in(file);
-  const nlohmann::json doc = nlohmann::json::parse(in);
-  for (const auto& rec : doc.at("records")) {
-    const std::string key = rec.at("key").at("problem").get<std::string>();
-    p.winner[key] = rec.at("winner").get<std::string>();
-    for (const auto& c : rec.at("candidates")) {
-      p.outcomes[key].insert(c.at("name").get<std::string>() + "=" +
-                             c.at("outcome").get<std::string>());
-    }
-  }
-  return p;
 }
 
 void expect_same(const Picks& single, const Picks& distributed) {

@@ -72,9 +72,10 @@ void add_devices_flag(CLI::App& cmd, SelectorFlags& f) {
                  "Measure on several devices at once, one worker each, the candidates going to "
                  "the first idle one (the close calls and the pick are measured again on the "
                  "first device listed): CUDA GPUs or OpenCL devices of one platform by index "
-                 "(0,1,3) or all; on the CPU, disjoint cores or core ranges, one device each, "
-                 "its worker pinned to them (0-3,4-7). Every device must be the same model. "
-                 "Default: one device");
+                 "(0,1,3) or all; on the CPU, disjoint cores or core ranges of equal size, one "
+                 "device each, its worker pinned to them (0-3,4-7: the picks are for 4 cores, "
+                 "and stored apart from whole-machine ones). Every device must be the same "
+                 "model. Default: one device");
 }
 
 bool apply_devices(const SelectorFlags& f, const Backend& backend, SelectorOptions& o) {
