@@ -322,6 +322,7 @@ nb::dict gemm_one(const GemmArgs& g, const TuneArgs& a, const std::string& probl
   raise(not_built(BuildFeature::kCuda));
 #else
   const std::filesystem::path dir = cache_dir_of(a.cache_dir);
+  if (a.devices) check(precheck_devices(*a.devices, DeviceKind::kCuda));
   CudaCompileOptions copts;
   // With devices=, the first device listed is the one compiled for and deciding.
   copts.device = first_listed_device(a.devices.value_or(""), g.device);
@@ -411,6 +412,7 @@ nb::dict tune(const std::string& spec_file, const std::optional<std::string>& sp
     if (language == "cuda") {
 #if KTUNE_HAVE_CUDA
       check_range(device >= 0, "device", "a CUDA device index (0 or more)");
+      if (a.devices) check(precheck_devices(*a.devices, DeviceKind::kCuda));
       CudaCompileOptions c;
       // With devices=, the first device listed is the one compiled for and deciding.
       c.device = first_listed_device(a.devices.value_or(""), device);

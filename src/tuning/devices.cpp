@@ -259,6 +259,20 @@ std::string cuda_visible_device(int ordinal) {
   return std::to_string(ordinal);
 }
 
+Status precheck_devices(std::string_view text, DeviceKind kind) {
+  if (text.empty()) return {};
+  auto list = parse_device_list(text);
+  if (!list) return std::unexpected(list.error());
+  if (kind != DeviceKind::kCuda) return {};
+  auto cu = cuda_driver();
+  if (!cu) return std::unexpected(cu.error());
+  int count = 0;
+  if ((*cu)->DeviceGetCount(&count) != CUDA_SUCCESS) count = 0;
+  auto slots = cuda_device_slots(*list, count);
+  if (!slots) return std::unexpected(slots.error());
+  return {};
+}
+
 int first_listed_device(std::string_view devices, int fallback) {
   if (devices.empty()) return fallback;
   auto list = parse_device_list(devices);

@@ -9,6 +9,7 @@
 #include "core/build_support.h"
 #include "gemm_run.h"
 #include "json_out.h"
+#include "ktune/tuning/devices.h"
 #include "options.h"
 
 namespace ktune::cli {
@@ -42,6 +43,11 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   if (!f.options.selector.devices.empty() && f.options.device != 0) {
     fmt::print(stderr, "error: --devices names the GPUs; it cannot be combined with --device\n");
     return kExitUsage;
+  }
+  if (Status s = precheck_devices(f.options.selector.devices, DeviceKind::kCuda);
+      !s && !f.options.compile_only) {
+    fmt::print(stderr, "error: {}\n", s.error().message);
+    return s.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitError;
   }
   SelectorOptions checked = to_selector_options(f.options.selector, cuda_gemm_selector_defaults());
   checked.isolate = checked.isolate && !f.options.compile_only;  // compiling runs no worker

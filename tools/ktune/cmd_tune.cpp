@@ -553,6 +553,12 @@ int run_tune(const TuneFlags& f, const CliContext& ctx) {
                                     "OpenCL device's: pass --devices indices on it)");
     return kExitUsage;
   }
+  if (Status s = precheck_devices(
+          f.selector.devices, op_spec || language == "cuda" ? DeviceKind::kCuda : DeviceKind::kCpu);
+      !s && !f.gemm.compile_only) {
+    fmt::print(stderr, "error: {}\n", s.error().message);
+    return s.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitError;
+  }
   if (f.distributed && !f.selector.devices.empty()) {
     fmt::print(stderr,
                "error: --distributed gives each rank one device; it cannot be combined "

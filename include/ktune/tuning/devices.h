@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ktune/core/device.h"
 #include "ktune/core/status.h"
 #include "ktune/worker/worker_options.h"
 
@@ -48,6 +49,11 @@ struct DeviceList {
 // worker decides), or `fallback` for "all", an empty list or one that does not parse (which
 // device_slots reports).
 [[nodiscard]] int first_listed_device(std::string_view devices, int fallback);
+
+// What can be checked of `text` before a backend is opened: that it parses and, for `kind`
+// CUDA, that its ordinals exist (so that `--devices 3` on a one-GPU machine says so, rather than
+// failing to open GPU 3).
+[[nodiscard]] Status precheck_devices(std::string_view text, DeviceKind kind);
 
 // The slots of `text` for `backend`'s device kind, checked against the machine (GPU count and
 // architecture, OpenCL devices of the platform, the cores ktune may run on). An empty `text`:
