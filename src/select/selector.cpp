@@ -62,7 +62,12 @@ Result<std::vector<BenchStats>> Selector::measure_again(const Problem& problem,
                                                         Choice* reference,
                                                         const BenchOptions& round_bench,
                                                         int rounds) {
-  CandidateStageRunner runner(backend_, problem, options_, worker_pools());
+  // On the first device only, where the pick was decided: the others would prepare the
+  // reference for nothing.
+  const std::vector<WorkerPool*> pools = worker_pools();
+  std::vector<WorkerPool*> first;
+  if (!pools.empty()) first.push_back(pools.front());
+  CandidateStageRunner runner(backend_, problem, options_, std::move(first));
   if (Status s = runner.prepare(reference); !s) return std::unexpected(s.error());
   auto again = runner.remeasure(choices, rounds, round_bench);
   if (!again) return std::unexpected(again.error());

@@ -11,9 +11,14 @@
 #include <optional>
 #include <set>
 
-#include "backend/opencl_api.h"
-#include "core/cuda_driver.h"
+#include "core/build_support.h"
 #include "ktune/backend/backend.h"
+#if KTUNE_HAVE_OPENCL
+#include "backend/opencl_api.h"
+#endif
+#if KTUNE_HAVE_CUDA
+#include "core/cuda_driver.h"
+#endif
 
 namespace ktune {
 namespace {
@@ -70,6 +75,10 @@ Result<std::vector<int>> single_indices(const DeviceList& list, std::string_view
 }
 
 Result<std::vector<DeviceSlot>> opencl_slots(const DeviceList& list, const Backend& backend) {
+#if !KTUNE_HAVE_OPENCL
+  (void)list, (void)backend;
+  return std::unexpected(not_built(BuildFeature::kOpenCL));
+#else
   const std::string want = backend.device_fingerprint();
   // The platform of the backend's device (the first with a device of its fingerprint), its
   // device count, and the indices on it of the devices like it.
@@ -122,9 +131,14 @@ Result<std::vector<DeviceSlot>> opencl_slots(const DeviceList& list, const Backe
     out.push_back({"opencl:" + selector, {{kOpenCLDeviceEnv, selector}}, {}});
   }
   return out;
+#endif
 }
 
 Result<std::vector<DeviceSlot>> cuda_slots(const DeviceList& list, const Backend& backend) {
+#if !KTUNE_HAVE_CUDA
+  (void)list, (void)backend;
+  return std::unexpected(not_built(BuildFeature::kCuda));
+#else
   auto cu = cuda_driver();
   if (!cu) return std::unexpected(cu.error());
   int count = 0;
@@ -150,6 +164,7 @@ Result<std::vector<DeviceSlot>> cuda_slots(const DeviceList& list, const Backend
     }
   }
   return slots;
+#endif
 }
 
 }  // namespace
@@ -264,6 +279,9 @@ Status precheck_devices(std::string_view text, DeviceKind kind) {
   auto list = parse_device_list(text);
   if (!list) return std::unexpected(list.error());
   if (kind != DeviceKind::kCuda) return {};
+#if !KTUNE_HAVE_CUDA
+  return std::unexpected(not_built(BuildFeature::kCuda));
+#else
   auto cu = cuda_driver();
   if (!cu) return std::unexpected(cu.error());
   int count = 0;
@@ -271,6 +289,7 @@ Status precheck_devices(std::string_view text, DeviceKind kind) {
   auto slots = cuda_device_slots(*list, count);
   if (!slots) return std::unexpected(slots.error());
   return {};
+#endif
 }
 
 int first_listed_device(std::string_view devices, int fallback) {

@@ -111,6 +111,24 @@ TEST(DevicesCli, PicksForOneCoreDevicesAreKeyedApartFromTheWholeMachine) {
   EXPECT_THAT(whole.output, HasSubstr("(0 from the tuning cache)"));
 }
 
+TEST(DevicesCli, ABudgetedSearchEvaluatesTheSameCandidatesOnOneDeviceAndOnTwo) {
+  REQUIRE_TWO_CORES();
+  ScratchDir one, two;
+  const std::vector<std::string> budget = {"--strategy", "random",        "--max-evals",
+                                           "4",          "--search-seed", "3"};
+  std::vector<std::string> on_two = budget;
+  on_two.insert(on_two.end(), {"--devices", two_cores()});
+  const CliResult a = run_cli(one.path(), tune_args("devices/devices.yaml", budget));
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  const CliResult b = run_cli(two.path(), tune_args("devices/devices.yaml", on_two));
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  EXPECT_THAT(b.output, HasSubstr("strategy random, 4 of 9 evaluated"));
+  const Picks s = exported(one.path());
+  const Picks d = exported(two.path());
+  EXPECT_EQ(d.outcomes, s.outcomes);  // the same 4 evaluated, the same 5 not_evaluated
+  EXPECT_EQ(d.winner, s.winner);
+}
+
 TEST(DevicesCli, ABadListIsAUsageErrorAndNothingIsTuned) {
   ScratchDir cache;
   const std::map<std::vector<std::string>, std::string> cases = {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,8 +120,9 @@ Stopped stop_half_way(const std::filesystem::path& cache, int sig, int rows,
 
 // The rerun: only the missing candidates measured (without a reference the first kept valid
 // candidate runs again, to stand in for the reference again), then a record of all 20.
-void expect_resumes(const std::filesystem::path& cache, int rows) {
-  CliResult again = run_cli(cache, tune_args());
+void expect_resumes(const std::filesystem::path& cache, int rows,
+                    const std::vector<std::string>& args = tune_args()) {
+  CliResult again = run_cli(cache, args);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   const int resumed = rows - 1;
   EXPECT_THAT(again.output,
@@ -134,7 +136,7 @@ void expect_resumes(const std::filesystem::path& cache, int rows) {
   CliResult exported = run_cli(cache, {"cache", "export", "-"});
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   EXPECT_THAT(exported.output, HasSubstr("\"candidate_count\": 20"));
-  CliResult hit = run_cli(cache, tune_args());
+  CliResult hit = run_cli(cache, args);
   EXPECT_THAT(hit.output, HasSubstr("compiled nothing, measured nothing"));
 }
 
@@ -146,6 +148,29 @@ TEST(ResumeCli, AfterSigkillOnlyTheMissingCandidatesAreMeasured) {
   ASSERT_GE(s.rows, 5);
   ASSERT_LT(s.rows, 20);
   expect_resumes(cache, s.rows);
+}
+
+// Killed while two devices measured at once (--devices: each device's rows kept as they
+// finish, one at a time): the rerun on the same devices measures only what is missing.
+TEST(ResumeCli, AKilledRunOnTwoDevicesResumesOnlyTheMissing) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2) {
+    GTEST_SKIP() << "needs two cores to make two CPU devices";
+  }
+  std::vector<int> cores;
+  for (int c = 0; c < CPU_SETSIZE && cores.size() < 2; ++c) {
+    if (CPU_ISSET(c, &set)) cores.push_back(c);
+  }
+  std::vector<std::string> args = tune_args();
+  args.insert(args.end(), {"--devices", fmt::format("{},{}", cores[0], cores[1])});
+  ScratchDir dir("resume-kill-devices");
+  const auto cache = dir.path() / "cache";
+  const Stopped s = stop_half_way(cache, SIGKILL, 5, args);
+  ASSERT_TRUE(WIFSIGNALED(s.status)) << s.output;
+  ASSERT_GE(s.rows, 5);
+  ASSERT_LT(s.rows, 20);
+  expect_resumes(cache, s.rows, args);
 }
 
 TEST(ResumeCli, CtrlCKeepsWhatWasMeasuredCleansUpAndExits130) {
