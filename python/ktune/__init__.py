@@ -186,7 +186,9 @@ class Dispatcher:
         d.call({"M": 64, "N": 64, "K": 64}, C, A, B)   # numpy arrays, in the spec's order
 
     Scalars (the spec's `value:` arguments) are computed from the sizes; the buffers must have the
-    spec's dtype, be C-contiguous and hold what the kernel addresses at those sizes."""
+    spec's dtype, be C-contiguous and hold what the kernel addresses at those sizes. cache: a
+    shared tuning cache (redis://HOST:PORT/DB; default $KTUNE_CACHE_URL, else the SQLite file of
+    cache_dir) to read the picks from and store background tunings in, as tune()'s."""
 
     def __init__(
         self,
@@ -197,11 +199,12 @@ class Dispatcher:
         tune_unseen: bool = False,
         base_dir: Optional[Union[str, os.PathLike]] = None,
         allow_shared_cache_dir: bool = False,
+        cache: Optional[str] = None,
     ):
         file, text = _spec_args(spec, base_dir)
         folder = None if cache_dir is None else os.fspath(cache_dir)
         self._d = _ktune.Dispatcher(
-            file, text, folder, default, tune_unseen, allow_shared_cache_dir
+            file, text, folder, default, tune_unseen, allow_shared_cache_dir, cache
         )
 
     @property

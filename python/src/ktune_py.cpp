@@ -502,7 +502,7 @@ class PyDispatcher {
   PyDispatcher(const std::string& spec_file, const std::optional<std::string>& spec_text,
                const std::optional<std::string>& cache_dir,
                const std::optional<std::string>& default_choice, bool tune_unseen,
-               bool allow_shared_cache_dir)
+               bool allow_shared_cache_dir, const std::optional<std::string>& cache)
       : spec_(read_spec(spec_file, spec_text)) {
     if (!spec_.op.name.empty() || spec_.kernel.language != "c++") {
       raise(ErrorCode::kUnavailable,
@@ -515,6 +515,7 @@ class PyDispatcher {
     DispatcherOptions o;
     o.cache_dir = cache_dir_of(cache_dir);
     check(prepare_cache_dir(o.cache_dir, allow_shared_cache_dir));
+    o.cache_url = cache_url_of(cache);
     o.default_choice = default_choice;
     o.tune_unseen = tune_unseen;
     o.selector.lock_dir = o.cache_dir / "locks";
@@ -748,9 +749,9 @@ NB_MODULE(_ktune, m) {
   nb::class_<PyDispatcher>(m, "Dispatcher")
       .def(nb::init<const std::string&, const std::optional<std::string>&,
                     const std::optional<std::string>&, const std::optional<std::string>&, bool,
-                    bool>(),
+                    bool, const std::optional<std::string>&>(),
            "spec_file"_a, "spec_text"_a.none(), "cache_dir"_a.none(), "default_choice"_a.none(),
-           "tune_unseen"_a, "allow_shared_cache_dir"_a)
+           "tune_unseen"_a, "allow_shared_cache_dir"_a, "cache"_a.none())
       .def_prop_ro("size_names", &PyDispatcher::size_names)
       .def("pick", &PyDispatcher::pick, "sizes"_a)
       // noconvert: an array that is not C-contiguous, or of another type, is refused rather than

@@ -389,6 +389,19 @@ def test_shared_redis_cache_answers_another_cache_folder(repo, tmp_path, redis_u
     assert ktune.cache.records(tmp_path / "a") == []
 
 
+def test_dispatcher_serves_the_picks_of_a_shared_redis_cache(repo, tmp_path, redis_url):
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir(mode=0o700)
+    tuned = ktune.tune(mm_spec(repo), problem="small", cache_dir=tmp_path / "a",
+                       cache=redis_url, **FAST)
+    # Another folder (another machine's), the same server: the tuned pick is served exactly.
+    d = ktune.Dispatcher(mm_spec(repo), cache_dir=tmp_path / "b", cache=redis_url)
+    assert d.pick({"M": 16, "N": 32, "K": 64}) == (tuned[0].pick, "exact", (16, 32, 64))
+    # Without the server, folder b's own cache has nothing tuned: the default serves.
+    local = ktune.Dispatcher(mm_spec(repo), cache_dir=tmp_path / "b")
+    assert local.pick({"M": 16, "N": 32, "K": 64})[1] == "default"
+
+
 def test_unreachable_redis_falls_back_to_the_local_cache(repo, cache_dir, capfd):
     import socket
 

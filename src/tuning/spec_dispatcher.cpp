@@ -14,7 +14,7 @@
 #include "core/build_support.h"
 #include "core/file_util.h"
 #include "ktune/backend/cpu_backend.h"
-#include "ktune/cache_sqlite/sqlite_cache.h"
+#include "ktune/tuning/open_cache.h"
 #include "tuning/spec_loader.h"
 #if KTUNE_HAVE_CUDA
 #include "ktune/backend/cuda_backend.h"
@@ -220,14 +220,15 @@ Result<std::unique_ptr<Dispatcher>> open_dispatcher(Spec spec_value, DispatcherO
     choices_for = [spec = *spec](const ProblemDecl&) { return make_spec_choices(spec); };
   }
   hooks.problem = [spec = *spec](const ProblemDecl& decl) { return make_problem(spec, decl); };
-  hooks.tune = [choices_for, cache_dir = options.cache_dir, selector = options.selector](
+  const CacheLocation where{options.cache_dir, options.cache_url};
+  hooks.tune = [choices_for, where, selector = options.selector](
                    const Backend& backend, const Problem& problem,
                    const ProblemDecl& decl) -> Result<std::string> {
     Result<SpecChoices> choices = choices_for(decl);
     if (!choices) return std::unexpected(choices.error());
-    Result<std::unique_ptr<TuningCache>> cache = open_sqlite_cache(cache_dir);
+    Result<OpenedCache> cache = open_cache_at(where);
     if (!cache) return std::unexpected(cache.error());
-    Selector tuner(backend, **cache, selector);
+    Selector tuner(backend, *cache->cache, selector);
     Result<Selection> selection =
         tuner.select(problem, choices->candidates, choices->reference.get());
     if (!selection) return std::unexpected(selection.error());
@@ -236,10 +237,10 @@ Result<std::unique_ptr<Dispatcher>> open_dispatcher(Spec spec_value, DispatcherO
   // The candidates of the spec's first problem serve every size.
   Result<SpecChoices> choices = choices_for(spec->problems.front());
   if (!choices) return std::unexpected(choices.error());
-  Result<std::unique_ptr<TuningCache>> cache = open_sqlite_cache(options.cache_dir);
+  Result<OpenedCache> cache = open_cache_at(where);
   if (!cache) return std::unexpected(cache.error());
   Result<DispatchTableBuild> built =
-      make_dispatch_table(*spec, *choices, *owned, **cache, options.selector,
+      make_dispatch_table(*spec, *choices, *owned, *cache->cache, options.selector,
                           options.default_choice, /*generated_only=*/false);
   if (!built) return std::unexpected(built.error());
   return Dispatcher::create(

@@ -23,6 +23,10 @@ namespace ktune {
 struct DispatcherOptions {
   // Code cache and tuning cache (tuning.sqlite3); empty: default_cache_dir(), as the CLI.
   std::filesystem::path cache_dir;
+  // A shared tuning cache (redis://HOST:PORT/DB) to read the picks from and store background
+  // tunings in, as `ktune --cache` (open_cache_at: the SQLite file of cache_dir stands in, with
+  // one warning, when the server cannot be reached); empty: the SQLite file of cache_dir.
+  std::string cache_url;
   // The candidate served when no shape is tuned; empty: the spec's first template config (the
   // first candidate); op: cuda.gemm specs: cuBLAS ("cublas_gemm", "cublas_gemm+epilogue").
   std::optional<std::string> default_choice;
