@@ -2,13 +2,13 @@
 // DeviceSlots of SelectorOptions::devices (one worker each; select/ spreads the candidates).
 //
 //   CUDA    "all": every GPU this process sees; "0,2": those ordinals (as CUDA numbers them
-//           here, under ktune's own CUDA_VISIBLE_DEVICES). Every GPU must have the architecture
-//           the kernels are compiled for.
-//   OpenCL  "all": every device of the backend's platform with the backend's device name; "0,2":
-//           those device indices of that platform, each the same model as the backend's.
+//           here, under ktune's own CUDA_VISIBLE_DEVICES). Every GPU must have the backend's
+//           device fingerprint (name, compute capability, SMs, driver): the picks are keyed by it.
+//   OpenCL  "all": every device of the backend's platform with the backend's fingerprint; "0,2":
+//           those device indices of that platform, each with that fingerprint.
 //   CPU     "all": one device, every core ktune may run on (as without --devices); "0-3,4-7":
-//           one device per item, a core or a range of cores, disjoint, each within the cores
-//           ktune may run on: its worker is pinned to them.
+//           one device per item, a core or a range of cores, disjoint, of equal size, each
+//           within the cores ktune may run on: its worker is pinned to them.
 #pragma once
 
 #include <string>
@@ -56,7 +56,7 @@ struct DeviceList {
 [[nodiscard]] Status precheck_devices(std::string_view text, DeviceKind kind);
 
 // The slots of `text` for `backend`'s device kind, checked against the machine (GPU count and
-// architecture, OpenCL devices of the platform, the cores ktune may run on). An empty `text`:
+// fingerprint, OpenCL devices of the platform, the cores ktune may run on). An empty `text`:
 // no slots (one device, as before).
 [[nodiscard]] Result<std::vector<DeviceSlot>> device_slots(std::string_view text,
                                                            const Backend& backend);
