@@ -134,26 +134,60 @@ Result<std::vector<DeviceSlot>> opencl_slots(const DeviceList& list, const Backe
 #endif
 }
 
+// The ordinals `list` names among `count` GPUs, each checked to exist and named once.
+Result<std::vector<int>> cuda_ordinals(const DeviceList& list, int count) {
+  if (count <= 0) {
+    return make_error(ErrorCode::kUnavailable, "--devices: no CUDA GPU is visible");
+  }
+  std::vector<int> ordinals;
+  if (list.all) {
+    for (int i = 0; i < count; ++i) ordinals.push_back(i);
+    return ordinals;
+  }
+  auto picked = single_indices(list, "GPU");
+  if (!picked) return std::unexpected(picked.error());
+  for (int i : *picked) {
+    if (i >= count) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("--devices: {} GPU(s) visible (0-{}); there is no GPU {}",
+                                    count, count - 1, i));
+    }
+  }
+  return picked;
+}
+
+std::vector<DeviceSlot> cuda_slots_of(const std::vector<int>& ordinals) {
+  std::vector<DeviceSlot> out;
+  for (int i : ordinals) {
+    out.push_back(
+        {fmt::format("cuda:{}", i), {{"CUDA_VISIBLE_DEVICES", cuda_visible_device(i)}}, {}});
+  }
+  return out;
+}
+
+#if KTUNE_HAVE_CUDA
+// The GPUs the driver shows this process (0 when it shows none).
+Result<int> visible_gpu_count() {
+  auto cu = cuda_driver();
+  if (!cu) return std::unexpected(cu.error());
+  int count = 0;
+  if ((*cu)->DeviceGetCount(&count) != CUDA_SUCCESS) count = 0;
+  return count;
+}
+#endif
+
 Result<std::vector<DeviceSlot>> cuda_slots(const DeviceList& list, const Backend& backend) {
 #if !KTUNE_HAVE_CUDA
   (void)list, (void)backend;
   return std::unexpected(not_built(BuildFeature::kCuda));
 #else
-  auto cu = cuda_driver();
-  if (!cu) return std::unexpected(cu.error());
-  int count = 0;
-  if ((*cu)->DeviceGetCount(&count) != CUDA_SUCCESS) count = 0;
-  auto slots = cuda_device_slots(list, count);
-  if (!slots) return slots;
+  auto count = visible_gpu_count();
+  if (!count) return std::unexpected(count.error());
+  auto ordinals = cuda_ordinals(list, *count);
+  if (!ordinals) return std::unexpected(ordinals.error());
   // Every GPU of the list must be the model the kernels are compiled and keyed for.
   const std::string want = backend.device_fingerprint();
-  std::vector<int> ordinals;
-  if (list.all) {
-    for (int i = 0; i < count; ++i) ordinals.push_back(i);
-  } else {
-    for (const auto& item : list.items) ordinals.insert(ordinals.end(), item.begin(), item.end());
-  }
-  for (int i : ordinals) {
+  for (int i : *ordinals) {
     auto info = cuda_device_info(i);
     if (!info) return std::unexpected(info.error());
     if (info->fingerprint() != want) {
@@ -163,7 +197,7 @@ Result<std::vector<DeviceSlot>> cuda_slots(const DeviceList& list, const Backend
                                     i, info->fingerprint(), want));
     }
   }
-  return slots;
+  return cuda_slots_of(*ordinals);
 #endif
 }
 
@@ -236,28 +270,9 @@ Result<std::vector<DeviceSlot>> cpu_device_slots(const DeviceList& list,
 }
 
 Result<std::vector<DeviceSlot>> cuda_device_slots(const DeviceList& list, int count) {
-  if (count <= 0) {
-    return make_error(ErrorCode::kUnavailable, "--devices: no CUDA GPU is visible");
-  }
-  std::vector<int> ordinals;
-  if (list.all) {
-    for (int i = 0; i < count; ++i) ordinals.push_back(i);
-  } else {
-    auto picked = single_indices(list, "GPU");
-    if (!picked) return std::unexpected(picked.error());
-    ordinals = *picked;
-  }
-  std::vector<DeviceSlot> out;
-  for (int i : ordinals) {
-    if (i >= count) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("--devices: {} GPU(s) visible (0-{}); there is no GPU {}",
-                                    count, count - 1, i));
-    }
-    out.push_back(
-        {fmt::format("cuda:{}", i), {{"CUDA_VISIBLE_DEVICES", cuda_visible_device(i)}}, {}});
-  }
-  return out;
+  auto ordinals = cuda_ordinals(list, count);
+  if (!ordinals) return std::unexpected(ordinals.error());
+  return cuda_slots_of(*ordinals);
 }
 
 std::string cuda_visible_device(int ordinal) {
@@ -282,12 +297,11 @@ Status precheck_devices(std::string_view text, DeviceKind kind) {
 #if !KTUNE_HAVE_CUDA
   return std::unexpected(not_built(BuildFeature::kCuda));
 #else
-  auto cu = cuda_driver();
-  if (!cu) return std::unexpected(cu.error());
-  int count = 0;
-  if ((*cu)->DeviceGetCount(&count) != CUDA_SUCCESS) count = 0;
-  auto slots = cuda_device_slots(*list, count);
-  if (!slots) return std::unexpected(slots.error());
+  auto count = visible_gpu_count();
+  if (!count) return std::unexpected(count.error());
+  if (auto ordinals = cuda_ordinals(*list, *count); !ordinals) {
+    return std::unexpected(ordinals.error());
+  }
   return {};
 #endif
 }

@@ -1,9 +1,7 @@
 // Three correct kernels among every planted fault in one tuning run (on one device, and on two at
 // once); and a worker killed by hand in the middle of a run.
-#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,12 +10,21 @@
 #include <sstream>
 
 #include "faults/fault_support.h"
+#include "support/cores.h"
 
 namespace ktune::test {
 namespace {
 
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
+
+// Each planted fault's outcome appears in the table.
+void expect_every_fault_named(const std::string& output) {
+  for (const char* o : {"crashed", "timed_out", "redzone_violation", "input_modified",
+                        "unwritten_output", "nan_output", "wrong_result", "resource_exhausted"}) {
+    EXPECT_THAT(output, HasSubstr(o));
+  }
+}
 
 TEST(MixedFaults, FastestCorrectWinsAndEveryFailureIsNamed) {
   ScratchDir dir("fault-mixed");
@@ -28,10 +35,7 @@ TEST(MixedFaults, FastestCorrectWinsAndEveryFailureIsNamed) {
   EXPECT_THAT(r.output,
               AnyOf(HasSubstr("Selected add_FAULT0 "), HasSubstr("Selected add_FAULT1 ")));
   EXPECT_THAT(r.output, HasSubstr("16 candidates (3 valid, 13 failed)"));
-  for (const char* o : {"crashed", "timed_out", "redzone_violation", "input_modified",
-                        "unwritten_output", "nan_output", "wrong_result", "resource_exhausted"}) {
-    EXPECT_THAT(r.output, HasSubstr(o));
-  }
+  expect_every_fault_named(r.output);
 }
 
 // The same on two devices at once (--devices: two workers, each pinned to a core of its own, the
@@ -39,30 +43,19 @@ TEST(MixedFaults, FastestCorrectWinsAndEveryFailureIsNamed) {
 // device it ran, and a correct kernel still wins. Under the tsan-ci build this runs the spreading
 // code (threads, one worker pool per device) against real workers.
 TEST(MixedFaults, OnTwoDevicesAtOnceEveryFailureIsNamedAndACorrectKernelWins) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2) {
-    GTEST_SKIP() << "needs two cores to make two CPU devices";
-  }
-  std::vector<int> cores;
-  for (int c = 0; c < CPU_SETSIZE && cores.size() < 2; ++c) {
-    if (CPU_ISSET(c, &set)) cores.push_back(c);
-  }
+  KTUNE_REQUIRE_TWO_CORES(cores);
   ScratchDir dir("fault-mixed-devices");
   const std::string spec =
       write_fault_spec(dir, {0, 1, 2, 10, 11, 12, 13, 15, 16, 17, 18, 19, 20, 21, 23, 24});
   std::vector<std::string> args = fault_tune_args(spec);
-  args.insert(args.end(), {"--devices", fmt::format("{},{}", cores[0], cores[1])});
+  args.insert(args.end(), {"--devices", cores});
   CliResult r = run_cli(dir.path() / "cache", args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("on 2 devices at once"));
   EXPECT_THAT(r.output,
               AnyOf(HasSubstr("Selected add_FAULT0 "), HasSubstr("Selected add_FAULT1 ")));
   EXPECT_THAT(r.output, HasSubstr("16 candidates (3 valid, 13 failed)"));
-  for (const char* o : {"crashed", "timed_out", "redzone_violation", "input_modified",
-                        "unwritten_output", "nan_output", "wrong_result", "resource_exhausted"}) {
-    EXPECT_THAT(r.output, HasSubstr(o));
-  }
+  expect_every_fault_named(r.output);
 }
 
 // The pids of the running children of `parent` (from /proc).

@@ -7,13 +7,13 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sched.h>
 
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "support/cli_run.h"
+#include "support/cores.h"
 #include "support/exported_picks.h"
 
 namespace ktune::test {
@@ -21,27 +21,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-int allowed_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  return ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-}
-
-// The first two cores ktune may run on, as a --devices list ("0,1").
-std::string two_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  (void)::sched_getaffinity(0, sizeof set, &set);
-  std::vector<int> cores;
-  for (int c = 0; c < CPU_SETSIZE && cores.size() < 2; ++c) {
-    if (CPU_ISSET(c, &set)) cores.push_back(c);
-  }
-  return fmt::format("{},{}", cores.at(0), cores.at(1));
-}
-
-#define REQUIRE_TWO_CORES() \
-  if (allowed_cores() < 2) GTEST_SKIP() << "needs two cores to make two CPU devices"
 
 // Cheap measurement; --no-abandon: abandoning depends on the best time seen so far, which
 // differs with the order the devices happen to take the candidates in.
@@ -53,12 +32,12 @@ std::vector<std::string> tune_args(const std::string& spec, std::vector<std::str
 }
 
 TEST(DevicesCli, TwoCpuDevicesPickAndFailAsOneDevice) {
-  REQUIRE_TWO_CORES();
+  KTUNE_REQUIRE_TWO_CORES(two_cores);
   ScratchDir one, two;
   const CliResult single = run_cli(one.path(), tune_args("devices/devices.yaml"));
   ASSERT_EQ(single.exit_code, 0) << single.output;
   const CliResult r =
-      run_cli(two.path(), tune_args("devices/devices.yaml", {"--devices", two_cores(), "-v"}));
+      run_cli(two.path(), tune_args("devices/devices.yaml", {"--devices", two_cores, "-v"}));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("verifying and measuring 9 candidates on 2 devices at once "
                                   "(cpu:"));
@@ -83,11 +62,11 @@ TEST(DevicesCli, TwoCpuDevicesPickAndFailAsOneDevice) {
 }
 
 TEST(DevicesCli, EachWorkerIsPinnedToItsCoreAndToldItsThreadCount) {
-  REQUIRE_TWO_CORES();
+  KTUNE_REQUIRE_TWO_CORES(two_cores);
   ScratchDir cache;
   // Every candidate is right only in a worker on one core with OMP_NUM_THREADS=1.
   const CliResult pinned =
-      run_cli(cache.path(), tune_args("devices/pinned.yaml", {"--devices", two_cores()}));
+      run_cli(cache.path(), tune_args("devices/pinned.yaml", {"--devices", two_cores}));
   ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
   EXPECT_THAT(pinned.output, HasSubstr("6 candidates (6 valid, 0 failed)"));
   // One device of both cores: pinned to two, so every candidate answers wrong.
@@ -97,9 +76,9 @@ TEST(DevicesCli, EachWorkerIsPinnedToItsCoreAndToldItsThreadCount) {
 }
 
 TEST(DevicesCli, PicksForOneCoreDevicesAreKeyedApartFromTheWholeMachine) {
-  REQUIRE_TWO_CORES();
+  KTUNE_REQUIRE_TWO_CORES(two_cores);
   ScratchDir cache;
-  const auto devices = tune_args("devices/devices.yaml", {"--devices", two_cores()});
+  const auto devices = tune_args("devices/devices.yaml", {"--devices", two_cores});
   ASSERT_EQ(run_cli(cache.path(), devices).exit_code, 0);
   const CliResult again = run_cli(cache.path(), devices);
   ASSERT_EQ(again.exit_code, 0) << again.output;
@@ -112,12 +91,12 @@ TEST(DevicesCli, PicksForOneCoreDevicesAreKeyedApartFromTheWholeMachine) {
 }
 
 TEST(DevicesCli, ABudgetedSearchEvaluatesTheSameCandidatesOnOneDeviceAndOnTwo) {
-  REQUIRE_TWO_CORES();
+  KTUNE_REQUIRE_TWO_CORES(two_cores);
   ScratchDir one, two;
   const std::vector<std::string> budget = {"--strategy", "random",        "--max-evals",
                                            "4",          "--search-seed", "3"};
   std::vector<std::string> on_two = budget;
-  on_two.insert(on_two.end(), {"--devices", two_cores()});
+  on_two.insert(on_two.end(), {"--devices", two_cores});
   const CliResult a = run_cli(one.path(), tune_args("devices/devices.yaml", budget));
   ASSERT_EQ(a.exit_code, 0) << a.output;
   const CliResult b = run_cli(two.path(), tune_args("devices/devices.yaml", on_two));

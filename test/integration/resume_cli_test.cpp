@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include <thread>
 
 #include "support/cli_run.h"
+#include "support/cores.h"
 
 namespace ktune::test {
 namespace {
@@ -153,17 +153,9 @@ TEST(ResumeCli, AfterSigkillOnlyTheMissingCandidatesAreMeasured) {
 // Killed while two devices measured at once (--devices: each device's rows kept as they
 // finish, one at a time): the rerun on the same devices measures only what is missing.
 TEST(ResumeCli, AKilledRunOnTwoDevicesResumesOnlyTheMissing) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2) {
-    GTEST_SKIP() << "needs two cores to make two CPU devices";
-  }
-  std::vector<int> cores;
-  for (int c = 0; c < CPU_SETSIZE && cores.size() < 2; ++c) {
-    if (CPU_ISSET(c, &set)) cores.push_back(c);
-  }
+  KTUNE_REQUIRE_TWO_CORES(cores);
   std::vector<std::string> args = tune_args();
-  args.insert(args.end(), {"--devices", fmt::format("{},{}", cores[0], cores[1])});
+  args.insert(args.end(), {"--devices", cores});
   ScratchDir dir("resume-kill-devices");
   const auto cache = dir.path() / "cache";
   const Stopped s = stop_half_way(cache, SIGKILL, 5, args);
