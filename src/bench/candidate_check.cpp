@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/parallel_for.h"
+#include "core/trace.h"
 
 namespace ktune {
 namespace {
@@ -102,16 +103,40 @@ CheckResult check_output_alone(const ProblemArg& arg, const std::byte* data) {
 
 CheckResult run_reference(const Enqueue& reference, CheckedBuffers& buffers,
                           const std::optional<Tolerance>& tolerance, ReferenceOutputs* out) {
+  trace::Span run_span("run reference", "worker");
   CheckResult r = run_and_check_integrity(reference, buffers);
+  run_span.end();
   if (r.outcome != Outcome::kOk) return r;
-  if (Status s = buffers.read_outputs(); !s) return device_error(s.error());
-  if (r = check_outside_views(buffers); r.outcome != Outcome::kOk) return r;
   const Problem& p = buffers.problem();
+  std::vector<double> rms;
+  Result<bool> screened = buffers.reference_passes(&rms);
+  if (!screened) return device_error(screened.error());
+  if (*screened) {
+    // Written and finite, checked where the outputs are: kept there, no host copy.
+    if (Status s = buffers.keep_outputs_as_reference(); !s) return device_error(s.error());
+    ReferenceOutputs ref;
+    ref.outputs.resize(p.args.size());
+    ref.tolerances.resize(p.args.size());
+    ref.rms = std::move(rms);
+    for (std::size_t i = 0; i < p.args.size(); ++i) {
+      if (is_output(p.args[i].param.role))
+        ref.tolerances[i] = output_tolerance(p.args[i], tolerance);
+    }
+    *out = std::move(ref);
+    return {};
+  }
+  trace::Span read_span("read back", "worker");
+  if (Status s = buffers.read_outputs(); !s) return device_error(s.error());
+  read_span.end();
+  trace::Span screen_span("screen reference", "worker");
+  if (r = check_outside_views(buffers); r.outcome != Outcome::kOk) return r;
   // The reference must write every output and produce no NaN itself.
   for (std::size_t i = 0; i < p.args.size(); ++i) {
     if (!is_output(p.args[i].param.role)) continue;
     if (r = check_output_alone(p.args[i], buffers.output(i)); r.outcome != Outcome::kOk) return r;
   }
+  screen_span.end();
+  trace::Span keep_span("keep reference", "worker");
   if (Status s = buffers.keep_outputs_as_reference(); !s) return device_error(s.error());
   ReferenceOutputs ref;
   ref.outputs.resize(p.args.size());
@@ -126,6 +151,11 @@ CheckResult run_reference(const Enqueue& reference, CheckedBuffers& buffers,
   }
   *out = std::move(ref);
   return {};
+}
+
+double reference_rms(const Problem& problem, const ReferenceOutputs& reference, std::size_t arg) {
+  if (arg < reference.rms.size()) return reference.rms[arg];
+  return view_rms(problem.args[arg].tensor, reference.outputs[arg].data());
 }
 
 CheckResult check_candidate(const Enqueue& candidate, CheckedBuffers& buffers,
@@ -157,8 +187,14 @@ CheckResult check_run(CheckedBuffers& buffers, const ReferenceOutputs* reference
         return c;
       continue;
     }
-    Comparison c =
-        compare(p.args[i].tensor, actual, reference->outputs[i].data(), reference->tolerances[i]);
+    // The reference kept on the device comes to the host only now, for the message.
+    const HostBuffer* expected = &reference->outputs[i];
+    HostBuffer kept;
+    if (expected->bytes() < p.args[i].tensor.storage_bytes()) {
+      if (Status s = buffers.read_reference(i, &kept); !s) return device_error(s.error());
+      expected = &kept;
+    }
+    Comparison c = compare(p.args[i].tensor, actual, expected->data(), reference->tolerances[i]);
     if (c.outcome != Outcome::kOk) {
       return {c.outcome, fmt::format("output {}: {}", p.args[i].param.name, c.message)};
     }

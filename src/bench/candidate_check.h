@@ -26,11 +26,21 @@ struct CheckResult {
   std::string message;
 };
 
-// The reference's outputs: one buffer per argument (empty for in and scalar arguments).
+// The reference's outputs: one buffer per argument (empty for in and scalar arguments, and for
+// an output that the device screened and keeps: CheckedBuffers::reference_passes, read back by
+// read_reference() only when a comparison on the host needs it).
 struct ReferenceOutputs {
   std::vector<HostBuffer> outputs;
   std::vector<Tolerance> tolerances;  // by argument index
+  // By argument index: each output's RMS (view_rms) when the device measured it; empty when the
+  // host copies in `outputs` are all there is (reference_rms() measures them).
+  std::vector<double> rms;
 };
+
+// Output `arg`'s RMS over its finite elements (view_rms), where the device measured it or from
+// the host copy.
+[[nodiscard]] double reference_rms(const Problem& problem, const ReferenceOutputs& reference,
+                                   std::size_t arg);
 
 // One problem's buffers wherever they live. A failing call is the device's error (the run's
 // outcome becomes kLaunchError with its message).
@@ -59,6 +69,20 @@ class CheckedBuffers {
   }
   // After a sound reference run: keeps what outputs_pass() compares with.
   [[nodiscard]] virtual Status keep_outputs_as_reference() { return {}; }
+  // An optional screen of the reference's outputs where they are, just after its run: true
+  // when every output passes check_output_alone()'s rules there (written, finite), with each
+  // output's RMS in (*rms)[arg]; run_reference then keeps them there and makes no host copy.
+  // False: the host reads them back and checks them.
+  [[nodiscard]] virtual Result<bool> reference_passes(std::vector<double>* rms) {
+    (void)rms;
+    return false;
+  }
+  // Output `arg` of the reference kept by keep_outputs_as_reference(), read back into *out:
+  // for a comparison on the host when reference_passes() left no host copy.
+  [[nodiscard]] virtual Status read_reference(std::size_t arg, HostBuffer* out) {
+    (void)arg, (void)out;
+    return make_error(ErrorCode::kInternal, "these buffers keep no reference to read back");
+  }
   // Makes output(arg) hold the last run's outputs on the host.
   [[nodiscard]] virtual Status read_outputs() = 0;
   // Argument `arg`'s storage start on the host (as compare() takes it), after read_outputs().

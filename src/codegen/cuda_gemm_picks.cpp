@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "ktune/codegen/graph_fusion.h"
@@ -96,6 +97,9 @@ Result<std::map<std::string, GemmPick>> pick_cuda_gemms(const Graph& graph,
 
   std::map<std::string, GemmPick> picks;
   std::map<std::string, GemmPick> by_problem;  // each distinct problem is tuned once
+  // One selector for every problem, so that they share its worker: the GPU context, cuBLAS and
+  // the checking kernels are set up once, not once per problem. Made on the first tuning.
+  std::optional<Selector> selector;
   for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
     const GraphNode& n = graph.nodes[i];
     if (n.op != OpKind::kGemm) continue;
@@ -129,8 +133,8 @@ Result<std::map<std::string, GemmPick>> pick_cuda_gemms(const Graph& graph,
         if (!forced) return make_error(forced.error().code, where + ": " + forced.error().message);
         index = *forced;
       } else {
-        Selector selector(backend, cache, t.options);
-        auto sel = selector.select(t.problem, t.candidates, t.reference.get());
+        if (!selector) selector.emplace(backend, cache, t.options);
+        auto sel = selector->select(t.problem, t.candidates, t.reference.get(), t.options);
         if (!sel) return make_error(sel.error().code, where + ": " + sel.error().message);
         index = sel->winner_index;
         from_cache = sel->from_cache;

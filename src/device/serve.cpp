@@ -257,13 +257,13 @@ RequestFlow::Verdict RequestFlow::reference_runs(const BenchmarkRequest& request
     if (v.outcome == Outcome::kLaunchError) return v;
     return {};
   }
+  trace::Span scale_span("stress scale", "worker");
   const Problem& problem = request.problem;
   p.stress_scale.assign(problem.args.size(), 1.0);
   for (std::size_t i = 0; i < problem.args.size(); ++i) {
     if (!is_output(problem.args[i].param.role)) continue;
-    const TensorSpec& spec = problem.args[i].tensor;
-    const double uniform_rms = view_rms(spec, p.reference->outputs[i].data());
-    const double stress_rms = view_rms(spec, out.outputs[i].data());
+    const double uniform_rms = reference_rms(problem, *p.reference, i);
+    const double stress_rms = reference_rms(problem, out, i);
     p.stress_scale[i] = std::max(1.0, uniform_rms > 0 ? stress_rms / uniform_rms : stress_rms);
   }
   p.stress = std::move(*stress);

@@ -27,6 +27,11 @@ int Selector::worker_restarts() const {
 
 TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
                             const Choice* reference) const {
+  return key_for(problem, candidates, reference, options_);
+}
+
+TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
+                            const Choice* reference, const SelectorOptions& options) const {
   KeyInputs in{problem.op,
                problem.key(),
                {},
@@ -35,26 +40,42 @@ TuningKey Selector::key_for(const Problem& problem, const std::vector<ChoicePtr>
                backend_.toolchain_fingerprint()};
   // CPU devices pinned to fewer cores than the machine has (--devices 0-3,4-7) measure what
   // the kernels do on that many: picks for another machine, keyed apart.
-  if (!options_.devices.empty() && !options_.devices.front().cpus.empty() &&
-      options_.devices.front().cpus.size() != std::thread::hardware_concurrency()) {
-    in.device += fmt::format(" pinned to {} core(s)", options_.devices.front().cpus.size());
+  if (!options.devices.empty() && !options.devices.front().cpus.empty() &&
+      options.devices.front().cpus.size() != std::thread::hardware_concurrency()) {
+    in.device += fmt::format(" pinned to {} core(s)", options.devices.front().cpus.size());
   }
   for (const ChoicePtr& c : candidates) in.candidates.push_back(c->hash_key());
   // Without a reference the candidates are compared with the first valid one (run_stage):
   // keyed apart from tunings that checked them only for NaN, unwritten outputs and redzones.
   in.verification->reference =
       reference ? reference->hash_key() : std::string("ktune:first-valid-candidate");
-  in.verification->tolerance = options_.tolerance;
-  in.verification->seed = options_.seed;
+  in.verification->tolerance = options.tolerance;
+  in.verification->seed = options.seed;
   return make_tuning_key(in);
 }
 
 Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr>& candidates,
                                    Choice* reference) {
-  const SelectContext ctx{problem, candidates, options_, selection_title(problem)};
-  CandidateStageRunner runner(backend_, problem, options_, worker_pools());
-  return select_with(ctx, backend_, cache_, key_for(problem, candidates, reference), reference,
-                     runner);
+  return select(problem, candidates, reference, options_);
+}
+
+Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr>& candidates,
+                                   Choice* reference, const SelectorOptions& options) {
+  // The workers were started with the selector's own settings.
+  const auto slots = [](const SelectorOptions& o) {
+    std::vector<std::string> names;
+    for (const DeviceSlot& d : o.devices) names.push_back(d.name);
+    return names;
+  };
+  if (options.isolate != options_.isolate || slots(options) != slots(options_)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "Selector::select: these options isolate or place workers otherwise than "
+                      "the selector's; use another Selector");
+  }
+  const SelectContext ctx{problem, candidates, options, selection_title(problem)};
+  CandidateStageRunner runner(backend_, problem, options, worker_pools());
+  return select_with(ctx, backend_, cache_, key_for(problem, candidates, reference, options),
+                     reference, runner);
 }
 
 Result<std::vector<BenchStats>> Selector::measure_again(const Problem& problem,

@@ -12,8 +12,6 @@
 #include "tensor/npy.h"
 
 namespace ktune {
-namespace {
-
 std::uint64_t scalar_bits(const ProblemArg& arg) {
   std::uint64_t bits = 0;
   std::byte* p = reinterpret_cast<std::byte*>(&bits);
@@ -28,6 +26,8 @@ std::uint64_t scalar_bits(const ProblemArg& arg) {
   }
   return bits;
 }
+
+namespace {
 
 bool is_input(ArgRole role) { return role == ArgRole::kIn || role == ArgRole::kInOut; }
 
@@ -79,18 +79,13 @@ Result<ProblemBuffers> ProblemBuffers::try_create(const Problem& problem, std::u
       // The gaps of the view keep the poison pattern (as outputs' do): defined bytes, the same
       // on every device, that a write into them changes.
       pb.buffers_[i].poison(arg.param.dtype);
-      // Each argument gets its own stream derived from the seed, so A and B differ; the stress
-      // set's streams are others again.
-      const std::uint64_t stream = seed * 1000003u + i;
       if (arg.init.kind == InitKind::kNpy) {
         // The user's data, the same on both data sets (verified twice on it).
         if (Status s = fill_from_npy(pb.buffers_[i], arg.tensor, arg.init); !s) {
           return std::unexpected(with_context(s.error(), fmt::format("input {}", arg.param.name)));
         }
       } else {
-        fill_random(pb.buffers_[i], arg.tensor,
-                    set == DataSet::kUniform ? stream : stream ^ 0x5EED5EED5EED5EEDull, set,
-                    arg.init);
+        fill_random(pb.buffers_[i], arg.tensor, argument_seed(seed, i, set), set, arg.init);
       }
       pb.pristine_[i] = pb.buffers_[i].clone();
     }

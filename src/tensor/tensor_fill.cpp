@@ -34,15 +34,6 @@ class SplitMix64 {
   std::uint64_t state_;
 };
 
-bool row_major_dense(const TensorSpec& spec) {
-  std::int64_t step = 1;
-  for (std::size_t i = spec.sizes.size(); i-- > 0;) {
-    if (spec.sizes[i] != 1 && spec.strides[i] != step) return false;
-    step *= spec.sizes[i];
-  }
-  return true;
-}
-
 // Uniform in [-1, 1) from the top 53 bits.
 double uniform_pm1(std::uint64_t bits) {
   const double unit = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
@@ -123,12 +114,26 @@ void fill_arange(HostBuffer& buffer, const TensorSpec& spec) {
 
 const char* data_set_name(DataSet set) { return set == DataSet::kUniform ? "uniform" : "stress"; }
 
+std::uint64_t argument_seed(std::uint64_t seed, std::size_t arg, DataSet set) {
+  const std::uint64_t stream = seed * 1000003u + arg;
+  return set == DataSet::kUniform ? stream : stream ^ 0x5EED5EED5EED5EEDull;
+}
+
+bool view_is_row_major_dense(const TensorSpec& spec) {
+  std::int64_t step = 1;
+  for (std::size_t i = spec.sizes.size(); i-- > 0;) {
+    if (spec.sizes[i] != 1 && spec.strides[i] != step) return false;
+    step *= spec.sizes[i];
+  }
+  return true;
+}
+
 void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed, DataSet set) {
   KTUNE_CHECK(buffer.bytes() >= spec.storage_bytes());
   const DType dtype = spec.dtype;
   const std::size_t size = dtype_size(dtype);
   const bool floating = is_floating(dtype);
-  const bool flat = row_major_dense(spec);
+  const bool flat = view_is_row_major_dense(spec);
   std::byte* base = buffer.data();
   // On every usable core (two 8192^2 inputs take seconds on one), each chunk's generator skipped
   // to its first element: the values do not depend on the split. Row-major dense views only: in

@@ -47,7 +47,8 @@ class Handlers {
 
 }  // namespace
 
-int run_worker_loop(int in_fd, int out_fd, CandidateGuard* guard, pid_t parent_pid) {
+int run_worker_loop(int in_fd, int out_fd, CandidateGuard* guard, pid_t parent_pid,
+                    bool exit_at_end) {
   Handlers handler;
   for (;;) {
     Result<std::string> frame = read_frame(in_fd);
@@ -55,7 +56,13 @@ int run_worker_loop(int in_fd, int out_fd, CandidateGuard* guard, pid_t parent_p
     if (!frame) {
       // The parent closed the request pipe between frames: the normal way to stop us.
       // Anything else (an end inside a frame, a failed read) is a broken protocol.
-      if (frame.error().code == ErrorCode::kEndOfStream) return 0;
+      if (frame.error().code == ErrorCode::kEndOfStream) {
+        if (exit_at_end) {
+          std::fflush(nullptr);
+          ::_exit(0);
+        }
+        return 0;
+      }
       std::fprintf(stderr, "error: ktune-worker: %s\n", frame.error().message.c_str());
       return kExitProtocol;
     }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/trace.h"
 #include "ktune/core/outcome.h"
 #include "worker/worker.h"
 
@@ -58,6 +59,7 @@ Result<BenchmarkResponse> WorkerPool::run(const BenchmarkRequest& request,
 }
 
 void WorkerPool::shutdown() {
+  trace::Span span("shutdown", "select");
   for (std::unique_ptr<Worker>& w : workers_) {
     if (w) w->stop();
   }

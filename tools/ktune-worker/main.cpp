@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
     return 3;
   }
   ktune::CandidateGuard guard(given, hardened->decoy_reader);
-  const int code =
-      ktune::run_worker_loop(hardened->protocol.in, hardened->protocol.out, &guard, parent_pid);
+  const int code = ktune::run_worker_loop(hardened->protocol.in, hardened->protocol.out, &guard,
+                                          parent_pid, /*exit_at_end=*/true);
   if (code != 0) {
     // A worker ending on a fault leaves at once: its state is a candidate's, not to be trusted
     // with exit handlers, and a sanitizer's exit-time leak check (LeakSanitizer forks a tracer)

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "core/build_support.h"
+#include "core/trace.h"
 #include "gemm_run.h"
 #include "json_out.h"
 #include "ktune/tuning/devices.h"
@@ -52,8 +53,10 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   SelectorOptions checked = to_selector_options(f.options.selector, cuda_gemm_selector_defaults());
   checked.isolate = checked.isolate && !f.options.compile_only;  // compiling runs no worker
   if (int code = preflight(checked); code != 0) return code;
+  trace::Span backend_span("backend", "cli");
   auto backend = open_gemm_backend(f.options, ctx);
   if (!backend) return kExitError;
+  backend_span.end();
   const GemmShape shape{f.m, f.n, f.k, *dtype, std::move(*epilogue)};
   if (!f.options.selector.json) return tune_gemm(*backend, shape, f.options, ctx, t0).exit_code;
   ResultDocument doc("gemm", "");

@@ -138,6 +138,13 @@ class Selector {
   // kInvalidArgument when the reference itself fails.
   [[nodiscard]] Result<Selection> select(const Problem& problem, std::vector<ChoicePtr>& candidates,
                                          Choice* reference);
+  // The same with other options for this problem (a problem's own measurement settings: a
+  // graph's GEMMs, each with its own), on this selector's workers, which keep what they loaded
+  // (the device's context, libraries, checking kernels) from one problem to the next. The
+  // settings the workers were started with stay the selector's: `options` must isolate as it
+  // does and name the same devices (kInvalidArgument otherwise).
+  [[nodiscard]] Result<Selection> select(const Problem& problem, std::vector<ChoicePtr>& candidates,
+                                         Choice* reference, const SelectorOptions& options);
 
   // Measures candidates of `problem` again after select() has compiled and verified them:
   // `rounds` rounds, each measuring every candidate once with `round_bench`, alternating, so
@@ -152,6 +159,8 @@ class Selector {
   // The tuning-cache key select() uses for these candidates.
   [[nodiscard]] TuningKey key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
                                   const Choice* reference) const;
+  [[nodiscard]] TuningKey key_for(const Problem& problem, const std::vector<ChoicePtr>& candidates,
+                                  const Choice* reference, const SelectorOptions& options) const;
 
  private:
   // The pools of isolated runs, one per device (SelectorOptions::devices), made on first use;

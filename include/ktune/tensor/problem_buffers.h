@@ -18,6 +18,10 @@
 
 namespace ktune {
 
+// A scalar argument's value stored as its dtype, in the low bytes (what args() points at and a
+// kernel parameter reads).
+[[nodiscard]] std::uint64_t scalar_bits(const ProblemArg& arg);
+
 class ProblemBuffers {
  public:
   // For problems whose data cannot fail to be made: every init but npy (an npy file that cannot

@@ -29,6 +29,15 @@ enum class DataSet {
 // "uniform", "stress": for messages.
 [[nodiscard]] const char* data_set_name(DataSet set);
 
+// The seed of argument `arg`'s stream in a problem seeded with `seed` (ProblemBuffers): each
+// argument gets its own stream, so A and B differ, and the stress set's streams are others again.
+[[nodiscard]] std::uint64_t argument_seed(std::uint64_t seed, std::size_t arg, DataSet set);
+
+// True when `spec` is a dense row-major view: fill_random's element i (the i-th draw of the
+// stream, in logical order) is then storage element spec.offset + i. A device that fills such a
+// view itself (the CUDA worker) writes the same values from the same draws.
+[[nodiscard]] bool view_is_row_major_dense(const TensorSpec& spec);
+
 // Fills the elements `spec` addresses with `set`'s values from `seed`. Storage the view does not
 // address is left as it was. `buffer.bytes()` must be at least spec.storage_bytes().
 void fill_random(HostBuffer& buffer, const TensorSpec& spec, std::uint64_t seed,

@@ -37,13 +37,14 @@ CudaProblemBuffers::~CudaProblemBuffers() {
   }
 }
 
-Result<std::unique_ptr<CudaProblemBuffers>> CudaProblemBuffers::create(const CudaDriver& cu,
-                                                                       const ProblemBuffers& host,
-                                                                       std::size_t redzone_bytes) {
+Result<std::unique_ptr<CudaProblemBuffers>> CudaProblemBuffers::allocate(
+    const CudaDriver& cu, const Problem& problem, std::size_t redzone_bytes,
+    const std::function<std::uint64_t(std::size_t)>& scalar,
+    const std::function<Status(std::size_t, Arg&)>& seed_pristine) {
   // Round up to 256 so that data(a) keeps cuMemAlloc's alignment.
   redzone_bytes = (std::max<std::size_t>(redzone_bytes, 256) + 255) / 256 * 256;
   // Owns every allocation from the first one on, so that a failure below frees them.
-  std::unique_ptr<CudaProblemBuffers> b(new CudaProblemBuffers(cu, host.problem(), redzone_bytes));
+  std::unique_ptr<CudaProblemBuffers> b(new CudaProblemBuffers(cu, problem, redzone_bytes));
   const std::vector<ProblemArg>& args = b->problem_.args;
   const std::size_t n = args.size();
   b->args_.resize(n);
@@ -53,21 +54,17 @@ Result<std::unique_ptr<CudaProblemBuffers>> CudaProblemBuffers::create(const Cud
   for (std::size_t i = 0; i < n; ++i) {
     const ProblemArg& arg = args[i];
     if (!is_buffer(arg.param.role)) {
-      // ProblemBuffers keeps each scalar in 8 bytes (the value stored as its dtype, then zeros);
-      // its args() entry points at them.
-      std::memcpy(&b->scalars_[i], host.args()[i], sizeof(std::uint64_t));
+      // Each scalar is kept in 8 bytes (the value stored as its dtype, then zeros).
+      b->scalars_[i] = scalar(i);
       b->params_[i] = &b->scalars_[i];
       continue;
     }
     Arg& a = b->args_[i];
-    const HostBuffer& src = host.buffer(i);
-    a.bytes = src.bytes();
+    a.bytes = arg.tensor.storage_bytes();
     KTUNE_CU(MemAlloc(&a.base, a.bytes + 2 * redzone_bytes));
     if (a.bytes > 0) {
       KTUNE_CU(MemAlloc(&a.pristine, a.bytes));
-      // Pageable memory: returns once staged, before the DMA is done (the sync below waits).
-      KTUNE_CU(MemcpyHtoD(a.pristine, src.data(), a.bytes));
-      if (arg.param.role == ArgRole::kIn) a.seeded = src.clone();
+      if (Status s = seed_pristine(i, a); !s) return std::unexpected(s.error());
     }
     b->ptrs_[i] =
         b->data(a) + static_cast<CUdeviceptr>(arg.tensor.offset) * dtype_size(arg.param.dtype);
@@ -76,6 +73,52 @@ Result<std::unique_ptr<CudaProblemBuffers>> CudaProblemBuffers::create(const Cud
   KTUNE_CU(CtxSynchronize());
   if (Status s = b->reset(); !s) return std::unexpected(s.error());
   return b;
+}
+
+Result<std::unique_ptr<CudaProblemBuffers>> CudaProblemBuffers::create(const CudaDriver& cu,
+                                                                       const ProblemBuffers& host,
+                                                                       std::size_t redzone_bytes) {
+  const Problem& problem = host.problem();
+  return allocate(
+      cu, problem, redzone_bytes,
+      // ProblemBuffers keeps each scalar in 8 bytes; its args() entry points at them.
+      [&](std::size_t i) {
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, host.args()[i], sizeof bits);
+        return bits;
+      },
+      [&](std::size_t i, Arg& a) -> Status {
+        const HostBuffer& src = host.buffer(i);
+        KTUNE_CHECK(src.bytes() == a.bytes);
+        // Pageable memory: returns once staged, before the DMA is done (allocate() syncs).
+        KTUNE_CU(MemcpyHtoD(a.pristine, src.data(), a.bytes));
+        if (problem.args[i].param.role == ArgRole::kIn) a.seeded = src.clone();
+        return {};
+      });
+}
+
+Result<std::unique_ptr<CudaProblemBuffers>> CudaProblemBuffers::create_on_device(
+    const CudaDriver& cu, const Problem& problem, const DeviceFill& poison, const DeviceFill& fill,
+    std::size_t redzone_bytes) {
+  return allocate(
+      cu, problem, redzone_bytes, [&](std::size_t i) { return scalar_bits(problem.args[i]); },
+      [&](std::size_t i, Arg& a) -> Status {
+        if (Status s = poison(i, a.pristine, a.bytes); !s) return s;
+        const ArgRole role = problem.args[i].param.role;
+        if (role == ArgRole::kIn || role == ArgRole::kInOut) return fill(i, a.pristine, a.bytes);
+        return {};
+      });
+}
+
+std::size_t CudaProblemBuffers::device_bytes_for(const Problem& problem,
+                                                 std::size_t redzone_bytes) {
+  redzone_bytes = (std::max<std::size_t>(redzone_bytes, 256) + 255) / 256 * 256;
+  std::size_t total = 0;
+  for (const ProblemArg& arg : problem.args) {
+    if (!is_buffer(arg.param.role)) continue;
+    total += 2 * arg.tensor.storage_bytes() + 2 * redzone_bytes;
+  }
+  return total;
 }
 
 std::size_t CudaProblemBuffers::device_bytes() const {
@@ -141,6 +184,11 @@ Result<std::optional<std::string>> CudaProblemBuffers::modified_input() const {
   for (std::size_t i = 0; i < args_.size(); ++i) {
     const Arg& a = args_[i];
     if (problem_.args[i].param.role != ArgRole::kIn || a.bytes == 0) continue;
+    if (a.seeded.bytes() != a.bytes) {
+      return make_error(ErrorCode::kInternal,
+                        fmt::format("input {} was seeded on the GPU: it is compared there",
+                                    problem_.args[i].param.name));
+    }
     chunk.resize(std::min(a.bytes, kCompareChunkBytes));
     for (std::size_t off = 0; off < a.bytes; off += chunk.size()) {
       const std::size_t n = std::min(chunk.size(), a.bytes - off);
@@ -164,6 +212,19 @@ Status CudaProblemBuffers::copy_outputs_to_host(std::vector<HostBuffer>* outputs
     if (out.data() == nullptr || out.bytes() != a.bytes) out = HostBuffer::allocate(a.bytes, 0);
     if (a.bytes > 0) KTUNE_CU(MemcpyDtoH(out.data(), data(a), a.bytes));
   }
+  return {};
+}
+
+Status CudaProblemBuffers::copy_reference_to_host(std::size_t arg, HostBuffer* out) const {
+  const CudaDriver& cu = cu_;
+  const Arg& a = args_[arg];
+  if (a.reference == 0) {
+    return make_error(ErrorCode::kInternal,
+                      fmt::format("no reference kept for {}", problem_.args[arg].param.name));
+  }
+  KTUNE_CU(CtxSynchronize());
+  *out = HostBuffer::allocate(a.bytes, 0);
+  KTUNE_CU(MemcpyDtoH(out->data(), a.reference, a.bytes));
   return {};
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,20 @@ class CudaProblemBuffers {
   [[nodiscard]] static Result<std::unique_ptr<CudaProblemBuffers>> create(
       const CudaDriver& cu, const ProblemBuffers& host,
       std::size_t redzone_bytes = kCudaRedzoneBytes);
+  // Writes argument `arg`'s reset state into `pristine` (`bytes` of it, already poisoned) on the
+  // GPU: create_on_device()'s seeding.
+  using DeviceFill =
+      std::function<Status(std::size_t arg, CUdeviceptr pristine, std::size_t bytes)>;
+  // The same buffers made on the GPU, with no host copy: `poison` fills each buffer's pristine
+  // storage with its dtype's poison pattern, then `fill` seeds each input and in-out. Inputs
+  // are then compared with their pristine copies on the GPU (CudaChecker::equal);
+  // modified_input() has no host copy to compare with and says so.
+  [[nodiscard]] static Result<std::unique_ptr<CudaProblemBuffers>> create_on_device(
+      const CudaDriver& cu, const Problem& problem, const DeviceFill& poison,
+      const DeviceFill& fill, std::size_t redzone_bytes = kCudaRedzoneBytes);
+  // What create() would hold on the GPU for `problem`: device_bytes() before allocating.
+  [[nodiscard]] static std::size_t device_bytes_for(const Problem& problem,
+                                                    std::size_t redzone_bytes = kCudaRedzoneBytes);
   ~CudaProblemBuffers();
   CudaProblemBuffers(const CudaProblemBuffers&) = delete;
   CudaProblemBuffers& operator=(const CudaProblemBuffers&) = delete;
@@ -78,6 +93,9 @@ class CudaProblemBuffers {
   // reference_output() then returns; 0 before, and for other arguments.
   [[nodiscard]] Status keep_outputs_as_reference();
   [[nodiscard]] CUdeviceptr reference_output(std::size_t arg) const { return args_[arg].reference; }
+  // Output `arg`'s kept reference (its storage bytes) read back into *out; kInternal when none
+  // was kept.
+  [[nodiscard]] Status copy_reference_to_host(std::size_t arg, HostBuffer* out) const;
 
  private:
   struct Arg {
@@ -85,9 +103,15 @@ class CudaProblemBuffers {
     CUdeviceptr pristine = 0;   // `bytes` of reset state; 0 when bytes == 0
     CUdeviceptr reference = 0;  // outputs: the reference's result (keep_outputs_as_reference)
     std::size_t bytes = 0;      // the storage bytes of the TensorSpec
-    HostBuffer seeded;          // kIn only: the seeded bytes, for modified_input()
+    HostBuffer seeded;          // kIn only: the seeded bytes, for modified_input() (create())
   };
   CudaProblemBuffers(const CudaDriver& cu, Problem problem, std::size_t redzone_bytes);
+  // create()'s allocation of every buffer (redzones, pristine copy) and of the scalars'
+  // parameters from `scalar`; `seed_pristine` then writes each buffer's pristine bytes.
+  [[nodiscard]] static Result<std::unique_ptr<CudaProblemBuffers>> allocate(
+      const CudaDriver& cu, const Problem& problem, std::size_t redzone_bytes,
+      const std::function<std::uint64_t(std::size_t)>& scalar,
+      const std::function<Status(std::size_t, Arg&)>& seed_pristine);
   [[nodiscard]] CUdeviceptr data(const Arg& a) const { return a.base + redzone_bytes_; }
 
   const CudaDriver& cu_;

@@ -4,10 +4,16 @@
 // an input against its pristine copy, byte for byte.
 //
 // A screen: "passes" is final, "does not pass" sends the caller to the host comparison
-// (compare.h), which finds the first bad element and writes the message a user reads.
+// (compare.h), which finds the first bad element and writes the message a user reads. A
+// reference's outputs are screened alone (sound()) and stay on the GPU unless a comparison on
+// the host needs them.
+//
+// It also makes a large problem's data on the GPU (fill(), poison()): fill_random's values,
+// byte for byte, without generating them on the host and copying them over.
 //
 // Internal header (src/): <cuda.h> must not reach include/ktune. The kernels are compiled by
-// NVRTC for the device when the checker is created (once per worker, about 0.1 s).
+// NVRTC for the device (once per worker, about 0.1 s; the CUDA device starts that compile in the
+// background when it opens).
 #pragma once
 
 #include <cuda.h>
@@ -22,6 +28,7 @@
 #include "ktune/core/dtype.h"
 #include "ktune/core/status.h"
 #include "ktune/tensor/compare.h"
+#include "ktune/tensor/tensor_fill.h"
 
 namespace ktune {
 
@@ -32,6 +39,10 @@ class CudaChecker {
   // driver answer.
   [[nodiscard]] static Result<std::unique_ptr<CudaChecker>> create(const CudaDriver& cu,
                                                                    const std::string& arch,
+                                                                   int sm_count);
+  // The same from compile()'s answer (made elsewhere, in the background).
+  [[nodiscard]] static Result<std::unique_ptr<CudaChecker>> create(const CudaDriver& cu,
+                                                                   Result<std::string> cubin,
                                                                    int sm_count);
   // The kernels' cubin for `arch`, as create() compiles it (no GPU needed).
   [[nodiscard]] static Result<std::string> compile(const std::string& arch);
@@ -48,12 +59,28 @@ class CudaChecker {
   [[nodiscard]] Result<bool> outputs_pass(DType dtype, CUdeviceptr actual, CUdeviceptr expected,
                                           std::int64_t n, const Tolerance& tolerance,
                                           CUstream stream);
+  // True when each of the `n` elements at `values` is written (not the poison) and finite, as
+  // check_output_alone() judges a reference's output; *sum_of_squares then holds their sum of
+  // squares (view_rms's, up to the order of the additions). Runs on `stream` and synchronises it.
+  [[nodiscard]] Result<bool> sound(DType dtype, CUdeviceptr values, std::int64_t n, CUstream stream,
+                                   double* sum_of_squares);
   // True when the `bytes` at `a` and at `b` are the same. Synchronises `stream`.
   [[nodiscard]] Result<bool> equal(CUdeviceptr a, CUdeviceptr b, std::size_t bytes,
                                    CUstream stream);
 
+  // The `n` elements of `dtype` at `out` (a dense row-major view's first element) set to what
+  // fill_random(buffer, view, seed, set) writes there: the same bytes. Queued on `stream`.
+  [[nodiscard]] Status fill(CUdeviceptr out, DType dtype, std::int64_t n, std::uint64_t seed,
+                            DataSet set, CUstream stream);
+  // The `bytes` at `p` set to `dtype`'s poison pattern, as HostBuffer::poison. Queued on
+  // `stream`.
+  [[nodiscard]] Status poison(CUdeviceptr p, std::size_t bytes, DType dtype, CUstream stream);
+
  private:
   CudaChecker(const CudaDriver& cu, int sm_count);
+  // Launches `kernel` over `n` items (a grid-stride loop) with `params` on `stream`.
+  [[nodiscard]] Status launch(const CudaKernel& kernel, std::int64_t n, void** params,
+                              CUstream stream);
   // Zeroes the counters, launches `kernel` over `n` items with `params`, reads the counters.
   [[nodiscard]] Status run(const CudaKernel& kernel, std::int64_t n, void** params,
                            CUstream stream);
@@ -62,6 +89,8 @@ class CudaChecker {
   int blocks_;                             // a few blocks per SM; the kernels loop over the grid
   std::unique_ptr<CudaKernel> screen_[4];  // by screened dtype: f16, bf16, f32, f64
   std::unique_ptr<CudaKernel> differ_;
+  std::unique_ptr<CudaKernel> fill_;
+  std::unique_ptr<CudaKernel> pattern_;
   CUdeviceptr counters_ = 0;  // double diff_sq, double expected_sq, u64 bad
   double sums_[2] = {0, 0};
   std::uint64_t bad_ = 0;

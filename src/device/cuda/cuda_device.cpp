@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +16,7 @@
 #include "backend/cuda_tensor_map.h"
 #include "choice/cublas_gemm_runner.h"
 #include "core/cuda_driver.h"
+#include "core/trace.h"
 #include "device/cuda/cuda_buffers.h"
 #include "device/cuda/cuda_check.h"
 #include "device/cuda/cuda_timer.h"
@@ -25,10 +28,23 @@ namespace {
 
 // Loaded modules kept at most; past it the cache starts again (modules hold device memory).
 constexpr std::size_t kMaxCachedKernels = 256;
-// Problems whose buffers hold at least this many bytes are checked on the GPU.
+// Problems whose buffers hold at least this many bytes are checked on the GPU, and seeded there
+// when their inputs allow it (seeds_on_device).
 constexpr std::size_t kDeviceCheckBytes = std::size_t{4} << 20;
 
 bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::kInOut; }
+
+// True when the GPU can make every input's data itself (CudaChecker::fill): ktune's seeded
+// values (no init of the user's) in dense row-major views. Other problems are seeded on the host
+// and copied over.
+bool seeds_on_device(const Problem& problem) {
+  for (const ProblemArg& arg : problem.args) {
+    const ArgRole role = arg.param.role;
+    if (role != ArgRole::kIn && role != ArgRole::kInOut) continue;
+    if (arg.init.kind != InitKind::kRandom || !view_is_row_major_dense(arg.tensor)) return false;
+  }
+  return true;
+}
 
 // A candidate or reference ready to enqueue on the stream. Shares the cached kernels and
 // runners, so that evicting them never frees what a request still uses.
@@ -59,6 +75,10 @@ class CudaProblem final : public DeviceProblem {
   Result<bool> outputs_pass(const ReferenceOutputs& reference) override;
   Status keep_outputs_as_reference() override {
     return checker_ ? b_->keep_outputs_as_reference() : Status{};
+  }
+  Result<bool> reference_passes(std::vector<double>* rms) override;
+  Status read_reference(std::size_t arg, HostBuffer* out) override {
+    return b_->copy_reference_to_host(arg, out);
   }
   Status read_outputs() override { return b_->copy_outputs_to_host(&actual_); }
   const std::byte* output(std::size_t arg) const override { return actual_[arg].data(); }
@@ -146,6 +166,29 @@ Result<bool> CudaProblem::outputs_pass(const ReferenceOutputs& reference) {
   return true;
 }
 
+// The reference's outputs screened where they are (written, finite) with their sums of squares,
+// so that a large reference never comes to the host: the same conditions as outputs_pass().
+Result<bool> CudaProblem::reference_passes(std::vector<double>* rms) {
+  if (!checker_) return false;
+  const Problem& problem = b_->problem();
+  rms->assign(problem.args.size(), 0.0);
+  for (std::size_t i = 0; i < problem.args.size(); ++i) {
+    const ProblemArg& arg = problem.args[i];
+    if (!is_output(arg.param.role)) continue;
+    const TensorSpec& t = arg.tensor;
+    if (!CudaChecker::screens(arg.param.dtype) || !view_is_dense(t) || t.numel() == 0 ||
+        arg.nan_ok) {
+      return false;
+    }
+    double sum_of_squares = 0;
+    Result<bool> sound =
+        checker_->sound(arg.param.dtype, b_->storage(i), t.numel(), stream_, &sum_of_squares);
+    if (!sound || !*sound) return sound;
+    (*rms)[i] = std::sqrt(sum_of_squares / static_cast<double>(t.numel()));
+  }
+  return true;
+}
+
 class CudaDevice final : public DeviceAdapter {
  public:
   ~CudaDevice() override;
@@ -195,9 +238,13 @@ class CudaDevice final : public DeviceAdapter {
   std::string runners_problem_;  // the problem key the runners were created for
   std::map<std::string, std::shared_ptr<CublasGemmRunner>> runners_;
   std::optional<std::unique_ptr<CudaChecker>> checker_;  // set by the first checker() call
+  // The checker's cubin, compiled in the background from open() on (NVRTC needs no context),
+  // while the first request loads its candidate and the libraries.
+  std::future<Result<std::string>> checker_cubin_;
 };
 
 CudaDevice::~CudaDevice() {
+  if (checker_cubin_.valid()) checker_cubin_.wait();
   if (cu_ == nullptr || context_ == nullptr) return;
   // Everything below frees device memory or library handles in this context. The request
   // flow has dropped its problem (and with it every launch) before the device goes.
@@ -212,6 +259,7 @@ CudaDevice::~CudaDevice() {
 }
 
 Status CudaDevice::open_device() {
+  trace::Span span("open", "worker", "CUDA");
   Result<const CudaDriver*> driver = cuda_driver();
   if (!driver) return std::unexpected(driver.error());
   cu_ = *driver;
@@ -228,12 +276,19 @@ Status CudaDevice::open_device() {
   flush_ = std::make_unique<CudaFlush>(cu, stream_, l2);
   arch_ = info->arch();
   sm_count_ = info->sm_count;
+  checker_cubin_ = std::async(std::launch::async, [arch = arch_] {
+    trace::Span compile_span("compile checker", "worker", arch);
+    return CudaChecker::compile(arch);
+  });
   return {};
 }
 
 CudaChecker* CudaDevice::checker() {
   if (!checker_) {
-    Result<std::unique_ptr<CudaChecker>> c = CudaChecker::create(*cu_, arch_, sm_count_);
+    trace::Span span("checker", "worker");
+    Result<std::unique_ptr<CudaChecker>> c =
+        checker_cubin_.valid() ? CudaChecker::create(*cu_, checker_cubin_.get(), sm_count_)
+                               : CudaChecker::create(*cu_, arch_, sm_count_);
     checker_ = c ? std::move(*c) : nullptr;
   }
   return checker_->get();
@@ -241,12 +296,33 @@ CudaChecker* CudaDevice::checker() {
 
 Result<std::unique_ptr<DeviceProblem>> CudaDevice::allocate(const Problem& problem,
                                                             std::uint64_t seed, DataSet set) {
-  // The host copy is needed only to seed the device: it goes when this returns.
-  const Result<ProblemBuffers> host = ProblemBuffers::try_create(problem, seed, set);
-  if (!host) return std::unexpected(host.error());
-  Result<std::unique_ptr<CudaProblemBuffers>> buffers = CudaProblemBuffers::create(*cu_, *host);
+  const bool large = CudaProblemBuffers::device_bytes_for(problem) >= kDeviceCheckBytes;
+  CudaChecker* check = large ? checker() : nullptr;
+  Result<std::unique_ptr<CudaProblemBuffers>> buffers = [&] {
+    if (check && seeds_on_device(problem)) {
+      // Made on the GPU: no host pass over the data, no copy.
+      trace::Span span("seed on device", "worker");
+      const Problem& p = problem;
+      return CudaProblemBuffers::create_on_device(
+          *cu_, problem,
+          [&](std::size_t arg, CUdeviceptr pristine, std::size_t bytes) {
+            return check->poison(pristine, bytes, p.args[arg].param.dtype, stream_);
+          },
+          [&](std::size_t arg, CUdeviceptr pristine, std::size_t) {
+            const TensorSpec& t = p.args[arg].tensor;
+            const CUdeviceptr first =
+                pristine + static_cast<CUdeviceptr>(t.offset) * dtype_size(t.dtype);
+            return check->fill(first, t.dtype, t.numel(), argument_seed(seed, arg, set), set,
+                               stream_);
+          });
+    }
+    // The host copy is needed only to seed the device: it goes when this returns.
+    trace::Span span("seed on host", "worker");
+    Result<ProblemBuffers> host = ProblemBuffers::try_create(problem, seed, set);
+    if (!host) return Result<std::unique_ptr<CudaProblemBuffers>>(std::unexpected(host.error()));
+    return CudaProblemBuffers::create(*cu_, *host);
+  }();
   if (!buffers) return std::unexpected(buffers.error());
-  CudaChecker* check = (*buffers)->device_bytes() >= kDeviceCheckBytes ? checker() : nullptr;
   return std::make_unique<CudaProblem>(*cu_, stream_, *flush_, std::move(*buffers), check);
 }
 
