@@ -39,6 +39,18 @@ if [ "${KTUNE_GPU_TESTS:-1}" != 0 ]; then
     | tee -a "$out/summary.txt"
 fi
 
+# Both sides open the same CUDA libraries (cuBLAS, cuBLASLt, NVRTC: ktune from $libdirs, torch
+# from its wheels, which are among them): read once first, so that neither side's first run pays
+# for the disk and the order of the runs does not decide the comparison.
+for d in ${libdirs//:/ }; do cat "$d"/libcublas*.so* "$d"/libnvrtc*.so* >/dev/null 2>&1; done
+# And one untimed tuning of another shape: the first process on a freshly started GPU machine is
+# slow at whatever it does first (seen 2026-11-25: its NVRTC compiles took 421 ms each against 95
+# ms a minute later, its worker's first compile 373 ms against 40), which would otherwise fall on
+# the first shape's cold run alone; Inductor, which runs after, never paid it.
+warm=$(mktemp -d)
+"$ktune" --cache-dir "$warm" gemm --m 512 --n 512 --k 512 --dtype bf16 -q >/dev/null 2>&1
+rm -rf "$warm"
+
 for shape in "${shapes[@]}"; do
   IFS=x read -r m n k <<<"$shape"
   log=$out/tune-$shape.log

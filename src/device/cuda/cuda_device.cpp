@@ -15,6 +15,7 @@
 #include "backend/cuda_module.h"
 #include "backend/cuda_tensor_map.h"
 #include "choice/cublas_gemm_runner.h"
+#include "choice/cublas_library.h"
 #include "core/cuda_driver.h"
 #include "core/trace.h"
 #include "device/cuda/cuda_buffers.h"
@@ -241,10 +242,15 @@ class CudaDevice final : public DeviceAdapter {
   // The checker's cubin, compiled in the background from open() on (NVRTC needs no context),
   // while the first request loads its candidate and the libraries.
   std::future<Result<std::string>> checker_cubin_;
+  // cuBLAS and cuBLASLt opened in the background from open() on (tens of milliseconds of
+  // dlopen, beside the driver's context creation), for the GEMM requests and references that
+  // use them; their loaders keep the answer.
+  std::future<void> libraries_;
 };
 
 CudaDevice::~CudaDevice() {
   if (checker_cubin_.valid()) checker_cubin_.wait();
+  if (libraries_.valid()) libraries_.wait();
   if (cu_ == nullptr || context_ == nullptr) return;
   // Everything below frees device memory or library handles in this context. The request
   // flow has dropped its problem (and with it every launch) before the device goes.
@@ -265,6 +271,11 @@ Status CudaDevice::open_device() {
   cu_ = *driver;
   const CudaDriver& cu = *cu_;
   KTUNE_CU(DeviceGet(&device_, 0));
+  libraries_ = std::async(std::launch::async, [] {
+    trace::Span libraries_span("open cuBLAS", "worker");
+    (void)cublas_api();
+    (void)cublaslt_api();
+  });
   KTUNE_CU(DevicePrimaryCtxRetain(&context_, device_));
   KTUNE_CU(CtxSetCurrent(context_));
   // Non-blocking: graph capture refuses the legacy stream, and nothing else in the process
