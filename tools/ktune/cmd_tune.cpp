@@ -521,7 +521,15 @@ int run_distributed(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     };
   }
   const int code = tune_distributed(**comm, job);
-  (*comm)->finish();
+  if (!(*comm)->finish()) {
+    // Everything is stored and said; only MPI's own ending is stuck.
+    fmt::print(stderr,
+               "warning: rank {}: MPI did not finish within 20 s (MPI_Finalize can wait "
+               "for a rank that died); ktune exits without it\n",
+               rank);
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
   return code;
 }
 

@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
+#include "cli.h"
+
 #if KTUNE_HAVE_MPI
 // MPI's C API only: not Open MPI's deprecated C++ bindings (a library ktune does not link).
 #define OMPI_SKIP_MPICXX 1
@@ -46,7 +50,7 @@ bool MpiComm::cores_oversubscribed() const { return false; }
 void MpiComm::send(int, MpiTag, std::string) {}
 std::optional<MpiMessage> MpiComm::receive(std::chrono::milliseconds) { return std::nullopt; }
 bool MpiComm::alive(int) const { return false; }
-void MpiComm::finish() {}
+bool MpiComm::finish(std::chrono::milliseconds) { return true; }
 
 #else
 
@@ -95,6 +99,7 @@ struct MpiComm::Impl {
   std::vector<Clock::time_point> last_seen;
   bool started = false;
   bool stopping = false;
+  bool finished = false;  // the thread is done with MPI (finalised, or never started it)
   std::optional<Error> start_error;
   std::thread thread;
 
@@ -244,7 +249,12 @@ struct MpiComm::Impl {
 
 MpiComm::MpiComm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-MpiComm::~MpiComm() { finish(); }
+MpiComm::~MpiComm() {
+  if (!finish()) {
+    std::fflush(nullptr);
+    std::_Exit(kExitError);
+  }
+}
 
 Result<std::unique_ptr<MpiComm>> MpiComm::start() {
   auto impl = std::make_unique<Impl>();
@@ -257,6 +267,11 @@ Result<std::unique_ptr<MpiComm>> MpiComm::start() {
     }
     p->cv.notify_all();
     if (ok) p->loop();
+    {
+      std::lock_guard lock(p->mu);
+      p->finished = true;
+    }
+    p->cv.notify_all();
   });
   {
     std::unique_lock lock(p->mu);
@@ -297,14 +312,16 @@ std::optional<MpiMessage> MpiComm::receive(std::chrono::milliseconds timeout) {
 
 bool MpiComm::alive(int rank) const { return impl_->alive(rank); }
 
-void MpiComm::finish() {
-  if (!impl_ || !impl_->thread.joinable()) return;
+bool MpiComm::finish(std::chrono::milliseconds limit) {
+  if (!impl_ || !impl_->thread.joinable()) return true;
   {
-    std::lock_guard lock(impl_->mu);
+    std::unique_lock lock(impl_->mu);
     impl_->stopping = true;
+    impl_->cv.notify_all();
+    if (!impl_->cv.wait_for(lock, limit, [&] { return impl_->finished; })) return false;
   }
-  impl_->cv.notify_all();
   impl_->thread.join();
+  return true;
 }
 
 #endif

@@ -42,7 +42,7 @@ class MpiComm {
   // Initialises MPI on the communication thread. kUnavailable, "no MPI support; rebuild with
   // libopenmpi-dev", in a build without MPI.
   [[nodiscard]] static Result<std::unique_ptr<MpiComm>> start();
-  ~MpiComm();  // finish()
+  ~MpiComm();  // finish(); past its limit, _Exit(kExitError)
   MpiComm(const MpiComm&) = delete;
   MpiComm& operator=(const MpiComm&) = delete;
 
@@ -68,8 +68,12 @@ class MpiComm {
   [[nodiscard]] bool alive(int rank) const;
 
   // Sends what is queued (up to a few seconds for a peer that does not take it), stops the
-  // thread and finalises MPI. Idempotent.
-  void finish();
+  // thread and finalises MPI, waiting up to `limit`. False when MPI has not finished by then
+  // (Open MPI's MPI_Finalize can wait for a rank that died, as seen under load with
+  // --enable-recovery): the thread is still inside MPI, so the process must end without its
+  // destructors (the caller flushes and calls _Exit with its exit code; the destructor does so
+  // with kExitError). Idempotent.
+  [[nodiscard]] bool finish(std::chrono::milliseconds limit = std::chrono::seconds(20));
 
   struct Impl;
 

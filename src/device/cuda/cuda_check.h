@@ -81,6 +81,10 @@ class CudaChecker {
   // Launches `kernel` over `n` items (a grid-stride loop) with `params` on `stream`.
   [[nodiscard]] Status launch(const CudaKernel& kernel, std::int64_t n, void** params,
                               CUstream stream);
+  // The screening kernel of `dtype` over `n` elements (counters read into sums_ and bad_);
+  // finite_only fails infinities too.
+  [[nodiscard]] Status screen(DType dtype, CUdeviceptr actual, CUdeviceptr expected, std::int64_t n,
+                              double atol, double rtol, bool finite_only, CUstream stream);
   // Zeroes the counters, launches `kernel` over `n` items with `params`, reads the counters.
   [[nodiscard]] Status run(const CudaKernel& kernel, std::int64_t n, void** params,
                            CUstream stream);

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "bench/candidate_check.h"
+#include "device/host_problem.h"
 #include "ktune/tensor/compare.h"
 #include "ktune/tensor/problem_buffers.h"
 
@@ -34,18 +35,15 @@ Status run_doubling(ProblemBuffers& b, bool wrong) {
 
 // Host buffers that behave like a device keeping the reference: it screens the reference
 // alone, keeps its outputs, compares candidates against them, and reads them back on demand.
-class KeepingBuffers final : public CheckedBuffers {
+class KeepingBuffers final : public HostProblem {
  public:
-  KeepingBuffers(ProblemBuffers& b, bool screens) : b_(b), host_(b), screens_(screens) {}
-  const Problem& problem() const override { return b_.problem(); }
-  Status reset() override { return host_.reset(); }
-  Status finish() override { return {}; }
-  Result<std::vector<std::string>> redzone_violations() override {
-    return host_.redzone_violations();
+  KeepingBuffers(const Problem& problem, bool screens)
+      : HostProblem(ProblemBuffers::create(problem, 3)), screens_(screens) {}
+  ProblemBuffers& data() { return buffers(); }
+  Status enqueue(const DeviceLaunch&) override { return {}; }
+  Result<std::unique_ptr<SampleSource>> timer(const DeviceLaunch&, const BenchOptions&) override {
+    return make_error(ErrorCode::kUnavailable, "not timed here");
   }
-  Result<std::optional<std::string>> modified_input() override { return host_.modified_input(); }
-  Status read_outputs() override { return {}; }
-  const std::byte* output(std::size_t arg) const override { return host_.output(arg); }
 
   Result<bool> reference_passes(std::vector<double>* rms) override {
     if (!screens_) return false;
@@ -54,7 +52,7 @@ class KeepingBuffers final : public CheckedBuffers {
     return true;
   }
   Status keep_outputs_as_reference() override {
-    kept_ = b_.buffer(0).clone();
+    kept_ = data().buffer(0).clone();
     return {};
   }
   Result<bool> outputs_pass(const ReferenceOutputs& reference) override {
@@ -71,15 +69,13 @@ class KeepingBuffers final : public CheckedBuffers {
   int reads = 0;
 
  private:
-  ProblemBuffers& b_;
-  HostCheckedBuffers host_;
   bool screens_;
   HostBuffer kept_;
 };
 
 TEST(KeptReference, ScreenedOnTheDeviceItStaysThereAndItsRmsComesFromThere) {
-  ProblemBuffers b = ProblemBuffers::create(doubling(), 3);
-  KeepingBuffers device(b, true);
+  KeepingBuffers device(doubling(), true);
+  ProblemBuffers& b = device.data();
   ReferenceOutputs ref;
   CheckResult r = run_reference([&] { return run_doubling(b, false); }, device, std::nullopt, &ref);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
@@ -103,8 +99,8 @@ TEST(KeptReference, ScreenedOnTheDeviceItStaysThereAndItsRmsComesFromThere) {
 }
 
 TEST(KeptReference, WithoutTheDevicesScreenTheHostKeepsACopyAsBefore) {
-  ProblemBuffers b = ProblemBuffers::create(doubling(), 3);
-  KeepingBuffers device(b, false);
+  KeepingBuffers device(doubling(), false);
+  ProblemBuffers& b = device.data();
   ReferenceOutputs ref;
   CheckResult r = run_reference([&] { return run_doubling(b, false); }, device, std::nullopt, &ref);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
