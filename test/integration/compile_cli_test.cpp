@@ -1,6 +1,7 @@
 // `ktune compile`: the README's example end to end (tune, emit, build, run, match the reference),
 // with and without fusion, the tuning cache answering the second time, and its errors.
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,10 +10,13 @@
 #include "core/file_util.h"
 #include "ktune/codegen/graph.h"
 #include "support/cli_run.h"
+#include "support/cores.h"
 #include "unit/codegen/graph_reference.h"
 
 namespace ktune::test {
 namespace {
+
+using ::testing::HasSubstr;
 
 const std::string kSource = KTUNE_SOURCE_DIR;
 const std::string kGraph = kSource + "/examples/mlp_block/graph.yaml";
@@ -151,6 +155,39 @@ TEST(CompileCli, NoBuildWritesOnlyTheSource) {
   EXPECT_TRUE(std::filesystem::exists(out.path() / "mlp_block.cpp"));
   EXPECT_FALSE(std::filesystem::exists(out.path() / "libmlp_block.so"));
   EXPECT_EQ(count_artifacts(cache.path()), 0);  // nothing tuned, nothing compiled
+}
+
+// --devices: the graph's gemms measured on two one-core CPU devices at once; the picks are keyed
+// as one core's, apart from a whole-machine compile's.
+TEST(CompileCli, DevicesSpreadTheCandidatesAndKeyThePicksApart) {
+  KTUNE_REQUIRE_TWO_CORES(two_cores);
+  ScratchDir cache("compile-cache"), out("compile-out");
+  const std::string dir = (out.path() / "mlp").string();
+  const std::vector<std::string> args = {"compile",  kGraph,        "-o", dir,        "--gemm-spec",
+                                         kSmallSpec, "--budget-ms", "5",  "--no-fuse"};
+  std::vector<std::string> spread = args;
+  spread.insert(spread.end(), {"--devices", two_cores});
+  CliResult r = run_cli(cache.path(), spread);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("on 2 devices at once (cpu:"));
+  EXPECT_THAT(r.output, HasSubstr("2 gemm(s) (0 from the tuning cache)"));
+  r = run_cli(cache.path(), spread);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("2 gemm(s) (2 from the tuning cache)"));
+  // The whole machine is another device: tuned again, not served one-core picks.
+  r = run_cli(cache.path(), args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("2 gemm(s) (0 from the tuning cache)"));
+
+  std::vector<std::string> in_process = spread;
+  in_process.push_back("--in-process");
+  r = run_cli(cache.path(), in_process);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cannot be combined with --in-process"));
+  std::vector<std::string> bad = args;
+  bad.insert(bad.end(), {"--devices", "0-1,1"});
+  r = run_cli(cache.path(), bad);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
 TEST(CompileCli, Errors) {

@@ -100,6 +100,7 @@ int run_compile(const CompileFlags& f, const CliContext& ctx) {
     base.tolerance = spec->spec.tolerance;
     SelectorOptions sopts = to_selector_options(f.selector, base);
     if (f.selector.quiet) sopts.out = nullptr;
+    if (!apply_devices(f.selector, *backend, sopts)) return kExitUsage;
     Selector selector(*backend, *cache, sopts);
     PickOptions popts;
     if (!f.force_pick.empty()) popts.force = f.force_pick;
@@ -178,6 +179,7 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
   add_selector_flags(*cmd, f->selector,
                      SelectorFlagDefaults{compile_defaults(), std::nullopt, true,
                                           "No AUTOTUNE tables or progress lines"});
+  add_devices_flag(*cmd, f->selector);
   cmd->add_option("--cxx", f->cxx, "C++ compiler for the program (default: $CXX, else c++)");
   cmd->add_option("--device", f->device,
                   "Where the program runs: cpu (C++), or cuda / cuda:N (a CUDA C++ program: "

@@ -13,6 +13,7 @@
 #include "ktune/codegen/cuda_wrapper.h"
 #include "ktune/codegen/graph_fusion.h"
 #include "ktune/tuning/cuda_gemm_tuning.h"
+#include "ktune/tuning/devices.h"
 
 namespace ktune::cli {
 namespace {
@@ -35,6 +36,14 @@ int run_compile_cuda(const CompileFlags& f, int device, const CliContext& ctx) {
                "tunes ktune's CUDA GEMM candidates and plans one arena\n");
     return kExitUsage;
   }
+  if (!f.selector.devices.empty() && device != 0) {
+    fmt::print(stderr,
+               "error: --devices names the GPUs; it cannot be combined with --device "
+               "cuda:N\n");
+    return kExitUsage;
+  }
+  // With --devices, the first GPU listed is the one compiled for and deciding.
+  device = first_listed_device(f.selector.devices, device);
   auto graph = load_graph(f.graph);
   if (!graph) return fail(graph.error());
   if (Status s = check_target(*graph, CodegenTarget::kCuda); !s) return fail(s.error());
@@ -50,6 +59,7 @@ int run_compile_cuda(const CompileFlags& f, int device, const CliContext& ctx) {
   SelectorOptions base = to_selector_options(f.selector, cuda_gemm_selector_defaults());
   if (f.selector.quiet) base.out = nullptr;
   base = with_device_lock(base, ctx);
+  if (!apply_devices(f.selector, *backend, base)) return kExitUsage;
   CudaPickOptions popts;
   popts.device = device;
   popts.cublaslt_algos = f.cublaslt_algos;

@@ -43,7 +43,7 @@ struct SelectorFlags {
   std::optional<std::uint64_t> max_evals;
   std::optional<double> time_limit_s;
   std::optional<std::uint64_t> search_seed;
-  // --devices (add_devices_flag; `tune`, `gemm`, `opencl-gemm`): empty: one device.
+  // --devices (add_devices_flag; `tune`, `gemm`, `opencl-gemm`, `compile`): empty: one device.
   std::string devices;
 };
 
