@@ -109,45 +109,37 @@ CheckResult run_reference(const Enqueue& reference, CheckedBuffers& buffers,
   if (r.outcome != Outcome::kOk) return r;
   const Problem& p = buffers.problem();
   std::vector<double> rms;
+  // Written and finite, checked where the outputs are (reference_passes): kept there, no host
+  // copy. Else read back and checked here, and the host keeps a copy.
   Result<bool> screened = buffers.reference_passes(&rms);
   if (!screened) return device_error(screened.error());
-  if (*screened) {
-    // Written and finite, checked where the outputs are: kept there, no host copy.
-    if (Status s = buffers.keep_outputs_as_reference(); !s) return device_error(s.error());
-    ReferenceOutputs ref;
-    ref.outputs.resize(p.args.size());
-    ref.tolerances.resize(p.args.size());
-    ref.rms = std::move(rms);
+  if (!*screened) {
+    trace::Span read_span("read back", "worker");
+    if (Status s = buffers.read_outputs(); !s) return device_error(s.error());
+    read_span.end();
+    trace::Span screen_span("screen reference", "worker");
+    if (r = check_outside_views(buffers); r.outcome != Outcome::kOk) return r;
+    // The reference must write every output and produce no NaN itself.
     for (std::size_t i = 0; i < p.args.size(); ++i) {
-      if (is_output(p.args[i].param.role))
-        ref.tolerances[i] = output_tolerance(p.args[i], tolerance);
+      if (!is_output(p.args[i].param.role)) continue;
+      if (r = check_output_alone(p.args[i], buffers.output(i)); r.outcome != Outcome::kOk) {
+        return r;
+      }
     }
-    *out = std::move(ref);
-    return {};
   }
-  trace::Span read_span("read back", "worker");
-  if (Status s = buffers.read_outputs(); !s) return device_error(s.error());
-  read_span.end();
-  trace::Span screen_span("screen reference", "worker");
-  if (r = check_outside_views(buffers); r.outcome != Outcome::kOk) return r;
-  // The reference must write every output and produce no NaN itself.
-  for (std::size_t i = 0; i < p.args.size(); ++i) {
-    if (!is_output(p.args[i].param.role)) continue;
-    if (r = check_output_alone(p.args[i], buffers.output(i)); r.outcome != Outcome::kOk) return r;
-  }
-  screen_span.end();
   trace::Span keep_span("keep reference", "worker");
   if (Status s = buffers.keep_outputs_as_reference(); !s) return device_error(s.error());
   ReferenceOutputs ref;
   ref.outputs.resize(p.args.size());
   ref.tolerances.resize(p.args.size());
+  if (*screened) ref.rms = std::move(rms);
   for (std::size_t i = 0; i < p.args.size(); ++i) {
-    const ArgRole role = p.args[i].param.role;
-    if (!is_output(role)) continue;
+    if (!is_output(p.args[i].param.role)) continue;
+    ref.tolerances[i] = output_tolerance(p.args[i], tolerance);
+    if (*screened) continue;
     const std::size_t bytes = p.args[i].tensor.storage_bytes();
     ref.outputs[i] = HostBuffer::allocate(bytes);
     if (bytes > 0) std::memcpy(ref.outputs[i].data(), buffers.output(i), bytes);
-    ref.tolerances[i] = output_tolerance(p.args[i], tolerance);
   }
   *out = std::move(ref);
   return {};

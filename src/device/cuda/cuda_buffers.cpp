@@ -18,6 +18,11 @@ bool is_buffer(ArgRole role) { return role != ArgRole::kScalar; }
 bool is_output(ArgRole role) { return role == ArgRole::kOut || role == ArgRole::kInOut; }
 
 // True when every byte of `bytes` is the redzone fill.
+// Redzones rounded up to 256 bytes, so that data(a) keeps cuMemAlloc's alignment.
+std::size_t rounded_redzone(std::size_t bytes) {
+  return (std::max<std::size_t>(bytes, 256) + 255) / 256 * 256;
+}
+
 bool clean(const std::vector<std::uint8_t>& bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == kRedzoneByte; });
 }
@@ -41,8 +46,7 @@ Result<std::unique_ptr<CudaProblemBuffers>> CudaProblemBuffers::allocate(
     const CudaDriver& cu, const Problem& problem, std::size_t redzone_bytes,
     const std::function<std::uint64_t(std::size_t)>& scalar,
     const std::function<Status(std::size_t, Arg&)>& seed_pristine) {
-  // Round up to 256 so that data(a) keeps cuMemAlloc's alignment.
-  redzone_bytes = (std::max<std::size_t>(redzone_bytes, 256) + 255) / 256 * 256;
+  redzone_bytes = rounded_redzone(redzone_bytes);
   // Owns every allocation from the first one on, so that a failure below frees them.
   std::unique_ptr<CudaProblemBuffers> b(new CudaProblemBuffers(cu, problem, redzone_bytes));
   const std::vector<ProblemArg>& args = b->problem_.args;
@@ -112,20 +116,11 @@ Result<std::unique_ptr<CudaProblemBuffers>> CudaProblemBuffers::create_on_device
 
 std::size_t CudaProblemBuffers::device_bytes_for(const Problem& problem,
                                                  std::size_t redzone_bytes) {
-  redzone_bytes = (std::max<std::size_t>(redzone_bytes, 256) + 255) / 256 * 256;
+  redzone_bytes = rounded_redzone(redzone_bytes);
   std::size_t total = 0;
   for (const ProblemArg& arg : problem.args) {
     if (!is_buffer(arg.param.role)) continue;
     total += 2 * arg.tensor.storage_bytes() + 2 * redzone_bytes;
-  }
-  return total;
-}
-
-std::size_t CudaProblemBuffers::device_bytes() const {
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < args_.size(); ++i) {
-    if (args_[i].base == 0) continue;
-    total += 2 * args_[i].bytes + 2 * redzone_bytes_;
   }
   return total;
 }

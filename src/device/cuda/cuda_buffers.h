@@ -52,7 +52,7 @@ class CudaProblemBuffers {
   [[nodiscard]] static Result<std::unique_ptr<CudaProblemBuffers>> create_on_device(
       const CudaDriver& cu, const Problem& problem, const DeviceFill& poison,
       const DeviceFill& fill, std::size_t redzone_bytes = kCudaRedzoneBytes);
-  // What create() would hold on the GPU for `problem`: device_bytes() before allocating.
+  // The device memory create() holds for `problem`: pristine copies and redzones included.
   [[nodiscard]] static std::size_t device_bytes_for(const Problem& problem,
                                                     std::size_t redzone_bytes = kCudaRedzoneBytes);
   ~CudaProblemBuffers();
@@ -66,8 +66,6 @@ class CudaProblemBuffers {
   // One per argument: the view's first element, 0 for scalars (CublasGemmRunner::run's layout).
   [[nodiscard]] const std::vector<CUdeviceptr>& device_args() const { return ptrs_; }
   [[nodiscard]] std::size_t redzone_bytes() const { return redzone_bytes_; }
-  // Device memory held, pristine copies and redzones included.
-  [[nodiscard]] std::size_t device_bytes() const;
 
   // Every buffer back to its pristine contents (DtoD, so cheap for big problems), redzones
   // refilled. Work queued on any stream of the context finishes first.
