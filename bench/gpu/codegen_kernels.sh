@@ -50,7 +50,7 @@ graph() {
   # "<graph>: median 0.0123 ms over N runs (...)"
   local ms
   ms=$(sed -n 's/.*: median \([0-9.]*\) ms.*/\1/p' "$out/$name-run.log" | head -1)
-  grep -E '^ *ktune_.*ktune_stream(\)|>>>)' "$dir/build/$name.cu" | sed 's/^ */    /' \
+  grep -E '^ *KTUNE_CU\(ktune_launch\(' "$dir/build/$name.cpp" | sed 's/^ */    /' \
     >"$out/$name-launch.txt"
   awk -v n="$name" -v b="$bytes" -v ms="$ms" -v peak="$peak_gbs" 'BEGIN {
     gbs = b / (ms * 1e-3) / 1e9

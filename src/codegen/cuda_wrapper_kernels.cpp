@@ -53,7 +53,7 @@ struct KtuneScale {
 };
 
 template <bool kVec, class T, class F>
-__global__ void ktune_pointwise(T* __restrict__ y, const T* __restrict__ x,
+__device__ __forceinline__ void ktune_pointwise(T* __restrict__ y, const T* __restrict__ x,
                                 const T* __restrict__ z, long long n, long long cols, F f) {
   constexpr int kWidth = kVec ? 16 / sizeof(T) : 1;
   const long long steps = n / kWidth;
@@ -86,19 +86,9 @@ __global__ void ktune_pointwise(T* __restrict__ y, const T* __restrict__ x,
   }
 }
 
-// 256 threads, a grid-stride loop over at most 2^20 blocks.
-template <bool kVec, class T, class F>
-static void ktune_launch_pointwise(T* y, const T* x, const T* z, long long n, long long cols, F f,
-                                   cudaStream_t stream) {
-  const long long width = kVec ? 16 / sizeof(T) : 1;
-  const long long blocks = std::min<long long>(std::max<long long>((n / width + 255) / 256, 1),
-                                               1 << 20);
-  ktune_pointwise<kVec><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(y, x, z, n, cols, f);
-}
-
 // ---- Transpose: y[N,M] = x[M,N] through a 32 x 33 shared tile (both sides coalesced).
 template <class T>
-__global__ void ktune_transpose(T* __restrict__ y, const T* __restrict__ x, int m, int n) {
+__device__ __forceinline__ void ktune_transpose(T* __restrict__ y, const T* __restrict__ x, int m, int n) {
   __shared__ T tile[32][33];
   const int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
   for (int j = threadIdx.y; j < 32; j += 8) {
@@ -118,8 +108,7 @@ __global__ void ktune_transpose(T* __restrict__ y, const T* __restrict__ x, int 
 // of a warp on 16 rows, the other 16 on the next 16 bytes of the same rows (whole 32-byte
 // sectors). The pitch of 66 elements (33 words) keeps both sides free of bank conflicts.
 template <class T>
-__global__ void __launch_bounds__(256)
-    ktune_transpose_vec(T* __restrict__ y, const T* __restrict__ x, int m, int n) {
+__device__ __forceinline__ void ktune_transpose_vec(T* __restrict__ y, const T* __restrict__ x, int m, int n) {
   static_assert(sizeof(T) == 2, "16-byte chunks of 8 elements");
   __shared__ __align__(16) T tile[64][66];
   const int c0 = blockIdx.x * 64, r0 = blockIdx.y * 64, t = threadIdx.x;
@@ -148,20 +137,6 @@ __global__ void __launch_bounds__(256)
       *reinterpret_cast<KtuneVec<T>*>(y + static_cast<long long>(c0 + c) * m + r0 + r) = v;
     }
   }
-}
-
-template <class T>
-static void ktune_launch_transpose(T* y, const T* x, int m, int n, cudaStream_t stream) {
-  if constexpr (sizeof(T) == 2) {
-    if (m % 8 == 0 && n % 8 == 0) {  // tensors and arena slices are 16-byte aligned
-      const dim3 grid((n + 63) / 64, (m + 63) / 64);
-      ktune_transpose_vec<<<grid, 256, 0, stream>>>(y, x, m, n);
-      return;
-    }
-  }
-  // f32 (a warp's access is 128 bytes already) and odd shapes: the scalar tile.
-  const dim3 grid((n + 31) / 32, (m + 31) / 32);
-  ktune_transpose<<<grid, dim3(32, 8), 0, stream>>>(y, x, m, n);
 }
 )KT") +
       std::string(cuda_row_kernels_snippet());

@@ -19,6 +19,8 @@ std::string cuda_byte_array(const std::string& name, const std::string& bytes) {
   return out + "\n};\n";
 }
 
+std::string kernels_symbol(const std::string& graph) { return "ktune_" + graph + "_kernels_cubin"; }
+
 std::string emit_cuda_program(const CudaProgram& p) {
   const Graph& g = p.fg.graph;
   const std::string& G = g.name;
@@ -35,6 +37,11 @@ std::string emit_cuda_program(const CudaProgram& p) {
       G, p.arena_bytes, g.inputs.size() + g.outputs.size());
   if (!p.modules.empty()) out += fmt::format("  CUmodule modules[{}];\n", p.modules.size());
   if (!p.functions.empty()) out += fmt::format("  CUfunction fns[{}];\n", p.functions.size());
+  if (!p.kernels.empty()) {
+    out += fmt::format(
+        "  CUmodule kernels;  // {}_kernels.cubin\n  CUfunction kernel_fns[{}];\n", G,
+        p.kernels.size());
+  }
   if (p.uses_cublas) out += "  cublasHandle_t cublas;\n";
   if (!p.lt.empty()) {
     out += fmt::format(
@@ -69,6 +76,7 @@ std::string emit_cuda_program(const CudaProgram& p) {
   for (std::size_t i = 0; i < p.modules.size(); ++i) {
     out += fmt::format("  if (p->modules[{0}]) cuModuleUnload(p->modules[{0}]);\n", i);
   }
+  if (!p.kernels.empty()) out += "  if (p->kernels) cuModuleUnload(p->kernels);\n";
   out +=
       "  if (p->capture) cudaStreamDestroy(p->capture);\n  if (p->arena) cudaFree(p->arena);\n"
       "  delete p;\n}\n\n";
@@ -99,6 +107,13 @@ std::string emit_cuda_program(const CudaProgram& p) {
           "  KTUNE_CU(cuFuncSetAttribute(p->fns[{}], "
           "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, {}));\n",
           i, f.shared_bytes);
+    }
+  }
+  if (!p.kernels.empty()) {
+    out += fmt::format("  KTUNE_CU(cuModuleLoadData(&p->kernels, {}));\n", kernels_symbol(G));
+    for (std::size_t i = 0; i < p.kernels.size(); ++i) {
+      out += fmt::format("  KTUNE_CU(cuModuleGetFunction(&p->kernel_fns[{}], p->kernels, \"{}\"));\n",
+                         i, p.kernels[i].name);
     }
   }
   const std::string ws = fmt::format("p->arena + {}", p.workspace_offset);

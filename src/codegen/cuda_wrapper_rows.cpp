@@ -88,7 +88,7 @@ __device__ __forceinline__ void ktune_row_map(T* __restrict__ out, const T* __re
 
 // softmax(scale * x) of each row, the max subtracted so that exp cannot overflow.
 template <bool kVec, int kChunks, class T>
-__global__ void ktune_row_softmax(T* __restrict__ y, const T* __restrict__ x, int n,
+__device__ __forceinline__ void ktune_row_softmax(T* __restrict__ y, const T* __restrict__ x, int n,
                                   float scale) {
   __shared__ float scratch[32];
   const T* xr = x + static_cast<long long>(blockIdx.x) * n;
@@ -138,7 +138,7 @@ __global__ void ktune_row_softmax(T* __restrict__ y, const T* __restrict__ x, in
 }
 
 template <bool kVec, class T>
-__global__ void ktune_row_sum(T* __restrict__ y, const T* __restrict__ x, int n) {
+__device__ __forceinline__ void ktune_row_sum(T* __restrict__ y, const T* __restrict__ x, int n) {
   __shared__ float scratch[32];
   float sum = 0.0f;
   ktune_row_for<kVec>(x + static_cast<long long>(blockIdx.x) * n, n,
@@ -150,7 +150,7 @@ __global__ void ktune_row_sum(T* __restrict__ y, const T* __restrict__ x, int n)
 // (x - mean) / sqrt(var + eps) * gamma + beta, the biased variance from a second pass (over
 // the registers, or over the row again in the fallback); gamma and beta as wide as the row.
 template <bool kVec, int kChunks, class T>
-__global__ void ktune_layer_norm(T* __restrict__ y, const T* __restrict__ x,
+__device__ __forceinline__ void ktune_layer_norm(T* __restrict__ y, const T* __restrict__ x,
                                  const T* __restrict__ gamma, const T* __restrict__ beta, int n,
                                  float eps) {
   __shared__ float scratch[32];

@@ -15,42 +15,9 @@ std::string ints(const std::vector<std::int64_t>& v) {
   return fmt::format("{}", fmt::join(v, ", "));
 }
 
-std::string float_literal(double v) {
-  std::string s = fmt::format("{:.9g}", v);
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
-  return s + "f";
-}
-
-// Threads of a streaming row kernel (row_sum, the fallback of the others): a warp for short
-// rows, up to 1024 so that each thread has about 8 elements.
-int row_threads(std::int64_t n) {
-  int t = 32;
-  while (t < 1024 && t * 8 < n) t *= 2;
-  return t;
-}
-
-// A register-held row kernel's block: `chunks` (a power of two up to 8, the template's kChunks)
-// 16-byte chunks per thread under `vec`, elements otherwise; one chunk per thread up to 512
-// threads (a warp for short rows), more chunks beyond. 0 chunks: too long for registers, the
-// streaming fallback with row_threads().
-struct RowPlan {
-  int threads = 32;
-  int chunks = 0;
-};
-RowPlan row_plan(std::int64_t n, bool vec, std::int64_t width) {
-  const std::int64_t units = vec ? n / width : n;
-  RowPlan r;
-  while (r.threads < 512 && r.threads < units) r.threads *= 2;
-  const std::int64_t per_thread = (units + r.threads - 1) / r.threads;
-  r.chunks = 1;
-  while (r.chunks < per_thread) r.chunks *= 2;
-  if (r.chunks > 8) return {row_threads(n), 0};
-  return r;
-}
-
 std::string comment(const GraphNode& n) {
   std::string c = fmt::format("{} = {}({})", n.name, op_name(n.op), fmt::join(n.inputs, ", "));
-  if (n.op == OpKind::kScale) c += fmt::format(" * {}", float_literal(n.alpha));
+  if (n.op == OpKind::kScale) c += fmt::format(" * {}", cuda_float_literal(n.alpha));
   return c;
 }
 
@@ -62,7 +29,7 @@ std::string step_comment(const CudaProgram& p, const GraphNode& n) {
   }
   if (auto it = p.folded.find(n.name); it != p.folded.end()) {
     return fmt::format("{}(({}) * {}), the scale '{}' folded in", op_name(n.op), n.inputs[0],
-                       float_literal(p.softmax_scale.at(n.name)), it->second);
+                       cuda_float_literal(p.softmax_scale.at(n.name)), it->second);
   }
   return comment(n);
 }
@@ -138,7 +105,7 @@ std::string gemm_code(const CudaProgram& p, const GraphNode& n) {
             "&ktune_alpha, {4}, {6}, {1}, {3}, {6}, {2},\n"
             "                              &ktune_zero, {5}, {6}, {1}, CUBLAS_COMPUTE_32F, "
             "CUBLAS_GEMM_DEFAULT));\n  }}\n",
-            m, nn, k, a, b, c, t, float_literal(s.spec.alpha));
+            m, nn, k, a, b, c, t, cuda_float_literal(s.spec.alpha));
         break;
       case CudaStep::Kind::kCublasLt: {
         out += fmt::format(
@@ -146,7 +113,7 @@ std::string gemm_code(const CudaProgram& p, const GraphNode& n) {
             s.spec.library_epilogue ? fmt::format(", epilogue {}", s.spec.library_epilogue) : "");
         // alpha: an epilogue's leading scale, folded (LaunchSpec::alpha).
         out += fmt::format("    const float ktune_alpha = {}, ktune_zero = 0.0f;\n",
-                           float_literal(s.spec.alpha));
+                           cuda_float_literal(s.spec.alpha));
         if (!s.bias.empty()) {
           out += fmt::format(
               "    const void* ktune_bias = {};\n"
@@ -170,71 +137,15 @@ std::string gemm_code(const CudaProgram& p, const GraphNode& n) {
   return out;
 }
 
+// A node's launch: a gemm's steps, or the generated kernel plan_kernels() chose.
 std::string op_code(const CudaProgram& p, const GraphNode& n) {
-  const TensorSpec& x = p.specs.at(n.inputs[0]);
-  const std::string t = cuda_ctype(n.out.dtype);
-  const std::int64_t numel = n.out.numel();
-  const std::int64_t width = 16 / static_cast<std::int64_t>(dtype_size(n.out.dtype));
-  // Row kernels load 16 bytes at a time where every row starts 16-byte aligned.
-  const bool vec_rows = x.sizes.back() % width == 0;
-  const std::string row_vec = vec_rows ? "true" : "false";
-  const RowPlan rows = row_plan(x.sizes.back(), vec_rows, width);
-  const auto pointwise = [&](const std::string& z, std::int64_t cols, const std::string& f) {
-    // cols > 0: z[i % cols] (bias_add), < 0: z[i / -cols] (row_bias_add, one value per row).
-    const bool vec = numel % width == 0 && (cols == 0 || std::abs(cols) % width == 0);
-    return fmt::format("  ktune_launch_pointwise<{}>({}, {}, {}, {}LL, {}LL, {}, ktune_stream);\n",
-                       vec ? "true" : "false", n.name, n.inputs[0], z, numel, cols, f);
-  };
-  const std::string none = fmt::format("static_cast<const {}*>(nullptr)", t);
-  std::string call;
-  switch (n.op) {
-    case OpKind::kGemm:
-      return gemm_code(p, n);
-    case OpKind::kBiasAdd:
-      call = pointwise(n.inputs[1], x.sizes[1], "KtuneAdd{}");
-      break;
-    case OpKind::kRowBiasAdd:
-      call = pointwise(n.inputs[1], -x.sizes[1], "KtuneAdd{}");
-      break;
-    case OpKind::kRelu:
-      call = pointwise(none, 0, "KtuneRelu{}");
-      break;
-    case OpKind::kGelu:
-      call = pointwise(none, 0, "KtuneGelu{}");
-      break;
-    case OpKind::kSilu:
-      call = pointwise(none, 0, "KtuneSilu{}");
-      break;
-    case OpKind::kAdd:
-      call = pointwise(n.inputs[1], 0, "KtuneAdd{}");
-      break;
-    case OpKind::kScale:
-      call = pointwise(none, 0, fmt::format("KtuneScale{{{}}}", float_literal(n.alpha)));
-      break;
-    case OpKind::kTranspose:
-      call = fmt::format("  ktune_launch_transpose({}, {}, {}, {}, ktune_stream);\n", n.name,
-                         n.inputs[0], x.sizes[0], x.sizes[1]);
-      break;
-    case OpKind::kRowSoftmax: {
-      auto s = p.softmax_scale.find(n.name);
-      call =
-          fmt::format("  ktune_row_softmax<{}, {}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {});\n",
-                      row_vec, rows.chunks, x.sizes[0], rows.threads, n.name, n.inputs[0],
-                      x.sizes[1], float_literal(s == p.softmax_scale.end() ? 1.0 : s->second));
-      break;
-    }
-    case OpKind::kRowSum:
-      call = fmt::format("  ktune_row_sum<{}><<<{}, {}, 0, ktune_stream>>>({}, {}, {});\n", row_vec,
-                         x.sizes[0], row_threads(x.sizes[1]), n.name, n.inputs[0], x.sizes[1]);
-      break;
-    case OpKind::kLayerNorm:
-      call = fmt::format(
-          "  ktune_layer_norm<{}, {}><<<{}, {}, 0, ktune_stream>>>({}, {}, {}, {}, {}, {});\n",
-          row_vec, rows.chunks, x.sizes[0], rows.threads, n.name, n.inputs[0], n.inputs[1],
-          n.inputs[2], x.sizes[1], float_literal(n.eps));
-      break;
-  }
-  return call + "  KTUNE_CUDA(cudaGetLastError());\n";
+  if (n.op == OpKind::kGemm) return gemm_code(p, n);
+  const CudaLaunch& l = p.launches.at(n.name);
+  return fmt::format(
+      "  KTUNE_CU(ktune_launch(ktune_p->kernel_fns[{}], {{{}, {}, {}}}, {{{}, {}, {}}}, "
+      "ktune_stream, {}));  // {}\n",
+      l.kernel, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+      fmt::join(l.args, ", "), p.kernels[l.kernel].name);
 }
 
 std::string check_lines(const std::string& kind, const std::string& array, std::size_t i,

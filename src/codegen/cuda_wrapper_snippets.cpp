@@ -71,6 +71,15 @@ static int ktune_fail(char* error, const char* format, ...) {
                         cublasLtGetStatusString(ktune_e));                                   \
   } while (0)
 
+// A kernel of the program's own (<graph>_kernels.cubin) on `stream`: each argument passed by
+// address, so each must have exactly the type of the kernel's parameter.
+template <class... A>
+static CUresult ktune_launch(CUfunction f, dim3 grid, dim3 block, cudaStream_t stream, A... a) {
+  void* args[] = {static_cast<void*>(&a)...};
+  return cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, 0, stream, args,
+                        nullptr);
+}
+
 static int ktune_print_dims(char* out, std::size_t cap, const std::int64_t* v, int n) {
   int used = std::snprintf(out, cap, "[");
   for (int i = 0; i < n && i < 8; ++i) {

@@ -7,18 +7,23 @@
 
 namespace ktune::codegen::detail {
 
-// Includes of every generated CUDA program.
+// Includes of every generated CUDA program's host code (<graph>.cpp, a C++ compiler's).
 inline constexpr std::string_view kCudaWrapperIncludes[] = {
-    "<cuda.h>",     "<cuda_runtime.h>", "<cuda_fp16.h>", "<cuda_bf16.h>", "<cublas_v2.h>",
-    "<cublasLt.h>", "<algorithm>",      "<cmath>",       "<cstdarg>",     "<cstddef>",
-    "<cstdint>",    "<cstdio>",         "<cstdlib>",     "<cstring>",     "<initializer_list>",
-    "<new>",        "<vector>",
+    "<cuda.h>",   "<cuda_runtime.h>", "<cuda_fp16.h>", "<cuda_bf16.h>", "<cublas_v2.h>",
+    "<cublasLt.h>", "<algorithm>",    "<cmath>",       "<cstdarg>",     "<cstddef>",
+    "<cstdint>",  "<cstdio>",         "<cstdlib>",     "<cstring>",     "<initializer_list>",
+    "<new>",      "<vector>",
+};
+// Includes of its kernels (<graph>_kernels.cu, nvcc's).
+inline constexpr std::string_view kCudaKernelIncludes[] = {
+    "<cuda_fp16.h>", "<cuda_bf16.h>", "<cmath>", "<cstdint>",
 };
 
 // KtuneCudaTensor, ktune_fail, ktune_check_tensor, the CUDA / driver / cuBLAS status macros.
 [[nodiscard]] std::string_view cuda_runtime_snippet();
 // The element conversions, the pointwise kernel with its functors, transpose, row_softmax,
-// row_sum and layer_norm, each templated on the element type.
+// row_sum and layer_norm, each a __device__ template on the element type that the program's
+// extern "C" instances call (plan_kernels).
 [[nodiscard]] std::string_view cuda_kernels_snippet();
 // The row kernels alone (part of cuda_kernels_snippet()): register-held rows where they fit.
 [[nodiscard]] std::string_view cuda_row_kernels_snippet();

@@ -30,28 +30,40 @@ CliResult run_program(const std::vector<std::string>& argv) {
   return {r->exit_code, r->output};
 }
 
+// Fused, the MLP is gemms alone: the host code only. Unfused, its bias and relu nodes are the
+// program's own kernels, whose nvcc run starts before the (forced) picks are made.
 TEST(CompileCudaCli, ForcedPicksEmitAndBuildWithoutAGpu) {
-  ScratchDir cache("compile-cuda-cache"), out("compile-cuda-out");
-  const std::string graph = write_text(out.path(), "mlp.yaml", kMlpBf16Graph);
-  const std::string dir = (out.path() / "prog").string();
-  std::vector<std::string> args = {"compile",      graph,         "-o",     dir,
-                                   "--device",     "cuda",        "--arch", "sm_90a",
-                                   "--force-pick", "cublas_gemm", "-q"};
-  const bool build = nvcc_found();
-  if (!build) args.push_back("--no-build");
-  CliResult r = run_cli(cache.path(), args);
-  if (r.output.find("NVRTC") != std::string::npos && r.exit_code != 0) {
-    GTEST_SKIP() << "[SKIP] " << r.output;
-  }
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output,
-              HasSubstr("Compiled graph mlp_block for CUDA (sm_90a): 5 steps, 2 gemm(s)"));
-  EXPECT_THAT(r.output, HasSubstr("h+h_bias+a: cublas_gemm+epilogue (forced)"));
-  EXPECT_THAT(r.output, HasSubstr("o+y: cublas_gemm+epilogue (forced)"));
-  EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/mlp_block.cu"));
-  if (build) {
-    EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/libmlp_block.so"));
-    EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/mlp_block"));
+  for (bool fuse : {true, false}) {
+    SCOPED_TRACE(fuse ? "fused" : "--no-fuse");
+    ScratchDir cache("compile-cuda-cache"), out("compile-cuda-out");
+    const std::string graph = write_text(out.path(), "mlp.yaml", kMlpBf16Graph);
+    const std::string dir = (out.path() / "prog").string();
+    std::vector<std::string> args = {"compile",      graph,         "-o",     dir,
+                                     "--device",     "cuda",        "--arch", "sm_90a",
+                                     "--force-pick", "cublas_gemm", "-q"};
+    if (!fuse) args.push_back("--no-fuse");
+    const bool build = nvcc_found();
+    if (!build) args.push_back("--no-build");
+    CliResult r = run_cli(cache.path(), args);
+    if (r.output.find("NVRTC") != std::string::npos && r.exit_code != 0) {
+      GTEST_SKIP() << "[SKIP] " << r.output;
+    }
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_THAT(r.output,
+                HasSubstr("Compiled graph mlp_block for CUDA (sm_90a): 5 steps, 2 gemm(s)"));
+    if (fuse) {
+      EXPECT_THAT(r.output, HasSubstr("h+h_bias+a: cublas_gemm+epilogue (forced)"));
+      EXPECT_THAT(r.output, HasSubstr("o+y: cublas_gemm+epilogue (forced)"));
+    }
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/mlp_block.cpp"));
+    for (const char* f : {"/mlp_block_kernels.cu", "/mlp_block_kernels.S"}) {
+      EXPECT_EQ(std::filesystem::is_regular_file(dir + f), !fuse) << f;
+    }
+    if (build) {
+      EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/libmlp_block.so"));
+      EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/mlp_block"));
+      EXPECT_EQ(std::filesystem::is_regular_file(dir + "/mlp_block_kernels.cubin"), !fuse);
+    }
   }
 }
 
@@ -59,7 +71,7 @@ TEST(CompileCudaCli, CpuOnlyFlagsAreUsageErrors) {
   ScratchDir cache("compile-cuda-cache"), out("compile-cuda-out");
   const std::string graph = write_text(out.path(), "mlp.yaml", kMlpBf16Graph);
   for (const std::vector<std::string>& extra :
-       {std::vector<std::string>{"--planner", "pool"}, {"--cxx", "g++"}, {"--gemm-spec", graph}}) {
+       {std::vector<std::string>{"--planner", "pool"}, {"--gemm-spec", graph}}) {
     std::vector<std::string> args = {"compile",  graph,    "-o",     out.path().string(),
                                      "--device", "cuda:0", "--arch", "sm_90a"};
     args.insert(args.end(), extra.begin(), extra.end());

@@ -298,14 +298,22 @@ TEST_P(CudaCompileGpu, EveryRowKernelPathMatchesTheReference) {
   ASSERT_TRUE(w.has_value()) << w.error().message;
   // The paths the emitter chose (bf16: 8 elements per chunk, f32: 4).
   const bool bf16 = d == DType::kBF16;
-  for (const std::string& call :
-       {fmt::format("ktune_row_softmax<true, {}><<<4, 512,", bf16 ? 1 : 2),
-        std::string("ktune_layer_norm<true, 0><<<3, 1024,"),
-        std::string("ktune_row_softmax<false, 0><<<2, 1024,"),
-        std::string("ktune_layer_norm<false, 2><<<6, 512,"),
-        fmt::format("ktune_layer_norm<{}, 1><<<7, 32,", bf16 ? "false" : "true")}) {
-    EXPECT_THAT(w->source, HasSubstr(call));
-  }
+  const std::string dt = bf16 ? "bf16" : "f32";
+  // The launch of kernel `name` with `grid` blocks of `block` threads.
+  const auto launches = [&](const std::string& name, int grid, int block) {
+    const std::string want = fmt::format("{{{}, 1, 1}}, {{{}, 1, 1}}, ktune_stream,", grid, block);
+    for (std::size_t at = w->host.find("// " + name + "\n"); at != std::string::npos;
+         at = w->host.find("// " + name + "\n", at + 1)) {
+      const std::size_t line = w->host.rfind('\n', at);
+      if (w->host.substr(line, at - line).find(want) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(launches(fmt::format("ktune_row_softmax_{}_v{}", dt, bf16 ? 1 : 2), 4, 512));
+  EXPECT_TRUE(launches(fmt::format("ktune_layer_norm_{}_v0", dt), 3, 1024));
+  EXPECT_TRUE(launches(fmt::format("ktune_row_softmax_{}_s0", dt), 2, 1024));
+  EXPECT_TRUE(launches(fmt::format("ktune_layer_norm_{}_s2", dt), 6, 512));
+  EXPECT_TRUE(launches(fmt::format("ktune_layer_norm_{}_{}1", dt, bf16 ? "s" : "v"), 7, 32));
   TempDir dir("cuda-row-paths");
   auto files = codegen::write_cuda_wrapper(g, *w, dir.path(), options(), true);
   ASSERT_TRUE(files.has_value()) << files.error().message;

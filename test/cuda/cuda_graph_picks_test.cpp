@@ -132,8 +132,8 @@ outputs: [scaled]
   EXPECT_TRUE(s.launch->then.empty());
   auto program = codegen::emit_cuda_wrapper(*g, *picks);
   ASSERT_TRUE(program.has_value()) << program.error().message;
-  EXPECT_THAT(program->source, HasSubstr("const float ktune_alpha = 0.125f"));
-  EXPECT_EQ(program->source.find("gemm_epilogue"), std::string::npos);  // no separate pass
+  EXPECT_THAT(program->host, HasSubstr("const float ktune_alpha = 0.125f"));
+  EXPECT_EQ(program->host.find("gemm_epilogue"), std::string::npos);  // no separate pass
 }
 
 // The code cache is attacker-controlled: a cubin changed after it was verified and measured is

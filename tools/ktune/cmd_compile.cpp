@@ -180,7 +180,7 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
                      SelectorFlagDefaults{compile_defaults(), std::nullopt, true,
                                           "No AUTOTUNE tables or progress lines"});
   add_devices_flag(*cmd, f->selector);
-  cmd->add_option("--cxx", f->cxx, "C++ compiler for the program (default: $CXX, else c++)");
+  cmd->add_option("--cxx", f->cxx, "C++ compiler for the program (--device cuda: its host code; default: $CXX, else c++)");
   cmd->add_option("--device", f->device,
                   "Where the program runs: cpu (C++), or cuda / cuda:N (a CUDA C++ program: "
                   "gemms tuned on GPU N over ktune's CUDA GEMM candidates with `ktune gemm`'s "
@@ -190,7 +190,8 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
                   "--device cuda: compile for this architecture (sm_90a, ...); default: the GPU's")
       ->each([f](const std::string&) { f->arch_set = true; });
   cmd->add_option("--nvcc", f->nvcc,
-                  "--device cuda: the CUDA compiler (default: $KTUNE_NVCC, else the CUDA "
+                  "--device cuda: the CUDA compiler of the program's kernels, whose toolkit's "
+                  "headers and libraries build its host code (default: $KTUNE_NVCC, else the CUDA "
                   "toolkit's under $CUDA_HOME, $CUDA_PATH or /usr/local/cuda, else nvcc on PATH)")
       ->each([f](const std::string&) { f->nvcc_set = true; });
   cmd->add_option("--cublaslt-algos", f->cublaslt_algos,

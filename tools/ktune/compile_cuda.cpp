@@ -1,7 +1,8 @@
 // `ktune compile GRAPH -o DIR --device cuda[:N]`: every gemm of the graph tuned on the GPU with
 // its fusible chain (pick_cuda_gemms), then one CUDA C++ program emitted (emit_cuda_wrapper: one
-// device arena, the forward captured in a CUDA graph) and built with nvcc into DIR/lib<graph>.so
-// and the benchmark DIR/<graph>. Built with CUDA support only (tools/CMakeLists.txt).
+// device arena, the forward captured in a CUDA graph) and built into DIR/lib<graph>.so and the
+// benchmark DIR/<graph>: its kernels by nvcc (started before tuning), its host code by c++.
+// Built with CUDA support only (tools/CMakeLists.txt).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -30,9 +31,9 @@ int run_compile_cuda(const CompileFlags& f, int device, const CliContext& ctx) {
   const auto t0 = std::chrono::steady_clock::now();
   // What the CUDA path does not take: a CPU gemm spec, a compiler of C++, the pool planner (the
   // program holds one device arena).
-  if (!f.gemm_spec.empty() || !f.cxx.empty() || (f.planner_set && f.planner != "arena")) {
+  if (!f.gemm_spec.empty() || (f.planner_set && f.planner != "arena")) {
     fmt::print(stderr,
-               "error: --gemm-spec, --cxx and --planner pool apply to --device cpu; --device cuda "
+               "error: --gemm-spec and --planner pool apply to --device cpu; --device cuda "
                "tunes ktune's CUDA GEMM candidates and plans one arena\n");
     return kExitUsage;
   }
@@ -60,6 +61,22 @@ int run_compile_cuda(const CompileFlags& f, int device, const CliContext& ctx) {
   if (f.selector.quiet) base.out = nullptr;
   base = with_device_lock(base, ctx);
   if (!apply_devices(f.selector, *backend, base)) return kExitUsage;
+  CudaBuildOptions bopts;
+  bopts.arch = backend->arch();
+  if (!f.nvcc.empty()) bopts.nvcc = f.nvcc;
+  if (!f.cxx.empty()) bopts.cxx = f.cxx;
+  // The program's own kernels do not depend on the picks: nvcc builds them while the gemms are
+  // tuned.
+  std::unique_ptr<CudaKernelBuild> early;
+  if (!f.no_build) {
+    auto kernels = predict_cuda_kernels(*graph, !f.no_fuse);
+    if (!kernels) return fail(kernels.error());
+    if (!kernels->empty()) {
+      auto started = CudaKernelBuild::start(graph->name, std::move(*kernels), bopts);
+      if (!started) return fail(started.error());
+      early = std::move(*started);
+    }
+  }
   CudaPickOptions popts;
   popts.device = device;
   popts.cublaslt_algos = f.cublaslt_algos;
@@ -73,10 +90,7 @@ int run_compile_cuda(const CompileFlags& f, int device, const CliContext& ctx) {
 
   auto wrapper = emit_cuda_wrapper(*graph, *picks);
   if (!wrapper) return fail(wrapper.error());
-  CudaBuildOptions bopts;
-  bopts.arch = backend->arch();
-  if (!f.nvcc.empty()) bopts.nvcc = f.nvcc;
-  auto files = write_cuda_wrapper(*graph, *wrapper, f.output, bopts, !f.no_build);
+  auto files = write_cuda_wrapper(*graph, *wrapper, f.output, bopts, !f.no_build, early.get());
   if (!files) return fail(files.error());
 
   int gemms = 0, hits = 0;
@@ -94,7 +108,8 @@ int run_compile_cuda(const CompileFlags& f, int device, const CliContext& ctx) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("\nMemory plan (arena): {} bytes of device memory; lower bound {} bytes\n",
              wrapper->plan.arena_bytes, wrapper->plan.lower_bound_bytes);
-  fmt::print("Wrote {}\n", files->source.string());
+  fmt::print("Wrote {}{}\n", files->host.string(),
+             files->kernels.empty() ? "" : fmt::format(" and {}", files->kernels.string()));
   if (!f.no_build) {
     fmt::print("Built {} and {} (run: {} [RUNS [SEED]])\n", files->library.string(),
                files->executable.string(), files->executable.string());

@@ -1,7 +1,8 @@
-// The emitted CUDA program as golden text: examples/transformer_block in bf16 with library picks
-// only (cuBLAS, cuBLASLt with its bias epilogue, cuBLAS with a folded scale), so that the text
-// depends on nothing of the machine (no cubin bytes). Any change to the CUDA codegen shows up
-// here as a diff to review. KTUNE_UPDATE_GOLDENS=1 rewrites the golden.
+// The emitted CUDA program as golden text, its host code and its kernels:
+// examples/transformer_block in bf16 with library picks only (cuBLAS, cuBLASLt with its bias
+// epilogue, cuBLAS with a folded scale), so that the text depends on nothing of the machine (no
+// cubin bytes). Any change to the CUDA codegen shows up here as a diff to review.
+// KTUNE_UPDATE_GOLDENS=1 rewrites the goldens.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -61,14 +62,17 @@ TEST(CudaWrapperGolden, TransformerBlockBf16LibraryPicks) {
 
   auto w = emit_cuda_wrapper(*g, picks);
   ASSERT_TRUE(w.has_value()) << w.error().message;
-  const std::string path = kSource + "/test/data/codegen/transformer_block.bf16.cu.golden";
-  if (const char* update = std::getenv("KTUNE_UPDATE_GOLDENS"); update && *update == '1') {
-    ASSERT_TRUE(write_file_atomic(path, w->source).has_value());
+  for (const auto& [text, name] : {std::pair{&w->host, "transformer_block.bf16.cpp.golden"},
+                                    std::pair{&w->kernels, "transformer_block.bf16.kernels.cu.golden"}}) {
+    const std::string path = kSource + "/test/data/codegen/" + name;
+    if (const char* update = std::getenv("KTUNE_UPDATE_GOLDENS"); update && *update == '1') {
+      ASSERT_TRUE(write_file_atomic(path, *text).has_value());
+    }
+    auto want = read_file(path);
+    ASSERT_TRUE(want.has_value()) << want.error().message;
+    EXPECT_EQ(*text, *want) << "golden " << path
+                            << " differs; KTUNE_UPDATE_GOLDENS=1 rewrites it (review the diff)";
   }
-  auto want = read_file(path);
-  ASSERT_TRUE(want.has_value()) << want.error().message;
-  EXPECT_EQ(w->source, *want) << "golden " << path
-                              << " differs; KTUNE_UPDATE_GOLDENS=1 rewrites it (review the diff)";
 }
 
 }  // namespace
