@@ -23,6 +23,7 @@
 #include "backend/nvrtc_library.h"
 #include "core/cuda_driver.h"
 #include "core/hash.h"
+#include "core/single_flight.h"
 
 namespace ktune {
 namespace {
@@ -186,7 +187,8 @@ CudaBackend::CudaBackend(CudaCompileOptions options, std::filesystem::path cache
       arch_(std::move(arch)),
       device_fingerprint_(std::move(device_fingerprint)),
       nvrtc_version_(std::move(nvrtc_version)),
-      limits_(std::move(limits)) {}
+      limits_(std::move(limits)),
+      in_flight_(std::make_shared<SingleFlight<Result<Artifact>>>()) {}
 
 Result<CudaBackend> CudaBackend::create(CudaCompileOptions options,
                                         std::filesystem::path cache_dir) {
@@ -283,60 +285,74 @@ Result<Artifact> CudaBackend::compile(const KernelSource& source) const {
     }
   }
 
-  if (options_.on_command) {
-    options_.on_command(source.name, fmt::format("nvrtc {}", fmt::join(options, " ")));
-  }
-  const auto start = std::chrono::steady_clock::now();
-  Result<NvrtcCompiled> out =
-      nvrtc_compile(nv, tu, source.name + ".cu", options, source.name_expressions);
-  if (!out) return make_error(out.error().code, source.name + ": " + out.error().message);
-  if (out->result != NVRTC_SUCCESS) {
-    std::string log = trim_log(out->log);
-    std::string opts;
-    for (const std::string& o : options) opts += (opts.empty() ? "" : " ") + o;
-    return make_error(
-        ErrorCode::kCompile,
-        fmt::format("{}: NVRTC {} failed ({}):{}", source.name, nvrtc_version_, opts,
-                    log.empty() ? std::string(" ") + nv.GetErrorString(out->result) : "\n" + log));
-  }
-  if (out->cubin.empty()) {
-    return make_error(ErrorCode::kCompile,
-                      fmt::format("{}: NVRTC produced no cubin for {}", source.name, arch_));
-  }
-  const std::string& cubin = out->cubin;
-  const double compile_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // The same key compiling in another thread (the library candidates of one problem share their
+  // epilogue kernel; a graph's problems compile side by side): its result, not a second NVRTC run.
+  bool shared = false;
+  Result<Artifact> compiled = in_flight_->run(
+      key,
+      [&]() -> Result<Artifact> {
+        if (options_.on_command) {
+          options_.on_command(source.name, fmt::format("nvrtc {}", fmt::join(options, " ")));
+        }
+        const auto start = std::chrono::steady_clock::now();
+        Result<NvrtcCompiled> out =
+            nvrtc_compile(nv, tu, source.name + ".cu", options, source.name_expressions);
+        if (!out) return make_error(out.error().code, source.name + ": " + out.error().message);
+        if (out->result != NVRTC_SUCCESS) {
+          std::string log = trim_log(out->log);
+          std::string opts;
+          for (const std::string& o : options) opts += (opts.empty() ? "" : " ") + o;
+          return make_error(
+              ErrorCode::kCompile,
+              fmt::format(
+                  "{}: NVRTC {} failed ({}):{}", source.name, nvrtc_version_, opts,
+                  log.empty() ? std::string(" ") + nv.GetErrorString(out->result) : "\n" + log));
+        }
+        if (out->cubin.empty()) {
+          return make_error(ErrorCode::kCompile,
+                            fmt::format("{}: NVRTC produced no cubin for {}", source.name, arch_));
+        }
+        const std::string& cubin = out->cubin;
+        const double compile_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  Result<std::filesystem::path> tmp_cu = code_cache_.temp_path_for(key, "cu");
-  if (!tmp_cu) return std::unexpected(tmp_cu.error());
-  Result<std::filesystem::path> tmp_cubin = code_cache_.temp_path_for(key, "cubin");
-  if (!tmp_cubin) return std::unexpected(tmp_cubin.error());
-  auto fail = [&](const Error& e) -> Result<Artifact> {
-    remove_quietly(*tmp_cu);
-    remove_quietly(*tmp_cubin);
-    return std::unexpected(e);
-  };
-  if (Status s = write_file(*tmp_cu, tu, source.name); !s) return fail(s.error());
-  if (Status s = write_file(*tmp_cubin, cubin, source.name); !s) return fail(s.error());
-  // The source goes in first, so that a committed cubin always has its .cu beside it (and its
-  // lowered names).
-  Result<std::filesystem::path> cu_path = code_cache_.commit(*tmp_cu, key, "cu");
-  if (!cu_path) return fail(cu_path.error());
-  if (!out->lowered.empty()) {
-    Result<std::filesystem::path> tmp_names = code_cache_.temp_path_for(key, "names");
-    if (!tmp_names) return fail(tmp_names.error());
-    std::string text;
-    for (const std::string& n : out->lowered) text += n + "\n";
-    if (Status s = write_file(*tmp_names, text, source.name); !s) return fail(s.error());
-    Result<std::filesystem::path> names = code_cache_.commit(*tmp_names, key, "names");
-    if (!names) {
-      remove_quietly(*tmp_names);
-      return fail(names.error());
-    }
+        Result<std::filesystem::path> tmp_cu = code_cache_.temp_path_for(key, "cu");
+        if (!tmp_cu) return std::unexpected(tmp_cu.error());
+        Result<std::filesystem::path> tmp_cubin = code_cache_.temp_path_for(key, "cubin");
+        if (!tmp_cubin) return std::unexpected(tmp_cubin.error());
+        auto fail = [&](const Error& e) -> Result<Artifact> {
+          remove_quietly(*tmp_cu);
+          remove_quietly(*tmp_cubin);
+          return std::unexpected(e);
+        };
+        if (Status s = write_file(*tmp_cu, tu, source.name); !s) return fail(s.error());
+        if (Status s = write_file(*tmp_cubin, cubin, source.name); !s) return fail(s.error());
+        // The source goes in first, so that a committed cubin always has its .cu beside it (and its
+        // lowered names).
+        Result<std::filesystem::path> cu_path = code_cache_.commit(*tmp_cu, key, "cu");
+        if (!cu_path) return fail(cu_path.error());
+        if (!out->lowered.empty()) {
+          Result<std::filesystem::path> tmp_names = code_cache_.temp_path_for(key, "names");
+          if (!tmp_names) return fail(tmp_names.error());
+          std::string text;
+          for (const std::string& n : out->lowered) text += n + "\n";
+          if (Status s = write_file(*tmp_names, text, source.name); !s) return fail(s.error());
+          Result<std::filesystem::path> names = code_cache_.commit(*tmp_names, key, "names");
+          if (!names) {
+            remove_quietly(*tmp_names);
+            return fail(names.error());
+          }
+        }
+        Result<std::filesystem::path> cubin_path = code_cache_.commit(*tmp_cubin, key, "cubin");
+        if (!cubin_path) return fail(cubin_path.error());
+        return Artifact{*cubin_path, key, false, compile_s, std::move(out->lowered)};
+      },
+      &shared);
+  if (shared && compiled) {
+    compiled->from_cache = true;
+    compiled->compile_s = 0;
   }
-  Result<std::filesystem::path> cubin_path = code_cache_.commit(*tmp_cubin, key, "cubin");
-  if (!cubin_path) return fail(cubin_path.error());
-  return Artifact{*cubin_path, key, false, compile_s, std::move(out->lowered)};
+  return compiled;
 }
 
 Result<std::unique_ptr<Module>> CudaBackend::load(const Artifact& artifact) const {

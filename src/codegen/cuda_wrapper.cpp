@@ -233,8 +233,8 @@ Result<CudaWrapper> emit_cuda_wrapper(const Graph& graph,
                                       g.name));
   const std::string embed = w.kernels.empty() ? "" : fmt::format(" {}_kernels.S", g.name);
   if (!w.kernels.empty()) {
-    s += fmt::format("//   nvcc -cubin -O3 -std=c++17 -arch=ARCH {0}_kernels.cu -o {0}_kernels.cubin\n",
-                     g.name);
+    s += fmt::format(
+        "//   nvcc -cubin -O3 -std=c++17 -arch=ARCH {0}_kernels.cu -o {0}_kernels.cubin\n", g.name);
   }
   s += fmt::format(
       "//   c++ -O2 -std=c++17 -fPIC -shared {0}.cpp{1} -I$CUDA/include -L$CUDA/lib64 \\\n"

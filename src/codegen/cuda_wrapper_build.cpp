@@ -78,15 +78,9 @@ std::vector<std::string> nvcc_command(const CudaBuildOptions& o, const fs::path&
   // sm_90a -> compute_90a and sm_90a: the arch-specific features (wgmma) need the exact pair.
   std::string compute = o.arch;
   if (compute.starts_with("sm_")) compute = "compute_" + compute.substr(3);
-  return {o.nvcc,
-          "-cubin",
-          "-O3",
-          "-std=c++17",
-          "-gencode",
-          fmt::format("arch={},code={}", compute, o.arch),
-          source.string(),
-          "-o",
-          cubin.string()};
+  return {o.nvcc,          "-cubin",   "-O3",
+          "-std=c++17",    "-gencode", fmt::format("arch={},code={}", compute, o.arch),
+          source.string(), "-o",       cubin.string()};
 }
 
 // <graph>_kernels.S: the cubin as the bytes of kernels_symbol(), found next to it (-Wa,-I).
@@ -241,8 +235,14 @@ Result<CudaWrapperFiles> write_cuda_wrapper(const Graph& graph, const CudaWrappe
   if (!cubin) return std::unexpected(cubin.error());
   if (!objs) return std::unexpected(objs.error());
 
-  std::vector<std::string> libs = {"-L" + tk.stubs.string(), "-L" + tk.lib.string(), "-lcublasLt",
-                                   "-lcublas",  "-lcudart_static", "-lcuda", "-ldl", "-lrt",
+  std::vector<std::string> libs = {"-L" + tk.stubs.string(),
+                                   "-L" + tk.lib.string(),
+                                   "-lcublasLt",
+                                   "-lcublas",
+                                   "-lcudart_static",
+                                   "-lcuda",
+                                   "-ldl",
+                                   "-lrt",
                                    "-lpthread"};
   std::vector<std::string> embed;
   if (kernels) embed = {"-Wa,-I," + dir.string(), f.embed.string()};

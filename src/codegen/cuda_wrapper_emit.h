@@ -72,7 +72,7 @@ struct CudaProgram {
   std::vector<CudaModule> modules;
   std::vector<CudaFunction> functions;
   std::vector<CudaLtGemm> lt;
-  std::vector<CudaKernel> kernels;            // the generated kernels, each once
+  std::vector<CudaKernel> kernels;             // the generated kernels, each once
   std::map<std::string, CudaLaunch> launches;  // by node name: every node that is not a gemm
   bool uses_cublas = false;
   std::size_t workspace_offset = 0;  // in the arena, after the plan's buffers

@@ -42,7 +42,9 @@ RowPlan row_plan(std::int64_t n, bool vec, std::int64_t width) {
   return r;
 }
 
-std::string dtype_tag(DType d) { return d == DType::kF16 ? "f16" : d == DType::kBF16 ? "bf16" : "f32"; }
+std::string dtype_tag(DType d) {
+  return d == DType::kF16 ? "f16" : d == DType::kBF16 ? "bf16" : "f32";
+}
 
 // The kernel `name` (added with `definition` on first use): its index in p.kernels.
 std::size_t use(CudaProgram& p, const std::string& name, const std::string& definition) {
@@ -82,16 +84,17 @@ void plan_kernels(CudaProgram& p) {
                                const std::string& z, std::int64_t cols, double alpha) {
       const bool vec = numel % width == 0 && (cols == 0 || std::abs(cols) % width == 0);
       const std::string name = fmt::format("ktune_pointwise_{}_{}_{}", op, dt, vec ? "v" : "s");
-      l.kernel = use(
-          p, name,
-          fmt::format("extern \"C\" __global__ void {0}({1}* __restrict__ y, const {1}* "
-                      "__restrict__ x,\n    const {1}* __restrict__ z, long long n, long long "
-                      "cols, float alpha) {{\n"
-                      "  ktune_pointwise<{2}>(y, x, z, n, cols, {3});\n}}\n",
-                      name, t, vec ? "true" : "false", functor));
+      l.kernel =
+          use(p, name,
+              fmt::format("extern \"C\" __global__ void {0}({1}* __restrict__ y, const {1}* "
+                          "__restrict__ x,\n    const {1}* __restrict__ z, long long n, long long "
+                          "cols, float alpha) {{\n"
+                          "  ktune_pointwise<{2}>(y, x, z, n, cols, {3});\n}}\n",
+                          name, t, vec ? "true" : "false", functor));
       // 256 threads, a grid-stride loop over at most 2^20 blocks.
       const std::int64_t w = vec ? width : 1;
-      l.grid[0] = std::min<std::int64_t>(std::max<std::int64_t>((numel / w + 255) / 256, 1), 1 << 20);
+      l.grid[0] =
+          std::min<std::int64_t>(std::max<std::int64_t>((numel / w + 255) / 256, 1), 1 << 20);
       l.block[0] = 256;
       l.args = {y,
                 xin,
@@ -147,7 +150,8 @@ void plan_kernels(CudaProgram& p) {
                             name, t, vec ? " __launch_bounds__(256)" : "", vec ? "_vec" : ""));
         const std::int64_t tile = vec ? 64 : 32;
         l.grid = {(c + tile - 1) / tile, (m + tile - 1) / tile, 1};
-        l.block = vec ? std::array<std::int64_t, 3>{256, 1, 1} : std::array<std::int64_t, 3>{32, 8, 1};
+        l.block =
+            vec ? std::array<std::int64_t, 3>{256, 1, 1} : std::array<std::int64_t, 3>{32, 8, 1};
         l.args = {y, xin, fmt::format("{}", m), fmt::format("{}", c)};
         break;
       }
@@ -171,8 +175,7 @@ void plan_kernels(CudaProgram& p) {
                         "__restrict__ x, int n) {{\n"
                         "  ktune_row_sum<{2}>(y, x, n);\n}}\n",
                         name, t, rv),
-            row_threads(x.sizes[1]),
-            {y, xin, fmt::format("{}", x.sizes[1])});
+            row_threads(x.sizes[1]), {y, xin, fmt::format("{}", x.sizes[1])});
         break;
       }
       case OpKind::kLayerNorm: {

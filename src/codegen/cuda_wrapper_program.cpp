@@ -38,9 +38,8 @@ std::string emit_cuda_program(const CudaProgram& p) {
   if (!p.modules.empty()) out += fmt::format("  CUmodule modules[{}];\n", p.modules.size());
   if (!p.functions.empty()) out += fmt::format("  CUfunction fns[{}];\n", p.functions.size());
   if (!p.kernels.empty()) {
-    out += fmt::format(
-        "  CUmodule kernels;  // {}_kernels.cubin\n  CUfunction kernel_fns[{}];\n", G,
-        p.kernels.size());
+    out += fmt::format("  CUmodule kernels;  // {}_kernels.cubin\n  CUfunction kernel_fns[{}];\n",
+                       G, p.kernels.size());
   }
   if (p.uses_cublas) out += "  cublasHandle_t cublas;\n";
   if (!p.lt.empty()) {
@@ -112,8 +111,9 @@ std::string emit_cuda_program(const CudaProgram& p) {
   if (!p.kernels.empty()) {
     out += fmt::format("  KTUNE_CU(cuModuleLoadData(&p->kernels, {}));\n", kernels_symbol(G));
     for (std::size_t i = 0; i < p.kernels.size(); ++i) {
-      out += fmt::format("  KTUNE_CU(cuModuleGetFunction(&p->kernel_fns[{}], p->kernels, \"{}\"));\n",
-                         i, p.kernels[i].name);
+      out +=
+          fmt::format("  KTUNE_CU(cuModuleGetFunction(&p->kernel_fns[{}], p->kernels, \"{}\"));\n",
+                      i, p.kernels[i].name);
     }
   }
   const std::string ws = fmt::format("p->arena + {}", p.workspace_offset);

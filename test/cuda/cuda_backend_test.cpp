@@ -212,6 +212,31 @@ TEST(CudaBackend, ConcurrentCompilesOfDifferentSources) {
   EXPECT_THAT(failures, ::testing::IsEmpty());
 }
 
+// The same source from several threads at once: one NVRTC run; the others wait for it and get its
+// cubin as a hit (the library candidates of a problem share one epilogue kernel).
+TEST(CudaBackend, ConcurrentCompilesOfOneSourceRunNvrtcOnce) {
+  TempDir dir("cuda-backend-same");
+  KTUNE_BACKEND_OR_SKIP(backend, "sm_90a", dir.path());
+  std::mutex mu;
+  std::vector<Result<Artifact>> results;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      Result<Artifact> a = backend->compile(saxpy_source("7.0f"));
+      std::lock_guard lock(mu);
+      results.push_back(std::move(a));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  int compiled = 0;
+  for (const Result<Artifact>& a : results) {
+    ASSERT_TRUE(a.has_value()) << a.error().message;
+    EXPECT_EQ(a->path, results[0]->path);
+    compiled += a->from_cache ? 0 : 1;
+  }
+  EXPECT_EQ(compiled, 1);
+}
+
 // ---- On a GPU: load the cubin through CudaKernel, launch, read back. ----
 
 // The primary context of device 0, current on this thread for the test's lifetime.

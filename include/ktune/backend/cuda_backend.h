@@ -22,6 +22,9 @@
 
 namespace ktune {
 
+template <class T>
+class SingleFlight;  // src/core/single_flight.h
+
 struct CudaCompileOptions {
   // Target, e.g. "sm_90a" or "sm_80"; empty: the architecture of GPU `device` (cuda_device_info),
   // which fails with kUnavailable on a machine without one.
@@ -67,6 +70,8 @@ class CudaBackend final : public Backend {
   std::string device_fingerprint_;
   std::string nvrtc_version_;
   DeviceLimits limits_;
+  // Compiles under way, by key (shared by copies of this backend).
+  std::shared_ptr<SingleFlight<Result<Artifact>>> in_flight_;
 };
 
 }  // namespace ktune

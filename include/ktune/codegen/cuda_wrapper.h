@@ -120,11 +120,8 @@ class CudaKernelBuild {
 // cubin) and the host code with the C++ compiler into lib<graph>.so and the benchmark <graph>,
 // the compilers side by side (kCompile with a compiler's output tail, kTimeout past the
 // deadline).
-[[nodiscard]] Result<CudaWrapperFiles> write_cuda_wrapper(const Graph& graph,
-                                                          const CudaWrapper& wrapper,
-                                                          const std::filesystem::path& dir,
-                                                          const CudaBuildOptions& options,
-                                                          bool build,
-                                                          CudaKernelBuild* early = nullptr);
+[[nodiscard]] Result<CudaWrapperFiles> write_cuda_wrapper(
+    const Graph& graph, const CudaWrapper& wrapper, const std::filesystem::path& dir,
+    const CudaBuildOptions& options, bool build, CudaKernelBuild* early = nullptr);
 
 }  // namespace ktune::codegen

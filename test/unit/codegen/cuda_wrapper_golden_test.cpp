@@ -62,8 +62,9 @@ TEST(CudaWrapperGolden, TransformerBlockBf16LibraryPicks) {
 
   auto w = emit_cuda_wrapper(*g, picks);
   ASSERT_TRUE(w.has_value()) << w.error().message;
-  for (const auto& [text, name] : {std::pair{&w->host, "transformer_block.bf16.cpp.golden"},
-                                    std::pair{&w->kernels, "transformer_block.bf16.kernels.cu.golden"}}) {
+  for (const auto& [text, name] :
+       {std::pair{&w->host, "transformer_block.bf16.cpp.golden"},
+        std::pair{&w->kernels, "transformer_block.bf16.kernels.cu.golden"}}) {
     const std::string path = kSource + "/test/data/codegen/" + name;
     if (const char* update = std::getenv("KTUNE_UPDATE_GOLDENS"); update && *update == '1') {
       ASSERT_TRUE(write_file_atomic(path, *text).has_value());

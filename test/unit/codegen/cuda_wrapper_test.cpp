@@ -313,9 +313,10 @@ TEST_F(CudaWrapperEmit, EveryOpGraphBuilds) {
   ASSERT_TRUE(w.has_value()) << w.error().message;
   const std::string& s = w->host;
   for (const char* call :
-       {"{64, 1, 1}, {32, 1, 1}, ktune_stream, a, x, ln_g, ln_b, 128, 1e-05f));  // ktune_layer_norm_bf16_v1",
-        "ktune_stream, qt, qs, ", "// ktune_transpose_bf16_v", "3.0f));  // ktune_pointwise_scale_bf16_v",
-        "// ktune_row_sum_bf16_v",
+       {"{64, 1, 1}, {32, 1, 1}, ktune_stream, a, x, ln_g, ln_b, 128, 1e-05f));  // "
+        "ktune_layer_norm_bf16_v1",
+        "ktune_stream, qt, qs, ", "// ktune_transpose_bf16_v",
+        "3.0f));  // ktune_pointwise_scale_bf16_v", "// ktune_row_sum_bf16_v",
         "{64, 1, 1}, {32, 1, 1}, ktune_stream, pr, sc, 64, 0.125f));  // ktune_row_softmax_bf16_v1",
         "ktune_stream, v0, res, rb, 8192LL, -128LL, 0.0f));",  // per row
         "ktune_stream, v, v0, ln_b, 8192LL, 128LL, 0.0f));"}) {
@@ -410,7 +411,8 @@ TEST_F(CudaWrapperEmit, RowKernelsHoldRowsInRegistersWhereTheyFit) {
   for (const char* call :
        {"{4, 1, 1}, {256, 1, 1}, ktune_stream, la, a, g, g, 2048, 1e-05f));  // "
         "ktune_layer_norm_f16_v1",
-        "{4, 1, 1}, {512, 1, 1}, ktune_stream, sa2, a2, 16384, 1.0f));  // ktune_row_softmax_f16_v4",
+        "{4, 1, 1}, {512, 1, 1}, ktune_stream, sa2, a2, 16384, 1.0f));  // "
+        "ktune_row_softmax_f16_v4",
         "{2, 1, 1}, {1024, 1, 1}, ktune_stream, sa3, a3, 40000, 1.0f));  // "
         "ktune_row_softmax_f16_v0",
         "{3, 1, 1}, {512, 1, 1}, ktune_stream, sc, c, 1001, 1.0f));  // ktune_row_softmax_f16_s2",
