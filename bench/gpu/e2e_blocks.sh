@@ -8,6 +8,7 @@
 #
 #   bash bench/gpu/e2e_blocks.sh OUTDIR [e2e_blocks.py flags]
 #   bash bench/gpu/e2e_blocks.sh OUTDIR --tokens 512 --hidden 256   # a smoke run first
+# (first, untimed, both sides on the MLP block at T=512, H=256: the machine's warm-up)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: e2e_blocks.sh OUTDIR [e2e_blocks.py flags]}
@@ -22,6 +23,16 @@ mkdir -p "$out"
   python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
   echo "libraries from: $libdirs"
 } 2>&1 | tee "$out/summary.txt"
+# A fresh GPU machine is slow at its first compiles, whichever side runs them (a first NVRTC
+# compile took 4x as long; docs/benchmarks.md): both sides compile and run the MLP block at a
+# small size first, untimed (KTUNE_E2E_WARMUP=0 leaves it out), so that neither side's timed
+# compile pays for the machine's first use.
+if [ "${KTUNE_E2E_WARMUP:-1}" != 0 ]; then
+  PYTHONUNBUFFERED=1 KTUNE_TRACE= python3 "$root/bench/gpu/e2e_blocks.py" "$out/warmup" \
+    --ktune "$bundle/bin/ktune" --blocks mlp_block --tokens 512 --hidden 256 --repeats 3 \
+    >"$out/warmup.log" 2>&1 || echo "warm-up: exit $? (log: $out/warmup.log)" | tee -a "$out/summary.txt"
+  rm -rf "$out/warmup"/*-ktune
+fi
 PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/e2e_blocks.py" "$out" --ktune "$bundle/bin/ktune" "$@" \
   >"$out/e2e.log" 2>&1
 rc=$?

@@ -241,9 +241,7 @@ Result<CudaWrapper> emit_cuda_wrapper(const Graph& graph,
       "//       -lcublasLt -lcublas -lcudart_static -lcuda -ldl -lrt -lpthread -o lib{0}.so\n"
       "//   c++ -O2 -std=c++17 -DKTUNE_BENCHMARK_MAIN {0}.cpp{1} (the same flags) -o {0}\n",
       g.name, embed);
-  for (std::string_view i : detail::kCudaWrapperIncludes) s += fmt::format("#include {}\n", i);
-  s += "\n";
-  s += detail::cuda_runtime_snippet();
+  s += detail::cuda_prelude();
   for (std::size_t i = 0; i < p.modules.size(); ++i) {
     s += fmt::format("\n// ---- Cubin {}: {} ({} bytes).\n", i, p.modules[i].choice,
                      p.modules[i].bytes.size());

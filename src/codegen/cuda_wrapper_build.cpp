@@ -1,10 +1,11 @@
 // write_cuda_wrapper: the generated CUDA program on disk and built: its kernels by nvcc into a
-// cubin (CudaKernelBuild, started while the gemms are tuned), its host code by the C++ compiler
-// (two objects, the library's and the benchmark's, side by side with nvcc), then both linked with
-// <graph>_kernels.S, which embeds the cubin. Each compiler run under a deadline
-// (detail::run_compiler, as the CPU wrapper's). Host code through g++ rather than nvcc: nvcc's
-// host pass (preprocessing, cudafe++, the host compile of a file that includes cublasLt.h) was
-// most of the build's time, and the host code has no device code.
+// cubin, its host code by the C++ compiler (two objects, the library's and the benchmark's, side
+// by side with nvcc), then both linked with <graph>_kernels.S, which embeds the cubin. What does
+// not depend on the picks (the kernels, the host code's fixed prelude as a precompiled header)
+// starts before tuning (CudaEarlyBuild). Each compiler run under a deadline (detail::run_compiler,
+// as the CPU wrapper's). Host code through the C++ compiler rather than nvcc: nvcc's host pass
+// (preprocessing, cudafe++, the host compile of a file that includes cublasLt.h) was most of the
+// build's time, and the host code has no device code.
 #include <fmt/format.h>
 #include <stdlib.h>
 #include <sys/utsname.h>
@@ -16,6 +17,7 @@
 #include <system_error>
 
 #include "codegen/cuda_wrapper_emit.h"
+#include "codegen/cuda_wrapper_snippets.h"
 #include "codegen/wrapper_snippets.h"
 #include "core/file_util.h"
 #include "core/trace.h"
@@ -59,6 +61,18 @@ Toolkit toolkit_of(const std::string& nvcc) {
   t.lib = fs::exists(target / "lib", ec) ? target / "lib" : root / "lib64";
   t.stubs = t.lib / "stubs";
   return t;
+}
+
+// The precompiled prelude's name in an early build's folder.
+constexpr const char* kPrelude = "ktune_cuda_prelude.h";
+
+// The host code's compile flags (a precompiled header is used only with the same ones).
+std::vector<std::string> host_flags(const CudaBuildOptions& o) {
+  const Toolkit tk = toolkit_of(o.nvcc);
+  std::error_code ec;
+  std::vector<std::string> f = {o.cxx, "-O2", "-std=c++17", "-fPIC", "-I" + tk.include.string()};
+  if (fs::exists(tk.cccl, ec)) f.insert(f.end(), {"-isystem", tk.cccl.string()});
+  return f;
 }
 
 Result<fs::path> make_temp_dir() {
@@ -138,39 +152,61 @@ std::string CudaBuildOptions::default_cxx() {
   return "c++";
 }
 
-Result<std::unique_ptr<CudaKernelBuild>> CudaKernelBuild::start(const std::string& graph_name,
-                                                                std::string kernels,
-                                                                const CudaBuildOptions& options) {
-  std::unique_ptr<CudaKernelBuild> b(new CudaKernelBuild());
+Result<std::unique_ptr<CudaEarlyBuild>> CudaEarlyBuild::start(const std::string& graph_name,
+                                                              std::string kernels,
+                                                              const CudaBuildOptions& options) {
+  std::unique_ptr<CudaEarlyBuild> b(new CudaEarlyBuild());
   b->kernels_ = std::move(kernels);
   auto dir = make_temp_dir();
   if (!dir) return std::unexpected(dir.error());
   b->dir_ = *dir;
-  const fs::path source = b->dir_ / (graph_name + "_kernels.cu");
-  if (Status s = write_file_atomic(source, b->kernels_); !s) return std::unexpected(s.error());
-  std::vector<std::string> cmd = nvcc_command(options, source, b->dir_ / "kernels.cubin");
-  b->done_ = std::async(std::launch::async, [cmd = std::move(cmd), timeout = options.timeout] {
-    trace::Span span("nvcc kernels", "compile", "early");
-    return detail::run_compiler(cmd, timeout);
+  if (!b->kernels_.empty()) {
+    const fs::path source = b->dir_ / (graph_name + "_kernels.cu");
+    if (Status s = write_file_atomic(source, b->kernels_); !s) return std::unexpected(s.error());
+    b->nvcc_ = std::async(std::launch::async, [cmd = nvcc_command(options, source,
+                                                                   b->dir_ / "kernels.cubin"),
+                                               timeout = options.timeout] {
+      trace::Span span("nvcc kernels", "compile", "early");
+      return detail::run_compiler(cmd, timeout);
+    });
+  }
+  const fs::path prelude = b->dir_ / kPrelude;
+  if (Status s = write_file_atomic(prelude, detail::cuda_prelude()); !s) {
+    return std::unexpected(s.error());
+  }
+  std::vector<std::string> pch = host_flags(options);
+  pch.insert(pch.end(), {"-x", "c++-header", prelude.string(), "-o", prelude.string() + ".gch"});
+  b->pch_ = std::async(std::launch::async, [pch = std::move(pch), timeout = options.timeout] {
+    trace::Span span("c++ prelude", "compile", "early");
+    return detail::run_compiler(pch, timeout);
   });
   return b;
 }
 
-CudaKernelBuild::~CudaKernelBuild() {
-  if (done_.valid()) done_.wait();
+CudaEarlyBuild::~CudaEarlyBuild() {
+  if (nvcc_.valid()) nvcc_.wait();
+  if (pch_.valid()) pch_.wait();
   std::error_code ec;
   if (!dir_.empty()) fs::remove_all(dir_, ec);
 }
 
-Result<std::string> CudaKernelBuild::cubin() {
-  if (done_.valid()) status_ = done_.get();
-  if (!status_) return std::unexpected(status_.error());
+Result<std::string> CudaEarlyBuild::cubin() {
+  if (nvcc_.valid()) nvcc_status_ = nvcc_.get();
+  if (!nvcc_status_) return std::unexpected(nvcc_status_.error());
   return read_file(dir_ / "kernels.cubin");
+}
+
+fs::path CudaEarlyBuild::prelude() {
+  if (pch_.valid()) {
+    if (pch_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return {};
+    pch_status_ = pch_.get();
+  }
+  return pch_status_ ? dir_ / kPrelude : fs::path();
 }
 
 Result<CudaWrapperFiles> write_cuda_wrapper(const Graph& graph, const CudaWrapper& wrapper,
                                             const fs::path& dir, const CudaBuildOptions& options,
-                                            bool build, CudaKernelBuild* early) {
+                                            bool build, CudaEarlyBuild* early) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
@@ -209,17 +245,23 @@ Result<CudaWrapperFiles> write_cuda_wrapper(const Graph& graph, const CudaWrappe
     }
   } remove{*tmp};
   const Toolkit tk = toolkit_of(options.nvcc);
-  std::vector<std::string> compile = {options.cxx, "-O2", "-std=c++17", "-fPIC",
-                                      "-I" + tk.include.string()};
-  if (fs::exists(tk.cccl, ec)) compile.insert(compile.end(), {"-isystem", tk.cccl.string()});
   const fs::path lib_o = *tmp / "library.o", main_o = *tmp / "benchmark.o";
-  std::vector<std::string> lib_compile = compile, main_compile = compile;
-  lib_compile.insert(lib_compile.end(), {"-c", f.host.string(), "-o", lib_o.string()});
-  main_compile.insert(main_compile.end(),
-                      {"-DKTUNE_BENCHMARK_MAIN", "-c", f.host.string(), "-o", main_o.string()});
-  auto objects = std::async(std::launch::async, [&] {
-    trace::Span span("c++ host", "compile");
+  // The library's object and the benchmark's, with the early build's precompiled prelude when
+  // there is one (again without it if that fails: the prelude is only a head start).
+  const auto host_objects = [&](const fs::path& prelude) {
+    std::vector<std::string> lib_compile = host_flags(options);
+    if (!prelude.empty()) lib_compile.insert(lib_compile.end(), {"-include", prelude.string()});
+    std::vector<std::string> main_compile = lib_compile;
+    lib_compile.insert(lib_compile.end(), {"-c", f.host.string(), "-o", lib_o.string()});
+    main_compile.insert(main_compile.end(),
+                        {"-DKTUNE_BENCHMARK_MAIN", "-c", f.host.string(), "-o", main_o.string()});
     return run_all({lib_compile, main_compile}, options.timeout);
+  };
+  auto objects = std::async(std::launch::async, [&] {
+    const fs::path prelude = early != nullptr ? early->prelude() : fs::path();
+    trace::Span span("c++ host", "compile", prelude.empty() ? "" : "precompiled prelude");
+    Status s = host_objects(prelude);
+    return s || prelude.empty() ? s : host_objects({});
   });
   Status cubin;
   if (kernels) {

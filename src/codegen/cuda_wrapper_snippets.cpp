@@ -2,7 +2,23 @@
 // ktune_, Ktune or KTUNE_ so that it cannot collide with a graph's buffer names.
 #include "codegen/cuda_wrapper_snippets.h"
 
+#include <string>
+
 namespace ktune::codegen::detail {
+
+const std::string& cuda_prelude() {
+  static const std::string text = [] {
+    std::string s =
+        "// ---- The fixed part: a precompiled copy of it may come first (c++ -include).\n"
+        "#ifndef KTUNE_CUDA_PRELUDE\n#define KTUNE_CUDA_PRELUDE\n";
+    for (std::string_view i : kCudaWrapperIncludes) s += "#include " + std::string(i) + "\n";
+    s += "\n";
+    s += cuda_runtime_snippet();
+    s += "#endif  // KTUNE_CUDA_PRELUDE\n";
+    return s;
+  }();
+  return text;
+}
 
 std::string_view cuda_runtime_snippet() {
   return R"KT(// ---- Tensors passed to the entry points: the caller's device memory.

@@ -21,6 +21,10 @@ inline constexpr std::string_view kCudaKernelIncludes[] = {
 
 // KtuneCudaTensor, ktune_fail, ktune_check_tensor, the CUDA / driver / cuBLAS status macros.
 [[nodiscard]] std::string_view cuda_runtime_snippet();
+// The first lines of every program's host code, the same for all: kCudaWrapperIncludes and
+// cuda_runtime_snippet() under the guard KTUNE_CUDA_PRELUDE, so that a precompiled copy of them
+// (`c++ -include ktune_cuda_prelude.h`, its .gch beside it) can stand in for them.
+[[nodiscard]] const std::string& cuda_prelude();
 // The element conversions, the pointwise kernel with its functors, transpose, row_softmax,
 // row_sum and layer_norm, each a __device__ template on the element type that the program's
 // extern "C" instances call (plan_kernels).

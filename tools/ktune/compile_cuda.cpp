@@ -65,17 +65,15 @@ int run_compile_cuda(const CompileFlags& f, int device, const CliContext& ctx) {
   bopts.arch = backend->arch();
   if (!f.nvcc.empty()) bopts.nvcc = f.nvcc;
   if (!f.cxx.empty()) bopts.cxx = f.cxx;
-  // The program's own kernels do not depend on the picks: nvcc builds them while the gemms are
-  // tuned.
-  std::unique_ptr<CudaKernelBuild> early;
+  // The program's own kernels and its host code's fixed prelude do not depend on the picks: they
+  // are compiled while the gemms are tuned.
+  std::unique_ptr<CudaEarlyBuild> early;
   if (!f.no_build) {
     auto kernels = predict_cuda_kernels(*graph, !f.no_fuse);
     if (!kernels) return fail(kernels.error());
-    if (!kernels->empty()) {
-      auto started = CudaKernelBuild::start(graph->name, std::move(*kernels), bopts);
-      if (!started) return fail(started.error());
-      early = std::move(*started);
-    }
+    auto started = CudaEarlyBuild::start(graph->name, std::move(*kernels), bopts);
+    if (!started) return fail(started.error());
+    early = std::move(*started);
   }
   CudaPickOptions popts;
   popts.device = device;

@@ -91,37 +91,43 @@ struct CudaWrapperFiles {
   std::filesystem::path executable;  // <dir>/<graph>: the benchmark
 };
 
-// The kernels' nvcc run, started before the picks are known (from predict_cuda_kernels()) in a
-// private temporary folder; write_cuda_wrapper() takes its cubin when the program's kernels are
-// the same text, and waits for it (then builds its own) when they are not. The destructor waits
-// for nvcc and removes the folder.
-class CudaKernelBuild {
+// The parts of a program's build that do not depend on the picks, started before tuning in a
+// private temporary folder, side by side: the kernels' nvcc run (from predict_cuda_kernels();
+// none when that is empty) and the host code's precompiled prelude (its includes and fixed
+// helpers, the same for every program: a .gch for the C++ compiler). write_cuda_wrapper() takes
+// the cubin when the program's kernels are the same text (else it builds its own) and compiles
+// the host code with the prelude precompiled when that is ready (without it when it is not, or
+// failed). The destructor waits for the compilers and removes the folder.
+class CudaEarlyBuild {
  public:
-  [[nodiscard]] static Result<std::unique_ptr<CudaKernelBuild>> start(
+  [[nodiscard]] static Result<std::unique_ptr<CudaEarlyBuild>> start(
       const std::string& graph_name, std::string kernels, const CudaBuildOptions& options);
-  ~CudaKernelBuild();
-  CudaKernelBuild(const CudaKernelBuild&) = delete;
-  CudaKernelBuild& operator=(const CudaKernelBuild&) = delete;
+  ~CudaEarlyBuild();
+  CudaEarlyBuild(const CudaEarlyBuild&) = delete;
+  CudaEarlyBuild& operator=(const CudaEarlyBuild&) = delete;
 
   [[nodiscard]] const std::string& kernels() const { return kernels_; }
   // nvcc's status; the cubin's bytes when it succeeded. Waits for nvcc.
   [[nodiscard]] Result<std::string> cubin();
+  // The prelude header with its precompiled copy beside it; empty while the compiler still runs
+  // (the host code is compiled without it then, not later) or when it failed. Never waits.
+  [[nodiscard]] std::filesystem::path prelude();
 
  private:
-  CudaKernelBuild() = default;
+  CudaEarlyBuild() = default;
   std::string kernels_;
   std::filesystem::path dir_;
-  std::future<Status> done_;
-  Status status_;  // nvcc's, once cubin() has waited
+  std::future<Status> nvcc_, pch_;
+  Status nvcc_status_, pch_status_;  // once waited for
 };
 
 // Writes <dir>/<graph>.cpp, and <graph>_kernels.cu and .S when the program has kernels (the
 // folder created when missing); with `build`, compiles the kernels with nvcc (or takes `early`'s
-// cubin) and the host code with the C++ compiler into lib<graph>.so and the benchmark <graph>,
-// the compilers side by side (kCompile with a compiler's output tail, kTimeout past the
-// deadline).
+// cubin) and the host code with the C++ compiler (with `early`'s precompiled prelude) into
+// lib<graph>.so and the benchmark <graph>, the compilers side by side (kCompile with a
+// compiler's output tail, kTimeout past the deadline).
 [[nodiscard]] Result<CudaWrapperFiles> write_cuda_wrapper(
     const Graph& graph, const CudaWrapper& wrapper, const std::filesystem::path& dir,
-    const CudaBuildOptions& options, bool build, CudaKernelBuild* early = nullptr);
+    const CudaBuildOptions& options, bool build, CudaEarlyBuild* early = nullptr);
 
 }  // namespace ktune::codegen
