@@ -3,11 +3,18 @@
 #include "ktune/codegen/cuda_gemm_picks.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <thread>
 #include <vector>
 
+#include "core/trace.h"
 #include "ktune/codegen/graph_fusion.h"
 #include "ktune/tuning/cuda_gemm_tuning.h"
 
@@ -77,6 +84,54 @@ std::string why_of(const TuningRecord& record, const std::string& winner) {
                      pair->stats->median_ns / won->stats->median_ns, pair->name);
 }
 
+// The candidates of a graph's later problems compiled in the background while the first ones are
+// measured, into the code cache (where the selector's own compiles then find them, or wait for
+// them: CudaBackend's compiles are one per key at a time). Its threads run at a lower priority, so
+// that the problem being tuned compiles first. Stops between compiles when destroyed.
+class Prefetch {
+ public:
+  Prefetch(const CudaBackend& backend, std::vector<CudaGemmTuning> later, unsigned threads)
+      : later_(std::move(later)) {
+    for (CudaGemmTuning& t : later_) {
+      for (ChoicePtr& c : t.candidates) queue_.push_back(c.get());
+    }
+    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(queue_.size())));
+    for (unsigned i = 0; i < threads && !queue_.empty(); ++i) {
+      threads_.emplace_back([this, &backend] {
+        // This thread only (Linux: a thread's own nice value), below the selector's compiles.
+        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
+        for (;;) {
+          Choice* c = nullptr;
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (stop_ || next_ >= queue_.size()) return;
+            c = queue_[next_++];
+          }
+          trace::Span span("prefetch", "compile", c->name());
+          (void)c->compile(backend);  // a failure is the selector's to report, when it compiles
+        }
+      });
+    }
+  }
+  ~Prefetch() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    for (std::thread& t : threads_) t.join();
+  }
+  Prefetch(const Prefetch&) = delete;
+  Prefetch& operator=(const Prefetch&) = delete;
+
+ private:
+  std::vector<CudaGemmTuning> later_;  // owns the candidates in queue_
+  std::vector<Choice*> queue_;
+  std::mutex mu_;
+  std::size_t next_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
 void report(std::FILE* f, const std::string& line) {
   if (f == nullptr) return;
   std::fputs(("ktune: " + line + "\n").c_str(), f);
@@ -95,24 +150,55 @@ Result<std::map<std::string, GemmPick>> pick_cuda_gemms(const Graph& graph,
   std::map<std::size_t, const FusionChain*> chain_of;  // by the gemm's node index
   for (const FusionChain& c : chains) chain_of.emplace(c.gemm, &c);
 
-  std::map<std::string, GemmPick> picks;
-  std::map<std::string, GemmPick> by_problem;  // each distinct problem is tuned once
-  // One selector for every problem, so that they share its worker: the GPU context, cuBLAS and
-  // the checking kernels are set up once, not once per problem. Made on the first tuning.
-  std::optional<Selector> selector;
-  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
+  // Each gemm node's request: its problem with its fusible chain as the epilogue.
+  const auto request_of = [&](std::size_t i) {
     const GraphNode& n = graph.nodes[i];
-    if (n.op != OpKind::kGemm) continue;
-    const FusionChain* chain = nullptr;
-    if (auto c = chain_of.find(i); c != chain_of.end()) chain = c->second;
     CudaGemmRequest request;
     request.m = n.out.sizes[0];
     request.n = n.out.sizes[1];
     request.k = inner_size(graph, n);
     request.dtype = n.out.dtype;
-    if (chain != nullptr) request.epilogue = chain->epilogue;
+    if (auto c = chain_of.find(i); c != chain_of.end()) request.epilogue = c->second->epilogue;
     request.device = options.device;
     request.cublaslt_algos = options.cublaslt_algos;
+    return request;
+  };
+  // One selector for every problem, so that they share its worker: the GPU context, cuBLAS and
+  // the checking kernels are set up once, not once per problem. Its worker starts on the first
+  // tuning.
+  std::optional<Selector> selector;
+  // The distinct problems after the first that the tuning cache cannot answer, compiled in the
+  // background while the first ones are tuned (their own copies of the candidates: the
+  // selector's are compiled by the selector).
+  std::optional<Prefetch> prefetch;
+  if (!options.force) {
+    std::vector<CudaGemmTuning> later;
+    std::set<std::string> keys;
+    for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
+      if (graph.nodes[i].op != OpKind::kGemm) continue;
+      CudaGemmTuning t = cuda_gemm_tuning(backend, request_of(i), base);
+      if (!selector) selector.emplace(backend, cache, t.options);
+      if (!keys.insert(t.problem.key()).second || keys.size() == 1) continue;
+      auto hit =
+          cache.lookup(selector->key_for(t.problem, t.candidates, t.reference.get(), t.options));
+      if (hit && hit->has_value()) continue;
+      std::erase_if(t.candidates, [&](const ChoicePtr& c) { return !c->supports(t.problem); });
+      later.push_back(std::move(t));
+    }
+    if (!later.empty()) {
+      const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+      prefetch.emplace(backend, std::move(later), std::max(1u, cores / 2));
+    }
+  }
+
+  std::map<std::string, GemmPick> picks;
+  std::map<std::string, GemmPick> by_problem;  // each distinct problem is tuned once
+  for (std::size_t i = 0; i < graph.nodes.size(); ++i) {
+    const GraphNode& n = graph.nodes[i];
+    if (n.op != OpKind::kGemm) continue;
+    const FusionChain* chain = nullptr;
+    if (auto c = chain_of.find(i); c != chain_of.end()) chain = c->second;
+    const CudaGemmRequest request = request_of(i);
     CudaGemmTuning t = cuda_gemm_tuning(backend, request, base);
     const std::string where = fmt::format("{}: gemm '{}'", graph.file.string(), n.name);
     if (t.candidates.empty()) {

@@ -163,12 +163,12 @@ Result<std::unique_ptr<CudaEarlyBuild>> CudaEarlyBuild::start(const std::string&
   if (!b->kernels_.empty()) {
     const fs::path source = b->dir_ / (graph_name + "_kernels.cu");
     if (Status s = write_file_atomic(source, b->kernels_); !s) return std::unexpected(s.error());
-    b->nvcc_ = std::async(std::launch::async, [cmd = nvcc_command(options, source,
-                                                                   b->dir_ / "kernels.cubin"),
-                                               timeout = options.timeout] {
-      trace::Span span("nvcc kernels", "compile", "early");
-      return detail::run_compiler(cmd, timeout);
-    });
+    b->nvcc_ = std::async(std::launch::async,
+                          [cmd = nvcc_command(options, source, b->dir_ / "kernels.cubin"),
+                           timeout = options.timeout] {
+                            trace::Span span("nvcc kernels", "compile", "early");
+                            return detail::run_compiler(cmd, timeout);
+                          });
   }
   const fs::path prelude = b->dir_ / kPrelude;
   if (Status s = write_file_atomic(prelude, detail::cuda_prelude()); !s) {
