@@ -5,6 +5,7 @@
 // are compiled side by side.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <future>
 #include <map>
@@ -32,11 +33,23 @@ class SingleFlight {
       running_.emplace(key, promise.get_future().share());
     }
     if (shared != nullptr) *shared = false;
-    T result = compute();
-    promise.set_value(result);
-    std::lock_guard<std::mutex> lock(mu_);
-    running_.erase(key);
-    return result;
+    // Whatever happens, the waiters get it and the key is free again.
+    struct Done {
+      SingleFlight* self;
+      const std::string& key;
+      ~Done() {
+        std::lock_guard<std::mutex> lock(self->mu_);
+        self->running_.erase(key);
+      }
+    } done{this, key};
+    try {
+      T result = compute();
+      promise.set_value(result);
+      return result;
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+      throw;
+    }
   }
 
  private:

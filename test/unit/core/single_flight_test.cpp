@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -45,6 +46,28 @@ TEST(SingleFlight, OtherKeysAndLaterCallsComputeAgain) {
   EXPECT_EQ(flight.run("a", [&] { return ++computed; }), 1);
   EXPECT_EQ(flight.run("a", [&] { return ++computed; }), 2);  // nothing under way: again
   EXPECT_EQ(flight.run("b", [&] { return ++computed; }), 3);
+}
+
+TEST(SingleFlight, AThrowReachesTheWaitersAndFreesTheKey) {
+  SingleFlight<int> flight;
+  std::atomic<bool> started{false};
+  std::thread first([&] {
+    EXPECT_THROW(flight.run("k",
+                            [&]() -> int {
+                              started = true;
+                              std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                              throw std::runtime_error("compiler gone");
+                            }),
+                 std::runtime_error);
+  });
+  while (!started) std::this_thread::yield();
+  bool shared = false;
+  EXPECT_THROW(flight.run(
+                   "k", [] { return 1; }, &shared),
+               std::runtime_error);
+  EXPECT_TRUE(shared);
+  first.join();
+  EXPECT_EQ(flight.run("k", [] { return 2; }), 2);
 }
 
 }  // namespace
