@@ -143,9 +143,12 @@ TEST(JsonCli, TuneJsonIsOneDocumentWithEveryCandidateAndMatchesTheCache) {
       EXPECT_THAT(c["outcome"].get<std::string>(), ::testing::AnyOf("ok", "abandoned"));
       EXPECT_TRUE(c["message"].is_string());
       ASSERT_TRUE(c["stats"].is_object()) << c["name"];
-      for (const char* f : {"median_ns", "min_ns", "max_ns", "mad_ns"}) {
+      for (const char* f : {"median_ns", "min_ns", "max_ns"}) {
         EXPECT_GT(c["stats"][f].get<double>(), 0) << f;
       }
+      // 0 when most runs of a microsecond kernel took the same nanoseconds (seen in CI).
+      EXPECT_GE(c["stats"]["mad_ns"].get<double>(), 0);
+      EXPECT_LE(c["stats"]["mad_ns"].get<double>(), c["stats"]["max_ns"].get<double>());
       EXPECT_GE(c["stats"]["runs"].get<int>(), 1);
       EXPECT_LE(c["stats"]["min_ns"].get<double>(), c["stats"]["median_ns"].get<double>());
       ASSERT_TRUE(c["params"].is_object());
