@@ -97,7 +97,7 @@ std::vector<std::string> nvcc_command(const CudaBuildOptions& o, const fs::path&
           source.string(), "-o",       cubin.string()};
 }
 
-// <graph>_kernels.S: the cubin as the bytes of kernels_symbol(), found next to it (-Wa,-I).
+// <graph>_kernels.S: the cubin as the bytes of kernels_symbol(), found next to it (as's -I).
 std::string embed_text(const std::string& graph) {
   const std::string sym = detail::kernels_symbol(graph);
   return fmt::format(
@@ -225,7 +225,9 @@ Result<CudaWrapperFiles> write_cuda_wrapper(const Graph& graph, const CudaWrappe
     f.embed = dir / (G + "_kernels.S");
   }
   if (Status s = write_file_atomic(f.host, wrapper.host); !s) return std::unexpected(s.error());
-  if (kernels) {
+  if (!kernels) {  // an earlier program's kernels in this folder are not this one's
+    for (const char* ext : {".cu", ".S", ".cubin"}) fs::remove(dir / (G + "_kernels" + ext), ec);
+  } else {
     if (Status s = write_file_atomic(f.kernels, wrapper.kernels); !s) {
       return std::unexpected(s.error());
     }
@@ -287,7 +289,8 @@ Result<CudaWrapperFiles> write_cuda_wrapper(const Graph& graph, const CudaWrappe
                                    "-lrt",
                                    "-lpthread"};
   std::vector<std::string> embed;
-  if (kernels) embed = {"-Wa,-I," + dir.string(), f.embed.string()};
+  // -Xassembler: the folder verbatim (-Wa, would split it at a comma).
+  if (kernels) embed = {"-Xassembler", "-I", "-Xassembler", dir.string(), f.embed.string()};
   std::vector<std::string> link_lib = {options.cxx, "-shared", lib_o.string()};
   std::vector<std::string> link_main = {options.cxx, main_o.string()};
   for (auto* c : {&link_lib, &link_main}) {

@@ -31,11 +31,13 @@ CliResult run_program(const std::vector<std::string>& argv) {
 }
 
 // Fused, the MLP is gemms alone: the host code only. Unfused, its bias and relu nodes are the
-// program's own kernels, whose nvcc run starts before the (forced) picks are made.
+// program's own kernels, whose nvcc run starts before the (forced) picks are made. Into one
+// folder, unfused first: the fused program leaves no kernels of the earlier one behind.
 TEST(CompileCudaCli, ForcedPicksEmitAndBuildWithoutAGpu) {
-  for (bool fuse : {true, false}) {
+  ScratchDir out("compile-cuda-out");
+  for (bool fuse : {false, true}) {
     SCOPED_TRACE(fuse ? "fused" : "--no-fuse");
-    ScratchDir cache("compile-cuda-cache"), out("compile-cuda-out");
+    ScratchDir cache("compile-cuda-cache");
     const std::string graph = write_text(out.path(), "mlp.yaml", kMlpBf16Graph);
     const std::string dir = (out.path() / "prog").string();
     std::vector<std::string> args = {"compile",      graph,         "-o",     dir,
