@@ -238,7 +238,8 @@ Result<CudaWrapper> emit_cuda_wrapper(const Graph& graph,
   }
   s += fmt::format(
       "//   c++ -O2 -std=c++17 -fPIC -shared {0}.cpp{1} -I$CUDA/include -L$CUDA/lib64 \\\n"
-      "//       -L$CUDA/lib64/stubs -lcublasLt -lcublas -lcudart_static -lcuda -ldl -lrt -lpthread \\\n"
+      "//       -L$CUDA/lib64/stubs -lcublasLt -lcublas -lcudart_static -lcuda -ldl -lrt -lpthread "
+      "\\\n"
       "//       -o lib{0}.so\n"
       "//   c++ -O2 -std=c++17 -DKTUNE_BENCHMARK_MAIN {0}.cpp{1} (the same flags) -o {0}\n",
       g.name, embed);

@@ -67,8 +67,7 @@ Toolkit toolkit_of(const std::string& nvcc) {
 constexpr const char* kPrelude = "ktune_cuda_prelude.h";
 
 // The host code's compile flags (a precompiled header is used only with the same ones).
-std::vector<std::string> host_flags(const CudaBuildOptions& o) {
-  const Toolkit tk = toolkit_of(o.nvcc);
+std::vector<std::string> host_flags(const CudaBuildOptions& o, const Toolkit& tk) {
   std::error_code ec;
   std::vector<std::string> f = {o.cxx, "-O2", "-std=c++17", "-fPIC", "-I" + tk.include.string()};
   if (fs::exists(tk.cccl, ec)) f.insert(f.end(), {"-isystem", tk.cccl.string()});
@@ -147,11 +146,6 @@ std::string CudaBuildOptions::default_nvcc() {
   return "nvcc";
 }
 
-std::string CudaBuildOptions::default_cxx() {
-  if (const char* env = std::getenv("CXX"); env != nullptr && *env != '\0') return env;
-  return "c++";
-}
-
 Result<std::unique_ptr<CudaEarlyBuild>> CudaEarlyBuild::start(const std::string& graph_name,
                                                               std::string kernels,
                                                               const CudaBuildOptions& options) {
@@ -174,7 +168,7 @@ Result<std::unique_ptr<CudaEarlyBuild>> CudaEarlyBuild::start(const std::string&
   if (Status s = write_file_atomic(prelude, detail::cuda_prelude()); !s) {
     return std::unexpected(s.error());
   }
-  std::vector<std::string> pch = host_flags(options);
+  std::vector<std::string> pch = host_flags(options, toolkit_of(options.nvcc));
   pch.insert(pch.end(), {"-x", "c++-header", prelude.string(), "-o", prelude.string() + ".gch"});
   b->pch_ = std::async(std::launch::async, [pch = std::move(pch), timeout = options.timeout] {
     trace::Span span("c++ prelude", "compile", "early");
@@ -251,7 +245,7 @@ Result<CudaWrapperFiles> write_cuda_wrapper(const Graph& graph, const CudaWrappe
   // The library's object and the benchmark's, with the early build's precompiled prelude when
   // there is one (again without it if that fails: the prelude is only a head start).
   const auto host_objects = [&](const fs::path& prelude) {
-    std::vector<std::string> lib_compile = host_flags(options);
+    std::vector<std::string> lib_compile = host_flags(options, tk);
     if (!prelude.empty()) lib_compile.insert(lib_compile.end(), {"-include", prelude.string()});
     std::vector<std::string> main_compile = lib_compile;
     lib_compile.insert(lib_compile.end(), {"-c", f.host.string(), "-o", lib_o.string()});

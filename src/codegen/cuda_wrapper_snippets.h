@@ -9,14 +9,17 @@ namespace ktune::codegen::detail {
 
 // Includes of every generated CUDA program's host code (<graph>.cpp, a C++ compiler's).
 inline constexpr std::string_view kCudaWrapperIncludes[] = {
-    "<cuda.h>",   "<cuda_runtime.h>", "<cuda_fp16.h>", "<cuda_bf16.h>", "<cublas_v2.h>",
-    "<cublasLt.h>", "<algorithm>",    "<cmath>",       "<cstdarg>",     "<cstddef>",
-    "<cstdint>",  "<cstdio>",         "<cstdlib>",     "<cstring>",     "<initializer_list>",
-    "<new>",      "<vector>",
+    "<cuda.h>",     "<cuda_runtime.h>", "<cuda_fp16.h>", "<cuda_bf16.h>", "<cublas_v2.h>",
+    "<cublasLt.h>", "<algorithm>",      "<cmath>",       "<cstdarg>",     "<cstddef>",
+    "<cstdint>",    "<cstdio>",         "<cstdlib>",     "<cstring>",     "<initializer_list>",
+    "<new>",        "<vector>",
 };
 // Includes of its kernels (<graph>_kernels.cu, nvcc's).
 inline constexpr std::string_view kCudaKernelIncludes[] = {
-    "<cuda_fp16.h>", "<cuda_bf16.h>", "<cmath>", "<cstdint>",
+    "<cuda_fp16.h>",
+    "<cuda_bf16.h>",
+    "<cmath>",
+    "<cstdint>",
 };
 
 // KtuneCudaTensor, ktune_fail, ktune_check_tensor, the CUDA / driver / cuBLAS status macros.

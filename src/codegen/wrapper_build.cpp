@@ -34,6 +34,11 @@ Status run_compiler(const std::vector<std::string>& argv, std::chrono::milliseco
 
 }  // namespace detail
 
+std::string WrapperBuildOptions::default_cxx() {
+  if (const char* env = std::getenv("CXX"); env != nullptr && *env != '\0') return env;
+  return "c++";
+}
+
 WrapperFiles wrapper_files(const Graph& graph, const Wrapper& wrapper,
                            const std::filesystem::path& dir, const WrapperBuildOptions& options) {
   WrapperFiles f;

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <cstdlib>
 
 #include "cli.h"
 #include "compile_flags.h"
@@ -115,11 +114,7 @@ int run_compile(const CompileFlags& f, const CliContext& ctx) {
   auto wrapper = emit_wrapper(*graph, picks, *planner);
   if (!wrapper) return fail(wrapper.error());
   WrapperBuildOptions bopts;
-  if (!f.cxx.empty()) {
-    bopts.compiler = f.cxx;
-  } else if (const char* cxx = std::getenv("CXX"); cxx != nullptr && *cxx) {
-    bopts.compiler = cxx;
-  }
+  if (!f.cxx.empty()) bopts.compiler = f.cxx;
   auto files = write_wrapper(*graph, *wrapper, f.output, bopts, !f.no_build);
   if (!files) return fail(files.error());
 
@@ -180,7 +175,9 @@ void add_compile_command(CLI::App& app, CliContext& ctx) {
                      SelectorFlagDefaults{compile_defaults(), std::nullopt, true,
                                           "No AUTOTUNE tables or progress lines"});
   add_devices_flag(*cmd, f->selector);
-  cmd->add_option("--cxx", f->cxx, "C++ compiler for the program (--device cuda: its host code; default: $CXX, else c++)");
+  cmd->add_option(
+      "--cxx", f->cxx,
+      "C++ compiler for the program (--device cuda: its host code; default: $CXX, else c++)");
   cmd->add_option("--device", f->device,
                   "Where the program runs: cpu (C++), or cuda / cuda:N (a CUDA C++ program: "
                   "gemms tuned on GPU N over ktune's CUDA GEMM candidates with `ktune gemm`'s "

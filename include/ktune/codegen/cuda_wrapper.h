@@ -74,12 +74,11 @@ struct CudaBuildOptions {
   std::string nvcc = default_nvcc();
   // The host code's compiler: $CXX when set, else "c++". Headers and libraries are the
   // toolkit's, found from nvcc (<root>/bin/nvcc: <root>/targets/<cpu>-linux or <root>).
-  std::string cxx = default_cxx();
+  std::string cxx = WrapperBuildOptions::default_cxx();
   std::string arch = "sm_90a";  // sm_XY[a]: -gencode arch=compute_XY[a],code=sm_XY[a]
   std::chrono::milliseconds timeout{300'000};  // per compiler run
 
   [[nodiscard]] static std::string default_nvcc();
-  [[nodiscard]] static std::string default_cxx();
 };
 
 struct CudaWrapperFiles {

@@ -44,7 +44,8 @@ struct Wrapper {
                                            Planner planner);
 
 struct WrapperBuildOptions {
-  std::string compiler = "c++";  // $CXX when set, as for the CPU backend
+  std::string compiler = default_cxx();  // $CXX when set, else "c++"
+  [[nodiscard]] static std::string default_cxx();
   std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17"};
   std::chrono::milliseconds timeout{300'000};  // per compiler run
 };
