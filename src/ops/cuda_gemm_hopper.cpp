@@ -46,6 +46,30 @@ int sm_count(const Problem& p) {
   return it->second;
 }
 
+// A problem of one tile row whose M leaves a whole m64 slab of every tile empty (M <= BLOCK_M -
+// 64) multiplies zeros that BLOCK_M 64 on one warp group (in both templates' spaces, with the
+// other parameters alike) does not: the larger tile cannot pay. Likewise, for the TMA template,
+// BLOCK_N 256 where N <= 128 (BLOCK_N 128 gives the same one tile column). At 32x8192x8192 this
+// leaves 10 template configs to compile instead of 21 (4 TMA, 6 wgmma split-K): one wave of
+// NVRTC on 16 threads (docs/benchmarks.md, `ktune gemm` cold).
+Status padding_supports(const std::string& where, const GemmDims& d, std::int64_t bm,
+                        std::int64_t bn, std::int64_t min_bn) {
+  if (bm > 64 && d.m <= bm - 64) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: BLOCK_M {} cannot pay; expected M > {} (else BLOCK_M 64 "
+                                  "serves the same tile row without the empty rows), got M={}",
+                                  where, bm, bm - 64, d.m));
+  }
+  if (bn > min_bn && d.n <= bn - min_bn) {
+    return make_error(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}: BLOCK_N {} cannot pay; expected N > {} (else BLOCK_N {} "
+                    "serves the same tile column without the empty columns), got N={}",
+                    where, bn, bn - min_bn, min_bn, d.n));
+  }
+  return {};
+}
+
 // Split-K trades a reduction through distributed shared memory for more blocks on the same
 // tiles: it can pay only while the blocks do not fill the SMs without it, and while each slice
 // keeps a pipeline's worth of K. SPLIT_K = s > 1 serves a problem whose tiles * s / 2 blocks
@@ -72,6 +96,8 @@ Status wgmma_supports(const std::string& where, const Config& c, const Problem& 
                     p.args[2].tensor.offset, need, vec));
   }
   if (Status s = tile_limits(where, *d, wgmma_shared_bytes(c), bm, bn); !s) return s;
+  // BLOCK_N 64 exists only with some tile shapes (wgmma_space), so only the rows are checked.
+  if (Status s = padding_supports(where, *d, bm, bn, bn); !s) return s;
   if (bn == 64 && d->n > 64 && ceil_div(d->m, bm) * ceil_div(d->n, 128) >= sms) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
@@ -167,7 +193,7 @@ Status tma_supports(const std::string& where, const Config& c, const Problem& p,
                       fmt::format("{}: M, N and K; expected non-zero (TMA), got {}x{}x{}", where,
                                   d->m, d->n, d->k));
   }
-  return {};
+  return padding_supports(where, *d, bm, bn, 128);
 }
 
 // Persistent: one block per SM at most, each walking the tiles; the TMA descriptors of A

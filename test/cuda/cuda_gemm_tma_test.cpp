@@ -101,7 +101,7 @@ TEST(CudaGemmTma, SupportsOnlyAlignedNonEmptyProblems) {
   ASSERT_NE(t, nullptr);
   for (const ChoicePtr& c : all_choices(t)) {
     EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 8, 8, DType::kBF16)).has_value());  // any M
+    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 136, 8, DType::kBF16)).has_value());  // any M
     Status k_odd = c->supports(cuda_gemm_problem(64, 64, 1001, DType::kBF16));
     ASSERT_FALSE(k_odd.has_value());
     EXPECT_THAT(k_odd.error().message, HasSubstr("K=1001"));
@@ -116,6 +116,46 @@ TEST(CudaGemmTma, SupportsOnlyAlignedNonEmptyProblems) {
     ASSERT_FALSE(empty.has_value());
     EXPECT_THAT(empty.error().message, HasSubstr("non-zero"));
     EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 64, 64, DType::kF16)).has_value());  // dtype
+  }
+}
+
+// One tile row (or column) with a whole m64 slab of rows past M (M <= BLOCK_M - 64), or BLOCK_N
+// 256 where N <= 128, only multiplies zeros: BLOCK_M 64 (one consumer) or BLOCK_N 128 serve the
+// same tiles. Filtered before compiling, plain and restrided alike.
+TEST(CudaGemmTma, TilesOfEmptyRowsOrColumnsCannotPay) {
+  for (const bool restrided : {false, true}) {
+    const std::int64_t k = restrided ? 4095 : 4096;
+    std::vector<ChoicePtr> choices;
+    if (!restrided) {
+      choices = all_choices(tma_template(DType::kBF16));
+    } else {
+      const Problem odd = cuda_gemm_problem(32, 4096, k, DType::kBF16);
+      CudaGemmCandidates s = cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true);
+      for (ChoicePtr& c : s.candidates) {
+        if (c->name().starts_with("restride+cuda_gemm_tma_restrided_"))
+          choices.push_back(std::move(c));
+      }
+    }
+    ASSERT_EQ(choices.size(), 12u);
+    int m32 = 0;
+    for (const ChoicePtr& c : choices) {
+      const bool m64 = c->name().contains("BLOCK_M64_");
+      const bool n128 = c->name().contains("BLOCK_N128_");
+      Status s = c->supports(cuda_gemm_problem(32, 4096, k, DType::kBF16));
+      EXPECT_EQ(s.has_value(), m64) << c->name();
+      if (!s) {
+        EXPECT_THAT(s.error().message, HasSubstr("cannot pay; expected M > ")) << c->name();
+      }
+      m32 += s.has_value();
+      EXPECT_TRUE(c->supports(cuda_gemm_problem(200, 4096, k, DType::kBF16))) << c->name();
+      Status narrow = c->supports(cuda_gemm_problem(4096, 128, k, DType::kBF16));
+      EXPECT_EQ(narrow.has_value(), n128) << c->name();
+      if (!narrow) {
+        EXPECT_THAT(narrow.error().message, HasSubstr("BLOCK_N 256 cannot pay"));
+      }
+      EXPECT_TRUE(c->supports(cuda_gemm_problem(4096, 136, k, DType::kBF16))) << c->name();
+    }
+    EXPECT_EQ(m32, 4);  // BLOCK_N 128 and 256, two ring depths each
   }
 }
 
@@ -246,6 +286,15 @@ class CudaGemmTmaGpu : public ::testing::Test {
       if (c->name().starts_with(prefix)) candidates.push_back(std::move(c));
     }
     ASSERT_EQ(candidates.size(), 12u) << p.name;
+    // Those whose tiles would be a slab of zeros are not offered (TilesOfEmptyRows...).
+    std::erase_if(candidates, [&](const ChoicePtr& c) {
+      Status s = c->supports(p);
+      if (!s) {
+        EXPECT_THAT(s.error().message, HasSubstr("cannot pay")) << c->name();
+      }
+      return !s;
+    });
+    ASSERT_FALSE(candidates.empty()) << p.name;
     Selector selector(**backend_, *cache_, options_);
     Result<Selection> sel = selector.select(p, candidates, set.reference.get());
     ASSERT_TRUE(sel.has_value()) << p.name << ": " << sel.error().message;
