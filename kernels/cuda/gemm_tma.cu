@@ -9,8 +9,13 @@
 //
 // Tunables (#defines): BLOCK_M (64, 128 or 256), BLOCK_N (128 or 256), CONSUMERS (1 or 2 warp
 // groups; each owns BLOCK_M / CONSUMERS rows, whole m64 MMAs), STAGES (>= 2 slots), GROUP_M
-// (block rows per rasterization group), DTYPE (0 = f16, 1 = bf16). BLOCK_K is 64 (one 128-byte
-// swizzle row of 16-bit elements).
+// (block rows per rasterization group), CLUSTER_M (1 or 2), DTYPE (0 = f16, 1 = bf16). BLOCK_K is
+// 64 (one 128-byte swizzle row of 16-bit elements).
+// CLUSTER_M 2: two blocks of a thread-block cluster take the two tiles of one column of tiles
+// pair by pair (rows 2p and 2p + 1; a row past M is all zeros and stores nothing), so they read
+// the same B tiles: each block's producer loads half of B's panels and multicasts them into both
+// blocks' rings, halving B's traffic from L2. A slot is refilled once the consumers of both
+// blocks released it: each consumer warp arrives on both blocks' empty barriers.
 // Launch: a 1-D grid of at most one block per SM (fewer when there are fewer tiles) of
 // 128 * (CONSUMERS + 1) threads; STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES bytes of
 // dynamic shared memory (the tiles, 1024 bytes of room to align them to the swizzle's period, and
@@ -26,6 +31,9 @@
     !defined(GROUP_M) || !defined(DTYPE)
 #error "gemm_tma.cu needs BLOCK_M BLOCK_N CONSUMERS STAGES GROUP_M DTYPE"
 #endif
+#if !defined(CLUSTER_M)
+#define CLUSTER_M 1
+#endif
 
 namespace ktune_gemm {
 
@@ -35,6 +43,7 @@ constexpr int kBlockK = 64;
 constexpr int kConsumers = CONSUMERS;
 constexpr int kStages = STAGES;
 constexpr int kGroupM = GROUP_M;
+constexpr int kClusterM = CLUSTER_M;
 constexpr int kThreads = (kConsumers + 1) * 128;
 constexpr int kWgRows = kBlockM / kConsumers;  // rows of C per consumer warp group
 constexpr int kMTiles = kWgRows / 64;          // m64 MMAs per warp group and k16 step
@@ -53,13 +62,38 @@ static_assert(kBlockM % (64 * kConsumers) == 0 && kBlockM <= 256,
 static_assert(kMTiles * kAcc <= 128, "at most 128 fp32 accumulators per thread");
 static_assert(kStages >= 2, "STAGES >= 2");
 static_assert(kGroupM >= 1, "GROUP_M >= 1");
+static_assert(kClusterM == 1 || (kClusterM == 2 && (kBlockN / 64) % 2 == 0),
+              "CLUSTER_M: 1, or 2 (each block multicasts half of B's 64-column panels)");
+// Arrivals that free a slot: one per consumer warp group of each block of the cluster.
+constexpr int kEmptyArrivals = kClusterM * kConsumers;
 
 // The registers each warp group may hold (setmaxnreg): with two consumer groups the 64K
 // registers are split 40 (producer) / 232 (consumers) instead of 168 each, so that 128
 // accumulators and the epilogue fit without spilling.
 constexpr bool kSplitRegisters = kConsumers == 2;
 
+// The consumers are done reading slot barrier `bar`'s tiles: once per warp group, on every
+// block's barrier of the cluster (their producers multicast into this block's slot), lane 0 of
+// the group's warp r signalling block r. A warp group's MMAs are one operation: once its wait
+// has returned in any of its threads, the group no longer reads the slot. (One arrival per
+// consumer thread, as before, ran 4-5% slower at 4096^3 with clusters: H200, 2026-11-25.)
+__device__ __forceinline__ void release_slot(unsigned bar) {
+  const int warp = (threadIdx.x >> 5) & 3;
+  if ((threadIdx.x & 31) != 0 || warp >= kClusterM) return;
+  if constexpr (kClusterM == 1) {
+    mbar_arrive(bar);
+  } else {
+    mbar_arrive_cluster(bar, warp);
+  }
+}
+
 }  // namespace ktune_gemm
+
+#if CLUSTER_M > 1
+#define KTUNE_TMA_CLUSTER __cluster_dims__(CLUSTER_M, 1, 1)
+#else
+#define KTUNE_TMA_CLUSTER
+#endif
 
 // The restrided variant (KTUNE_TMA_WORKSPACE: "restride+cuda_gemm_tma_..." candidates) reads
 // A and/or B from copies in the launch's workspace (kernels/cuda/restride.cu), through the
@@ -70,7 +104,7 @@ constexpr bool kSplitRegisters = kConsumers == 2;
 #define KTUNE_TMA_WORKSPACE_PARAM
 #endif
 
-extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
+extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_TMA_CLUSTER
     gemm(ktune_gemm::elem_t* C, const ktune_gemm::elem_t* A, const ktune_gemm::elem_t* B, int M,
          int N, int K KTUNE_EPILOGUE_PARAMS, const __grid_constant__ ktune_gemm::TmaDesc tma_a,
          const __grid_constant__ ktune_gemm::TmaDesc tma_b KTUNE_TMA_WORKSPACE_PARAM) {
@@ -91,18 +125,27 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
     tma_prefetch_desc(tma_b);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full_bar + 8 * s, 1);                        // the producer's expect_tx arrival
-      mbar_init(empty_bar + 8 * s, kConsumers * 128);        // every consumer thread
+      mbar_init(empty_bar + 8 * s, kEmptyArrivals);          // the consumer warp groups
     }
     // The initialised barriers visible to the async proxy (TMA's complete_tx) and the block.
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     fence_proxy_async();
   }
-  __syncthreads();
+  if constexpr (kClusterM > 1) {
+    cluster_sync();  // the peer's barriers are initialised before any multicast or remote arrive
+  } else {
+    __syncthreads();
+  }
 
   const int grid_m = (M + kBlockM - 1) / kBlockM;
   const int grid_n = (N + kBlockN - 1) / kBlockN;
-  const int tiles = grid_m * grid_n;
   const int k_tiles = (K + kBlockK - 1) / kBlockK;
+  // Clusters walk pairs of tile rows (kClusterM rows each), a block of a cluster its own row.
+  const int rank = kClusterM == 1 ? 0 : static_cast<int>(blockIdx.x) % kClusterM;
+  const int cluster = static_cast<int>(blockIdx.x) / kClusterM;
+  const int clusters = static_cast<int>(gridDim.x) / kClusterM;
+  const int grid_mc = (grid_m + kClusterM - 1) / kClusterM;
+  const int tiles = grid_mc * grid_n;
 
   if (wg == 0) {
     // Producer: one thread issues every load; the slot ring continues across tiles.
@@ -110,20 +153,32 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
     if (threadIdx.x != 0) return;
     int stage = 0;
     unsigned phase = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int tile = cluster; tile < tiles; tile += clusters) {
       int pid_m = 0;
       int pid_n = 0;
-      grouped_tile(tile, grid_m, grid_n, kGroupM, pid_m, pid_n);
+      grouped_tile(tile, grid_mc, grid_n, kGroupM, pid_m, pid_n);
+      pid_m = pid_m * kClusterM + rank;
       for (int kt = 0; kt < k_tiles; ++kt) {
         mbar_wait(empty_bar + 8 * stage, phase ^ 1u);  // the consumers released the slot
         const unsigned full = full_bar + 8 * stage;
         const unsigned dst = base + stage * kStageBytes;
         mbar_arrive_expect_tx(full, kStageBytes);
         tma_load_2d(dst, tma_a, full, kt * kBlockK, pid_m * kBlockM);
+        if constexpr (kClusterM == 1) {
 #pragma unroll
-        for (int p = 0; p < kBlockN / 64; ++p) {
-          tma_load_2d(dst + kAStageBytes + p * kPanelBytes, tma_b, full, pid_n * kBlockN + p * 64,
-                      kt * kBlockK);
+          for (int p = 0; p < kBlockN / 64; ++p) {
+            tma_load_2d(dst + kAStageBytes + p * kPanelBytes, tma_b, full,
+                        pid_n * kBlockN + p * 64, kt * kBlockK);
+          }
+        } else {
+          constexpr int kMine = kBlockN / 64 / kClusterM;  // panels this block loads for all
+#pragma unroll
+          for (int q = 0; q < kMine; ++q) {
+            const int p = rank * kMine + q;
+            tma_load_2d_multicast(dst + kAStageBytes + p * kPanelBytes, tma_b, full,
+                                  pid_n * kBlockN + p * 64, kt * kBlockK,
+                                  static_cast<unsigned short>((1u << kClusterM) - 1));
+          }
         }
         if (++stage == kStages) {
           stage = 0;
@@ -143,10 +198,11 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
   int stage = 0;
   unsigned phase = 0;
   float acc[kMTiles][kAcc];
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  for (int tile = cluster; tile < tiles; tile += clusters) {
     int pid_m = 0;
     int pid_n = 0;
-    grouped_tile(tile, grid_m, grid_n, kGroupM, pid_m, pid_n);
+    grouped_tile(tile, grid_mc, grid_n, kGroupM, pid_m, pid_n);
+    pid_m = pid_m * kClusterM + rank;
 #pragma unroll
     for (int i = 0; i < kMTiles; ++i) {
 #pragma unroll
@@ -173,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
       }
       wgmma_commit();
       wgmma_wait<1>();
-      if (prev_stage >= 0) mbar_arrive(empty_bar + 8 * prev_stage);
+      if (prev_stage >= 0) release_slot(empty_bar + 8 * prev_stage);
       prev_stage = stage;
       if (++stage == kStages) {
         stage = 0;
@@ -181,7 +237,7 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
       }
     }
     wgmma_wait<0>();
-    if (prev_stage >= 0) mbar_arrive(empty_bar + 8 * prev_stage);
+    if (prev_stage >= 0) release_slot(empty_bar + 8 * prev_stage);
 
     const int row0 = pid_m * kBlockM + cwg * kWgRows + wg_warp * 16 + (lane >> 2);
     const int col0 = pid_n * kBlockN + 2 * (lane & 3);
@@ -197,4 +253,6 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1)
       }
     }
   }
+  // No block leaves while its peer's consumers may still arrive on its barriers.
+  if constexpr (kClusterM > 1) cluster_sync();
 }

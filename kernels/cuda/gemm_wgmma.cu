@@ -140,13 +140,6 @@ __device__ __forceinline__ void st_shared_v2(unsigned addr, float a, float b) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
 }
 
-// The cluster barrier: arrive.release publishes this block's shared-memory writes to the peers
-// that pass wait.acquire after it.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
 // 16 bytes at shared address `addr` of the cluster's block `rank` (the same offset there).
 __device__ __forceinline__ void ld_peer_v4(unsigned addr, int rank, float (&v)[4]) {
   unsigned peer;

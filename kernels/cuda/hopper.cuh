@@ -207,6 +207,32 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const TmaDesc& map, un
       : "memory");
 }
 
+// The same box into shared address `dst` of every block of the cluster in `mask` (bit r: rank
+// r), completing `bytes` of the barrier at address `bar` in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const TmaDesc& map,
+                                                      unsigned bar, int x, int y,
+                                                      unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(&map)), "r"(bar), "r"(x), "r"(y), "h"(mask)
+      : "memory");
+}
+
+// Arrives on the barrier at shared address `bar` of the cluster's block `rank` (itself too).
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(rank));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
+// The cluster barrier: arrive.release publishes this block's shared-memory writes to the peers
+// that pass wait.acquire after it. Every thread that has not exited takes part.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
 __device__ __forceinline__ void tma_prefetch_desc(const TmaDesc& map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map))
                : "memory");

@@ -209,8 +209,8 @@ std::vector<std::shared_ptr<KernelTemplate>> cuda_gemm_templates(DType dtype,
       // 2026-11-24: 90-95% of cuBLAS against at most 75%) and the wgmma one serves the shapes TMA
       // cannot (unaligned rows, split-K): the mma template's ~50 configs are not compiled there.
       if (hopper) {
-        return {wgmma_template(dtype, epilogue), tma_template(dtype, epilogue, false),
-                simt_template(dtype, epilogue)};
+        return {wgmma_template(dtype, epilogue), tma_template(dtype, epilogue, TmaKind::kPlain),
+                tma_template(dtype, epilogue, TmaKind::kCluster), simt_template(dtype, epilogue)};
       }
       return {mma_template(dtype, epilogue), simt_template(dtype, epilogue)};
     case DType::kF32:
@@ -311,7 +311,8 @@ CudaGemmCandidates cuda_gemm_candidates(DType dtype, int cublaslt_algos, const P
   // operands) in the launch's workspace.
   if (hopper && problem && dtype != DType::kF32 && gemm_row_alignment(*problem) != 8) {
     const std::shared_ptr<KernelTemplate> restride = restride_template(dtype, epilogue);
-    Result<std::vector<ChoicePtr>> choices = tma_template(dtype, epilogue, true)->choices();
+    Result<std::vector<ChoicePtr>> choices =
+        tma_template(dtype, epilogue, TmaKind::kRestrided)->choices();
     KTUNE_CHECK(choices.has_value());
     for (ChoicePtr& c : *choices) {
       std::string name = "restride+" + c->name();

@@ -61,11 +61,12 @@ inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1
                                         const Epilogue& e, bool hopper_header = false);
 
 // The Hopper templates (src/ops/cuda_gemm_hopper.cpp): wgmma (cp.async, VEC 8/2, split-K), TMA
-// (plain, or `restrided`: reading the restride kernel's copies from the launch's workspace), and
-// the restride kernel itself.
+// (plain; restrided: reading the restride kernel's copies from the launch's workspace; cluster:
+// two blocks sharing B's tiles by multicast, for large outputs), and the restride kernel itself.
+enum class TmaKind { kPlain, kRestrided, kCluster };
 [[nodiscard]] std::shared_ptr<KernelTemplate> wgmma_template(DType dtype, const Epilogue& e);
 [[nodiscard]] std::shared_ptr<KernelTemplate> tma_template(DType dtype, const Epilogue& e,
-                                                           bool restrided);
+                                                           TmaKind kind);
 [[nodiscard]] std::shared_ptr<KernelTemplate> restride_template(DType dtype, const Epilogue& e);
 
 }  // namespace ktune::cuda_gemm_internal

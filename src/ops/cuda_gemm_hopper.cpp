@@ -165,7 +165,8 @@ RestrideLayout restride_layout(const GemmDims& d) {
 // starting on 16-byte boundaries (only their row strides are fixed by the copies). Both: a
 // non-empty problem (the tensor maps need non-zero extents).
 Status tma_supports(const std::string& where, const Config& c, const Problem& p, const Epilogue& e,
-                    bool restrided) {
+                    TmaKind kind) {
+  const bool restrided = kind == TmaKind::kRestrided;
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
   const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
@@ -193,20 +194,48 @@ Status tma_supports(const std::string& where, const Config& c, const Problem& p,
                       fmt::format("{}: M, N and K; expected non-zero (TMA), got {}x{}x{}", where,
                                   d->m, d->n, d->k));
   }
-  return padding_supports(where, *d, bm, bn, 128);
+  if (Status s = padding_supports(where, *d, bm, bn, 128); !s) return s;
+  // Clusters of two (tma_cluster_space: 128x256 tiles on two consumer groups) serve outputs whose
+  // pairs of tiles fill every SM twice over (two tiles per SM at least): there the multicast's
+  // saving on B's traffic is worth the blocks' lockstep, and the plain config of the same tile
+  // cannot pay (it ran 2-4% slower at 4096^3 and 8192^3; H200, docs/benchmarks.md).
+  const bool cluster_tile = bm == 128 && bn == 256 && param(c, "CONSUMERS") == 2;
+  if (kind == TmaKind::kRestrided || !cluster_tile) return {};
+  const std::int64_t pairs = ceil_div(ceil_div(d->m, bm), 2) * ceil_div(d->n, bn);
+  const std::int64_t sms = sm_count(p);
+  if (kind == TmaKind::kCluster && pairs < sms) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: a cluster of 2 cannot pay; expected at least {} pairs of "
+                                  "{}x{} tiles (two per SM), got {}",
+                                  where, sms, bm, bn, pairs));
+  }
+  if (kind == TmaKind::kPlain && pairs >= sms) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: BLOCK_M 128 x BLOCK_N 256 without a cluster cannot pay; "
+                                  "expected fewer than {} pairs of tiles, got {} (the "
+                                  "cuda_gemm_tma_cluster twin serves them)",
+                                  where, sms, pairs));
+  }
+  return {};
 }
 
 // Persistent: one block per SM at most, each walking the tiles; the TMA descriptors of A
 // ({K, M}, box {64, BLOCK_M}) and B ({N, K}, box {64, 64}), 128-byte swizzled: of the arguments,
 // or (restrided) of their copies in the workspace where a row stride needs fixing.
 Result<LaunchGeometry> tma_launch(const std::string& where, const Config& c, const Problem& p,
-                                  const Epilogue& e, bool restrided) {
+                                  const Epilogue& e, TmaKind kind) {
+  const bool restrided = kind == TmaKind::kRestrided;
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
   const std::int64_t bm = param(c, "BLOCK_M");
   const std::int64_t tiles = ceil_div(d->m, bm) * ceil_div(d->n, param(c, "BLOCK_N"));
   LaunchGeometry g;
   g.grid = {static_cast<std::uint64_t>(std::clamp<std::int64_t>(tiles, 1, sm_count(p))), 1, 1};
+  if (kind == TmaKind::kCluster) {  // clusters of 2 (__cluster_dims__), a pair of tiles each
+    const std::int64_t pairs =
+        ceil_div(ceil_div(d->m, bm), 2) * ceil_div(d->n, param(c, "BLOCK_N"));
+    g.grid[0] = static_cast<std::uint64_t>(2 * std::clamp<std::int64_t>(pairs, 1, sm_count(p) / 2));
+  }
   g.block = {static_cast<std::uint64_t>((param(c, "CONSUMERS") + 1) * 128), 1, 1};
   g.shared_bytes = tma_shared_bytes(c);
   const auto u = [](std::int64_t v) {
@@ -320,6 +349,20 @@ SearchSpace tma_space() {
   return std::move(*space);
 }
 
+// 2 configs for clusters of two: the 128x256 tile on two consumer groups (the one that wins
+// large outputs; 256x128 in clusters was as fast as without, H200 2026-11-25), the two deepest
+// rings that fit.
+SearchSpace tma_cluster_space() {
+  std::vector<Param> params = {
+      {"BLOCK_M", {std::int64_t{128}}}, {"BLOCK_N", {std::int64_t{256}}},
+      {"CONSUMERS", {std::int64_t{2}}}, {"STAGES", {std::int64_t{3}, std::int64_t{4}}},
+      {"GROUP_M", {std::int64_t{8}}},
+  };
+  Result<SearchSpace> space = SearchSpace::create(std::move(params), {});
+  KTUNE_CHECK(space.has_value());
+  return std::move(*space);
+}
+
 }  // namespace
 
 std::shared_ptr<KernelTemplate> wgmma_template(DType dtype, const Epilogue& e) {
@@ -339,24 +382,29 @@ std::shared_ptr<KernelTemplate> wgmma_template(DType dtype, const Epilogue& e) {
   return KernelTemplate::create(std::move(desc), wgmma_space());
 }
 
-// "cuda_gemm_tma_<dtype>", or with `restrided` "cuda_gemm_tma_restrided_<dtype>": the same
-// kernel reading A and/or B from the workspace copies of the restride kernel (KTUNE_TMA_WORKSPACE).
-std::shared_ptr<KernelTemplate> tma_template(DType dtype, const Epilogue& e, bool restrided) {
-  const std::string name = template_name(restrided ? "gemm_tma_restrided" : "gemm_tma", dtype, e);
+// "cuda_gemm_tma_<dtype>"; "cuda_gemm_tma_restrided_<dtype>", the same kernel reading A and/or B
+// from the workspace copies of the restride kernel (KTUNE_TMA_WORKSPACE); or
+// "cuda_gemm_tma_cluster_<dtype>", clusters of two blocks multicasting B (CLUSTER_M 2) on the
+// largest tiles.
+std::shared_ptr<KernelTemplate> tma_template(DType dtype, const Epilogue& e, TmaKind kind) {
+  const char* names[] = {"gemm_tma", "gemm_tma_restrided", "gemm_tma_cluster"};
+  const std::string name = template_name(names[static_cast<int>(kind)], dtype, e);
   KernelTemplateDesc desc;
   desc.name = name;
   desc.kind = "tma";
   desc.source = render_source("gemm_tma.cu", cuda_gemm_tma_source(), dtype, e, true);
-  if (restrided) desc.source = "#define KTUNE_TMA_WORKSPACE 1\n" + desc.source;
+  if (kind == TmaKind::kRestrided) desc.source = "#define KTUNE_TMA_WORKSPACE 1\n" + desc.source;
+  if (kind == TmaKind::kCluster) desc.source = "#define CLUSTER_M 2\n" + desc.source;
   desc.entry = "gemm";
   desc.signature = gemm_signature(dtype, e);
-  desc.launch = [name, e, restrided](const Config& c, const Problem& p) {
-    return tma_launch(name, c, p, e, restrided);
+  desc.launch = [name, e, kind](const Config& c, const Problem& p) {
+    return tma_launch(name, c, p, e, kind);
   };
-  desc.supports = [name, e, restrided](const Config& c, const Problem& p) {
-    return tma_supports(name, c, p, e, restrided);
+  desc.supports = [name, e, kind](const Config& c, const Problem& p) {
+    return tma_supports(name, c, p, e, kind);
   };
-  return KernelTemplate::create(std::move(desc), tma_space());
+  return KernelTemplate::create(std::move(desc),
+                                kind == TmaKind::kCluster ? tma_cluster_space() : tma_space());
 }
 
 // The copies in front of a restrided TMA GEMM (kernels/cuda/restride.cu), one config.

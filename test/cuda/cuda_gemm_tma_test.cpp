@@ -35,6 +35,10 @@ std::shared_ptr<KernelTemplate> tma_template(DType dtype, const Epilogue& e = {}
   return hopper_template("cuda_gemm_tma_", dtype, e);
 }
 
+std::shared_ptr<KernelTemplate> cluster_template(DType dtype, const Epilogue& e = {}) {
+  return hopper_template("cuda_gemm_tma_cluster_", dtype, e);
+}
+
 TEST(CudaGemmTma, SpaceIsSmallAndWithinTheHardwareLimits) {
   auto t = tma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
@@ -159,6 +163,46 @@ TEST(CudaGemmTma, TilesOfEmptyRowsOrColumnsCannotPay) {
   }
 }
 
+// Clusters of two blocks sharing B by multicast: 128x256 tiles, where the pairs of tiles fill
+// every SM twice over (132 without a GPU), and there instead of the plain 128x256 configs; an
+// even grid of at most one block per SM.
+TEST(CudaGemmTma, ClustersOfTwoOnlyForLargeOutputs) {
+  auto t = cluster_template(DType::kBF16);
+  ASSERT_NE(t, nullptr);
+  const std::vector<Config> configs = all_configs(t->space());
+  ASSERT_EQ(configs.size(), 2u);
+  for (const Config& c : configs) {
+    EXPECT_EQ(param(c, "BLOCK_M"), 128) << c.str();
+    EXPECT_EQ(param(c, "BLOCK_N"), 256) << c.str();
+    EXPECT_EQ(param(c, "CONSUMERS"), 2) << c.str();
+    ChoicePtr choice = t->choice(c);
+    // 4096^2: 512 tiles, 256 pairs; 8192 x 8192: 1024 pairs.
+    EXPECT_TRUE(choice->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16))) << c.str();
+    EXPECT_TRUE(choice->supports(cuda_gemm_problem(4096, 14336, 4096, DType::kBF16))) << c.str();
+    // 2048 x 2048: 128 tiles, 64 pairs.
+    Status small = choice->supports(cuda_gemm_problem(2048, 2048, 8192, DType::kBF16));
+    ASSERT_FALSE(small.has_value()) << c.str();
+    EXPECT_THAT(small.error().message, HasSubstr("a cluster of 2 cannot pay"));
+    EXPECT_THAT(small.error().message, HasSubstr("got 64"));
+    EXPECT_FALSE(choice->supports(cuda_gemm_problem(64, 4096, 4096, DType::kBF16)));
+    // The plain twin: where the cluster serves, not offered.
+    ChoicePtr plain = tma_template(DType::kBF16)->choice(c);
+    Status twin = plain->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16));
+    ASSERT_FALSE(twin.has_value()) << c.str();
+    EXPECT_THAT(twin.error().message, HasSubstr("the cuda_gemm_tma_cluster twin serves them"));
+    EXPECT_TRUE(plain->supports(cuda_gemm_problem(2048, 2048, 8192, DType::kBF16))) << c.str();
+    Result<LaunchGeometry> g =
+        t->desc().launch(c, cuda_gemm_problem(4096, 4096, 4096, DType::kBF16));
+    ASSERT_TRUE(g.has_value()) << g.error().message;
+    EXPECT_EQ(g->grid[0], 132u) << c.str();  // 66 clusters of 2
+    EXPECT_EQ(g->block[0], 384u);
+    // An odd number of tile rows: the last pair's second row is past M.
+    Result<LaunchGeometry> odd = t->desc().launch(c, cuda_gemm_problem(300, 512, 64, DType::kBF16));
+    ASSERT_TRUE(odd.has_value());
+    EXPECT_EQ(odd->grid[0] % 2, 0u);
+  }
+}
+
 // Rows TMA cannot read (N or K not a multiple of 8): on Hopper, "restride+cuda_gemm_tma_restrided"
 // candidates copy A and/or B into the launch's workspace with 16-byte row strides, then run the
 // TMA GEMM on the copies; not offered where the rows are aligned, nor without Hopper.
@@ -251,7 +295,14 @@ TEST(CudaGemmTma, CompilesEveryConfigForSm90a) {
   for (ChoicePtr& c : cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true).candidates) {
     if (c->name().starts_with("restride+")) work.emplace_back(std::move(c), odd);
   }
-  EXPECT_EQ(work.size(), 12u * 6);
+  // Clusters, plain and fused.
+  for (const char* text : {"", "bias,gelu"}) {
+    const Epilogue e = parse(text);
+    for (ChoicePtr& c : all_choices(cluster_template(DType::kBF16, e))) {
+      work.emplace_back(std::move(c), cuda_gemm_problem(4096, 4096, 4096, DType::kBF16, 0, e));
+    }
+  }
+  EXPECT_EQ(work.size(), 12u * 6 + 2 * 2);
   const std::vector<std::string> failures = compile_all_sm90a(work, [](const LaunchSpec& s) {
     const LaunchSpec& g = s.then.empty() ? s : s.then.back();  // the GEMM after restride
     return g.kind == LaunchKind::kCudaCubin && g.tensor_maps.size() == 2;
@@ -282,10 +333,14 @@ class CudaGemmTmaGpu : public ::testing::Test {
                      const std::string& prefix = "cuda_gemm_tma_") {
     CudaGemmCandidates set = cuda_gemm_candidates(dtype, 0, &p, false, e, true);
     std::vector<ChoicePtr> candidates;
+    const bool clusters = prefix.starts_with("cuda_gemm_tma_cluster_");
     for (ChoicePtr& c : set.candidates) {
-      if (c->name().starts_with(prefix)) candidates.push_back(std::move(c));
+      if (c->name().starts_with(prefix) &&
+          c->name().starts_with("cuda_gemm_tma_cluster_") == clusters) {
+        candidates.push_back(std::move(c));
+      }
     }
-    ASSERT_EQ(candidates.size(), 12u) << p.name;
+    ASSERT_EQ(candidates.size(), clusters ? 2u : 12u) << p.name;
     // Those whose tiles would be a slab of zeros are not offered (TilesOfEmptyRows...).
     std::erase_if(candidates, [&](const ChoicePtr& c) {
       Status s = c->supports(p);
@@ -336,6 +391,18 @@ TEST_F(CudaGemmTmaGpu, EveryRestridedConfigMatchesCublasOnUnalignedShapes) {
   expect_all_ok(DType::kBF16, c_offset, {}, "restride+");
   const Epilogue e = parse("bias,gelu");
   expect_all_ok(DType::kBF16, cuda_gemm_problem(130, 67, 251, DType::kBF16, 0, e), e, "restride+");
+}
+
+// Clusters of two: many pairs of tiles per cluster (the rings' phases carry across them), an odd
+// number of tile rows (the last pair's second block computes zeros and stores nothing), ragged
+// M, N and K, f16, and a fused epilogue.
+TEST_F(CudaGemmTmaGpu, EveryClusterConfigMatchesCublas) {
+  const std::string cl = "cuda_gemm_tma_cluster_";
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(4096, 4096, 4096, DType::kBF16), {}, cl);
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(2900, 4000, 1000, DType::kBF16), {}, cl);
+  expect_all_ok(DType::kF16, cuda_gemm_problem(4096, 4352, 520, DType::kF16), {}, cl);
+  const Epilogue e = parse("bias,gelu");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(4000, 4096, 1032, DType::kBF16, 0, e), e, cl);
 }
 
 TEST_F(CudaGemmTmaGpu, EveryConfigMatchesWithFusedEpilogues) {

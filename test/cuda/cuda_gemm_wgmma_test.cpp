@@ -44,10 +44,10 @@ TEST(CudaGemmWgmma, OnlyForHopper) {
   };
   EXPECT_EQ(names(DType::kBF16, true),
             (std::vector<std::string>{"cuda_gemm_wgmma_bf16", "cuda_gemm_tma_bf16",
-                                      "cuda_gemm_simt_bf16"}));
-  EXPECT_EQ(
-      names(DType::kF16, true),
-      (std::vector<std::string>{"cuda_gemm_wgmma_f16", "cuda_gemm_tma_f16", "cuda_gemm_simt_f16"}));
+                                      "cuda_gemm_tma_cluster_bf16", "cuda_gemm_simt_bf16"}));
+  EXPECT_EQ(names(DType::kF16, true),
+            (std::vector<std::string>{"cuda_gemm_wgmma_f16", "cuda_gemm_tma_f16",
+                                      "cuda_gemm_tma_cluster_f16", "cuda_gemm_simt_f16"}));
   EXPECT_EQ(names(DType::kF32, true), (std::vector<std::string>{"cuda_gemm_simt_f32"}));
   EXPECT_EQ(names(DType::kBF16, false),
             (std::vector<std::string>{"cuda_gemm_mma_bf16", "cuda_gemm_simt_bf16"}));
