@@ -15,7 +15,7 @@
 // pair by pair (rows 2p and 2p + 1; a row past M is all zeros and stores nothing), so they read
 // the same B tiles: each block's producer loads half of B's panels and multicasts them into both
 // blocks' rings, halving B's traffic from L2. A slot is refilled once the consumers of both
-// blocks released it: each consumer warp arrives on both blocks' empty barriers.
+// blocks released it: each consumer warp group arrives on both blocks' empty barriers.
 // Launch: a 1-D grid of at most one block per SM (fewer when there are fewer tiles) of
 // 128 * (CONSUMERS + 1) threads; STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES bytes of
 // dynamic shared memory (the tiles, 1024 bytes of room to align them to the swizzle's period, and
@@ -75,8 +75,9 @@ constexpr bool kSplitRegisters = kConsumers == 2;
 // The consumers are done reading slot barrier `bar`'s tiles: once per warp group, on every
 // block's barrier of the cluster (their producers multicast into this block's slot), lane 0 of
 // the group's warp r signalling block r. A warp group's MMAs are one operation: once its wait
-// has returned in any of its threads, the group no longer reads the slot. (One arrival per
-// consumer thread, as before, ran 4-5% slower at 4096^3 with clusters: H200, 2026-11-25.)
+// has returned in any of its threads, the group no longer reads the slot. The remote arrive
+// has the default semantics: with .release.cluster the cluster kernel ran 1.5x slower
+// (docs/benchmarks.md, "Clusters of two").
 __device__ __forceinline__ void release_slot(unsigned bar) {
   const int warp = (threadIdx.x >> 5) & 3;
   if ((threadIdx.x & 31) != 0 || warp >= kClusterM) return;
