@@ -48,26 +48,35 @@ int sm_count(const Problem& p) {
 
 // A problem of one tile row whose M leaves a whole m64 slab of every tile empty (M <= BLOCK_M -
 // 64) multiplies zeros that BLOCK_M 64 on one warp group (in both templates' spaces, with the
-// other parameters alike) does not: the larger tile cannot pay. Likewise, for the TMA template,
-// BLOCK_N 256 where N <= 128 (BLOCK_N 128 gives the same one tile column). At 32x8192x8192 this
-// leaves 10 template configs to compile instead of 21 (4 TMA, 6 wgmma split-K): one wave of
-// NVRTC on 16 threads (docs/benchmarks.md, `ktune gemm` cold).
-Status padding_supports(const std::string& where, const GemmDims& d, std::int64_t bm,
-                        std::int64_t bn, std::int64_t min_bn) {
+// other parameters alike) does not: the larger tile cannot pay. At 32x8192x8192 this (with
+// empty_columns_supports) leaves 10 template configs to compile instead of 21 (4 TMA, 6 wgmma
+// split-K): one wave of NVRTC on 16 threads (docs/benchmarks.md, `ktune gemm` cold).
+Status empty_rows_supports(const std::string& where, const GemmDims& d, std::int64_t bm) {
   if (bm > 64 && d.m <= bm - 64) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: BLOCK_M {} cannot pay; expected M > {} (else BLOCK_M 64 "
                                   "serves the same tile row without the empty rows), got M={}",
                                   where, bm, bm - 64, d.m));
   }
-  if (bn > min_bn && d.n <= bn - min_bn) {
+  return {};
+}
+
+// Likewise for the TMA template's columns: BLOCK_N 256 where N <= 128 (BLOCK_N 128 gives the same
+// one tile column). Not for the wgmma template, whose BLOCK_N 64 exists with some tiles only.
+Status empty_columns_supports(const std::string& where, const GemmDims& d, std::int64_t bn) {
+  if (bn > 128 && d.n <= bn - 128) {
     return make_error(
         ErrorCode::kInvalidArgument,
-        fmt::format("{}: BLOCK_N {} cannot pay; expected N > {} (else BLOCK_N {} "
-                    "serves the same tile column without the empty columns), got N={}",
-                    where, bn, bn - min_bn, min_bn, d.n));
+        fmt::format("{}: BLOCK_N {} cannot pay; expected N > {} (else BLOCK_N 128 serves the "
+                    "same tile column without the empty columns), got N={}",
+                    where, bn, bn - 128, d.n));
   }
   return {};
+}
+
+// Pairs of tile rows (a cluster of two's unit of work) times tile columns.
+std::int64_t tile_pairs(const GemmDims& d, std::int64_t bm, std::int64_t bn) {
+  return ceil_div(ceil_div(d.m, bm), 2) * ceil_div(d.n, bn);
 }
 
 // Split-K trades a reduction through distributed shared memory for more blocks on the same
@@ -96,8 +105,7 @@ Status wgmma_supports(const std::string& where, const Config& c, const Problem& 
                     p.args[2].tensor.offset, need, vec));
   }
   if (Status s = tile_limits(where, *d, wgmma_shared_bytes(c), bm, bn); !s) return s;
-  // BLOCK_N 64 exists only with some tile shapes (wgmma_space), so only the rows are checked.
-  if (Status s = padding_supports(where, *d, bm, bn, bn); !s) return s;
+  if (Status s = empty_rows_supports(where, *d, bm); !s) return s;
   if (bn == 64 && d->n > 64 && ceil_div(d->m, bm) * ceil_div(d->n, 128) >= sms) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
@@ -194,14 +202,15 @@ Status tma_supports(const std::string& where, const Config& c, const Problem& p,
                       fmt::format("{}: M, N and K; expected non-zero (TMA), got {}x{}x{}", where,
                                   d->m, d->n, d->k));
   }
-  if (Status s = padding_supports(where, *d, bm, bn, 128); !s) return s;
+  if (Status s = empty_rows_supports(where, *d, bm); !s) return s;
+  if (Status s = empty_columns_supports(where, *d, bn); !s) return s;
   // Clusters of two (tma_cluster_space: 128x256 tiles on two consumer groups) serve outputs whose
   // pairs of tiles fill every SM twice over (two tiles per SM at least): there the multicast's
   // saving on B's traffic is worth the blocks' lockstep, and the plain config of the same tile
   // cannot pay (it ran 2-4% slower at 4096^3 and 8192^3; H200, docs/benchmarks.md).
   const bool cluster_tile = bm == 128 && bn == 256 && param(c, "CONSUMERS") == 2;
   if (kind == TmaKind::kRestrided || !cluster_tile) return {};
-  const std::int64_t pairs = ceil_div(ceil_div(d->m, bm), 2) * ceil_div(d->n, bn);
+  const std::int64_t pairs = tile_pairs(*d, bm, bn);
   const std::int64_t sms = sm_count(p);
   if (kind == TmaKind::kCluster && pairs < sms) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -232,8 +241,7 @@ Result<LaunchGeometry> tma_launch(const std::string& where, const Config& c, con
   LaunchGeometry g;
   g.grid = {static_cast<std::uint64_t>(std::clamp<std::int64_t>(tiles, 1, sm_count(p))), 1, 1};
   if (kind == TmaKind::kCluster) {  // clusters of 2 (__cluster_dims__), a pair of tiles each
-    const std::int64_t pairs =
-        ceil_div(ceil_div(d->m, bm), 2) * ceil_div(d->n, param(c, "BLOCK_N"));
+    const std::int64_t pairs = tile_pairs(*d, bm, param(c, "BLOCK_N"));
     g.grid[0] = static_cast<std::uint64_t>(2 * std::clamp<std::int64_t>(pairs, 1, sm_count(p) / 2));
   }
   g.block = {static_cast<std::uint64_t>((param(c, "CONSUMERS") + 1) * 128), 1, 1};
