@@ -9,8 +9,13 @@
 //
 // Tunables (#defines): BLOCK_M (64, 128 or 256), BLOCK_N (128 or 256), CONSUMERS (1 or 2 warp
 // groups; each owns BLOCK_M / CONSUMERS rows, whole m64 MMAs), STAGES (>= 2 slots), GROUP_M
-// (block rows per rasterization group), CLUSTER_M (1 or 2), DTYPE (0 = f16, 1 = bf16). BLOCK_K is
-// 64 (one 128-byte swizzle row of 16-bit elements).
+// (block rows per rasterization group), CLUSTER_M (1 or 2), PINGPONG (0 or 1), DTYPE (0 = f16,
+// 1 = bf16). BLOCK_K is 64 (one 128-byte swizzle row of 16-bit elements).
+// PINGPONG 1 (two consumer groups): each group owns whole tiles, the block's tiles 0, 2, 4, ... and
+// 1, 3, 5, ...; their main loops take turns (named barriers), so that one group's epilogue runs
+// while the other's MMAs keep the tensor cores busy (CUTLASS's "ping-pong" kernels). The producer
+// loads every tile's k tiles in order into the one ring, and a slot is freed by the one group
+// that read it.
 // CLUSTER_M 2: two blocks of a thread-block cluster take the two tiles of one column of tiles
 // pair by pair (rows 2p and 2p + 1; a row past M is all zeros and stores nothing), so they read
 // the same B tiles: each block's producer loads half of B's panels and multicasts them into both
@@ -34,6 +39,9 @@
 #if !defined(CLUSTER_M)
 #define CLUSTER_M 1
 #endif
+#if !defined(PINGPONG)
+#define PINGPONG 0
+#endif
 
 namespace ktune_gemm {
 
@@ -44,10 +52,12 @@ constexpr int kConsumers = CONSUMERS;
 constexpr int kStages = STAGES;
 constexpr int kGroupM = GROUP_M;
 constexpr int kClusterM = CLUSTER_M;
+constexpr int kPingPong = PINGPONG;
 constexpr int kThreads = (kConsumers + 1) * 128;
-constexpr int kWgRows = kBlockM / kConsumers;  // rows of C per consumer warp group
-constexpr int kMTiles = kWgRows / 64;          // m64 MMAs per warp group and k16 step
-constexpr int kAcc = kBlockN / 2;              // fp32 accumulators per thread and m64 tile
+// Rows of C per consumer warp group: a share of the tile, or (ping-pong) the whole tile.
+constexpr int kWgRows = kPingPong ? kBlockM : kBlockM / kConsumers;
+constexpr int kMTiles = kWgRows / 64;  // m64 MMAs per warp group and k16 step
+constexpr int kAcc = kBlockN / 2;      // fp32 accumulators per thread and m64 tile
 constexpr int kKSteps = kBlockK / 16;
 constexpr int kRowBytes = 128;
 constexpr int kPanelBytes = kBlockK * kRowBytes;  // B: 64 columns x 64 rows of K
@@ -57,15 +67,19 @@ constexpr int kStageBytes = kAStageBytes + kBStageBytes;
 
 static_assert(kBlockN == 128 || kBlockN == 256, "BLOCK_N: 128 or 256 (the MMA's N)");
 static_assert(kConsumers == 1 || kConsumers == 2, "CONSUMERS: 1 or 2");
-static_assert(kBlockM % (64 * kConsumers) == 0 && kBlockM <= 256,
-              "BLOCK_M: a multiple of 64 * CONSUMERS, at most 256 (the TMA box)");
+static_assert(
+    kWgRows % 64 == 0 && kBlockM <= 256,
+    "BLOCK_M: a multiple of 64 * CONSUMERS (64 with PINGPONG), at most 256 (the TMA box)");
+static_assert(kPingPong == 0 || (kPingPong == 1 && kConsumers == 2),
+              "PINGPONG: 0, or 1 with two consumer warp groups");
 static_assert(kMTiles * kAcc <= 128, "at most 128 fp32 accumulators per thread");
 static_assert(kStages >= 2, "STAGES >= 2");
 static_assert(kGroupM >= 1, "GROUP_M >= 1");
 static_assert(kClusterM == 1 || (kClusterM == 2 && (kBlockN / 64) % 2 == 0),
               "CLUSTER_M: 1, or 2 (each block multicasts half of B's 64-column panels)");
-// Arrivals that free a slot: one per consumer warp group of each block of the cluster.
-constexpr int kEmptyArrivals = kClusterM * kConsumers;
+// Arrivals that free a slot: one per consumer warp group that reads it (all of them, or with
+// ping-pong the one whose tile it holds), of each block of the cluster.
+constexpr int kEmptyArrivals = kClusterM * (kPingPong ? 1 : kConsumers);
 
 // The registers each warp group may hold (setmaxnreg): with two consumer groups the 64K
 // registers are split 40 (producer) / 232 (consumers) instead of 168 each, so that 128
@@ -125,8 +139,8 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_TMA_
     tma_prefetch_desc(tma_a);
     tma_prefetch_desc(tma_b);
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(full_bar + 8 * s, 1);                        // the producer's expect_tx arrival
-      mbar_init(empty_bar + 8 * s, kEmptyArrivals);          // the consumer warp groups
+      mbar_init(full_bar + 8 * s, 1);                // the producer's expect_tx arrival
+      mbar_init(empty_bar + 8 * s, kEmptyArrivals);  // the consumer warp groups
     }
     // The initialised barriers visible to the async proxy (TMA's complete_tx) and the block.
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -168,8 +182,8 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_TMA_
         if constexpr (kClusterM == 1) {
 #pragma unroll
           for (int p = 0; p < kBlockN / 64; ++p) {
-            tma_load_2d(dst + kAStageBytes + p * kPanelBytes, tma_b, full,
-                        pid_n * kBlockN + p * 64, kt * kBlockK);
+            tma_load_2d(dst + kAStageBytes + p * kPanelBytes, tma_b, full, pid_n * kBlockN + p * 64,
+                        kt * kBlockK);
           }
         } else {
           constexpr int kMine = kBlockN / 64 / kClusterM;  // panels this block loads for all
@@ -194,12 +208,29 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_TMA_
   if constexpr (kSplitRegisters) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
   const int cwg = wg - 1;
   const int lane = threadIdx.x & 31;
-  const int wg_warp = (threadIdx.x >> 5) & 3;  // its 16 rows of each m64 tile
-  const unsigned a_wg = static_cast<unsigned>(cwg * kWgRows * kRowBytes);
+  const int wg_warp = (threadIdx.x >> 5) & 3;         // its 16 rows of each m64 tile
+  const int wg_row0 = kPingPong ? 0 : cwg * kWgRows;  // its first row of the tile
+  const unsigned a_wg = static_cast<unsigned>(wg_row0 * kRowBytes);
   int stage = 0;
   unsigned phase = 0;
   float acc[kMTiles][kAcc];
-  for (int tile = cluster; tile < tiles; tile += clusters) {
+  int local = 0;  // the block's tiles so far
+  for (int tile = cluster; tile < tiles; tile += clusters, ++local) {
+    if constexpr (kPingPong) {
+      // Ping-pong: consumer group g takes the block's tiles g, g + 2, ..., whose k tiles are
+      // in the ring in the producer's order: this tile's first is number local * k_tiles.
+      if ((local & 1) != cwg) continue;
+      const long long first = static_cast<long long>(local) * k_tiles;
+      stage = static_cast<int>(first % kStages);
+      phase = static_cast<unsigned>((first / kStages) & 1);
+      // The groups' main loops take turns (named barriers 1 and 2): this one waits until the
+      // other has waited for every k tile of the block's previous tile. That also keeps the
+      // parity waits below from passing on a slot's earlier phase: without the turns, group 1
+      // waited on its first tile's slots while they still held group 0's and the kernel failed
+      // (CUDA_ERROR_LAUNCH_FAILED or a hang, H200 2026-11-25). One group's epilogue runs under
+      // the other's MMAs.
+      if (local > 0) named_barrier_sync(1 + cwg, 256);
+    }
     int pid_m = 0;
     int pid_n = 0;
     grouped_tile(tile, grid_mc, grid_n, kGroupM, pid_m, pid_n);
@@ -237,10 +268,11 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_TMA_
         phase ^= 1u;
       }
     }
+    if (kPingPong && tile + clusters < tiles) named_barrier_arrive(2 - cwg, 256);  // its turn
     wgmma_wait<0>();
     if (prev_stage >= 0) release_slot(empty_bar + 8 * prev_stage);
 
-    const int row0 = pid_m * kBlockM + cwg * kWgRows + wg_warp * 16 + (lane >> 2);
+    const int row0 = pid_m * kBlockM + wg_row0 + wg_warp * 16 + (lane >> 2);
     const int col0 = pid_n * kBlockN + 2 * (lane & 3);
 #pragma unroll
     for (int i = 0; i < kMTiles; ++i) {

@@ -79,6 +79,33 @@ std::int64_t tile_pairs(const GemmDims& d, std::int64_t bm, std::int64_t bn) {
   return ceil_div(ceil_div(d.m, bm), 2) * ceil_div(d.n, bn);
 }
 
+// Ping-pong (PINGPONG 1: two consumer groups on alternate tiles, one's epilogue under the
+// other's MMAs) needs two tiles in a block: where the tiles do not outnumber the SMs (one each)
+// a group would idle, and the cooperative config of the same tile serves. Where they do, the
+// cooperative 128x128 on two groups cannot pay: its ping-pong twin ran 1-23% faster on every
+// such shape measured, plain and fused (H200 2026-11-25, docs/benchmarks.md).
+Status pingpong_supports(const std::string& where, const Config& c, const GemmDims& d,
+                         std::int64_t sms, TmaKind kind) {
+  const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
+  const std::int64_t tiles = ceil_div(d.m, bm) * ceil_div(d.n, bn);
+  if (param(c, "PINGPONG") == 1 && tiles <= sms) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: ping-pong cannot pay; expected more than {} tiles of {}x{} "
+                                  "(two in a block), got {}",
+                                  where, sms, bm, bn, tiles));
+  }
+  const bool twin = kind != TmaKind::kCluster && param(c, "PINGPONG") == 0 && bm == 128 &&
+                    bn == 128 && param(c, "CONSUMERS") == 2;
+  if (twin && tiles > sms) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: cooperative 128x128 on two consumer groups cannot pay; "
+                                  "expected at most {} tiles, got {} (its PINGPONG 1 twin serves "
+                                  "them)",
+                                  where, sms, tiles));
+  }
+  return {};
+}
+
 // Split-K trades a reduction through distributed shared memory for more blocks on the same
 // tiles: it can pay only while the blocks do not fill the SMs without it, and while each slice
 // keeps a pipeline's worth of K. SPLIT_K = s > 1 serves a problem whose tiles * s / 2 blocks
@@ -204,12 +231,15 @@ Status tma_supports(const std::string& where, const Config& c, const Problem& p,
   }
   if (Status s = empty_rows_supports(where, *d, bm); !s) return s;
   if (Status s = empty_columns_supports(where, *d, bn); !s) return s;
+  if (Status s = pingpong_supports(where, c, *d, sm_count(p), kind); !s) return s;
   // Clusters of two (tma_cluster_space: 128x256 tiles on two consumer groups) serve outputs whose
   // pairs of tiles fill every SM twice over (two tiles per SM at least): there the multicast's
   // saving on B's traffic is worth the blocks' lockstep, and the plain config of the same tile
   // cannot pay (it ran 2-4% slower at 4096^3 and 8192^3; H200, docs/benchmarks.md).
-  const bool cluster_tile = bm == 128 && bn == 256 && param(c, "CONSUMERS") == 2;
-  if (kind == TmaKind::kRestrided || !cluster_tile) return {};
+  const bool cluster_tile =
+      bm == 128 && bn == 256 && param(c, "CONSUMERS") == 2 && param(c, "PINGPONG") == 0;
+  if (kind == TmaKind::kRestrided || (kind == TmaKind::kPlain && !cluster_tile)) return {};
+  // (The cluster's ping-pong configs: the same rule; pairs >= SMs means tiles >= 2 * SMs.)
   const std::int64_t pairs = tile_pairs(*d, bm, bn);
   const std::int64_t sms = sm_count(p);
   if (kind == TmaKind::kCluster && pairs < sms) {
@@ -333,9 +363,10 @@ SearchSpace wgmma_space() {
   return std::move(*space);
 }
 
-// 12 configs for the TMA kernel: 1 consumer warp group (64 or 128 rows) or 2 (64 or 128 rows
-// each), at most 128 accumulators per thread, and the two deepest rings that fit in shared memory
-// (at most 6 stages: beyond that the loads are far enough ahead).
+// 16 configs for the TMA kernel: cooperative, 1 consumer warp group (64 or 128 rows) or 2 (64 or
+// 128 rows each), or ping-pong, 2 groups taking turns on whole tiles (PINGPONG 1); at most 128
+// accumulators per thread, and the two deepest rings that fit in shared memory (at most 6
+// stages: beyond that the loads are far enough ahead).
 SearchSpace tma_space() {
   std::vector<Param> params = {
       {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
@@ -343,10 +374,15 @@ SearchSpace tma_space() {
       {"CONSUMERS", {std::int64_t{1}, std::int64_t{2}}},
       {"STAGES", {std::int64_t{3}, std::int64_t{4}, std::int64_t{5}, std::int64_t{6}}},
       {"GROUP_M", {std::int64_t{8}}},
+      {"PINGPONG", {std::int64_t{0}, std::int64_t{1}}},
   };
   std::vector<std::string> restrictions = {
-      "BLOCK_M % (64 * CONSUMERS) == 0",
-      "(BLOCK_M / (64 * CONSUMERS)) * BLOCK_N <= 256",
+      // Cooperative (PINGPONG 0): the consumer groups share each tile's rows.
+      "PINGPONG == 1 || BLOCK_M % (64 * CONSUMERS) == 0",
+      "PINGPONG == 1 || (BLOCK_M / (64 * CONSUMERS)) * BLOCK_N <= 256",
+      // Ping-pong: two groups, each a whole tile of 128 accumulators per thread (128x128 or
+      // 64x256; 64x128 ran 1.1-1.2x slower than both, H200 2026-11-25).
+      "PINGPONG == 0 || (CONSUMERS == 2 && (BLOCK_M / 64) * BLOCK_N == 256)",
       // Shared memory: the H100's opt-in maximum (kCudaGemmMaxSharedBytes).
       "STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES <= 232448",
       "(STAGES + 2) * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * (STAGES + 2) > 232448 || "
@@ -357,16 +393,24 @@ SearchSpace tma_space() {
   return std::move(*space);
 }
 
-// 2 configs for clusters of two: the 128x256 tile on two consumer groups (the one that wins
-// large outputs; 256x128 in clusters was as fast as without, H200 2026-11-25), the two deepest
-// rings that fit.
+// 4 configs for clusters of two: the 128x256 tile on two cooperative consumer groups (the one
+// that wins large plain outputs; 256x128 in clusters was as fast as without, H200 2026-11-25) or
+// 128x128 tiles in ping-pong (as fast on plain ones, faster with a bias + residual), each with
+// the two deepest rings that fit.
 SearchSpace tma_cluster_space() {
   std::vector<Param> params = {
-      {"BLOCK_M", {std::int64_t{128}}}, {"BLOCK_N", {std::int64_t{256}}},
-      {"CONSUMERS", {std::int64_t{2}}}, {"STAGES", {std::int64_t{3}, std::int64_t{4}}},
+      {"BLOCK_M", {std::int64_t{128}}},
+      {"BLOCK_N", {std::int64_t{128}, std::int64_t{256}}},
+      {"CONSUMERS", {std::int64_t{2}}},
+      {"STAGES", {std::int64_t{3}, std::int64_t{4}, std::int64_t{5}, std::int64_t{6}}},
       {"GROUP_M", {std::int64_t{8}}},
+      {"PINGPONG", {std::int64_t{0}, std::int64_t{1}}},
   };
-  Result<SearchSpace> space = SearchSpace::create(std::move(params), {});
+  std::vector<std::string> restrictions = {
+      "PINGPONG == 1 || (BLOCK_N == 256 && STAGES <= 4)",  // cooperative: 128x256
+      "PINGPONG == 0 || (BLOCK_N == 128 && STAGES >= 5)",  // ping-pong: 128x128 per group
+  };
+  Result<SearchSpace> space = SearchSpace::create(std::move(params), std::move(restrictions));
   KTUNE_CHECK(space.has_value());
   return std::move(*space);
 }

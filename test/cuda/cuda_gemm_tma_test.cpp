@@ -43,18 +43,27 @@ TEST(CudaGemmTma, SpaceIsSmallAndWithinTheHardwareLimits) {
   auto t = tma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
   const std::vector<Config> configs = all_configs(t->space());
-  EXPECT_EQ(configs.size(), 12u);
+  EXPECT_EQ(configs.size(), 16u);
+  int pingpong = 0;
   for (const Config& c : configs) {
     const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
     const std::int64_t consumers = param(c, "CONSUMERS");
+    // Rows per consumer group: a share of the tile, or with ping-pong the whole tile.
+    const std::int64_t rows = param(c, "PINGPONG") == 1 ? bm : bm / consumers;
+    if (param(c, "PINGPONG") == 1) {
+      ++pingpong;
+      EXPECT_EQ(consumers, 2) << c.str();
+    }
     EXPECT_TRUE(bn == 128 || bn == 256) << c.str();
-    EXPECT_EQ(bm % (64 * consumers), 0) << c.str();
-    EXPECT_LE(bm, 256) << c.str();                                // the TMA box
-    EXPECT_LE((bm / (64 * consumers)) * bn / 2, 128) << c.str();  // accumulators per thread
+    EXPECT_EQ(rows % 64, 0) << c.str();
+    EXPECT_EQ(bm % rows, 0) << c.str();
+    EXPECT_LE(bm, 256) << c.str();                    // the TMA box
+    EXPECT_LE((rows / 64) * bn / 2, 128) << c.str();  // accumulators per thread
     const std::int64_t stages = param(c, "STAGES");
     EXPECT_GE(stages, 3) << c.str();
     EXPECT_LE(stages * (bm + bn) * 128 + 1024 + 16 * stages, kCudaGemmMaxSharedBytes) << c.str();
   }
+  EXPECT_EQ(pingpong, 4);  // 128x128 and 64x256, two ring depths each
 }
 
 TEST(CudaGemmTma, LaunchIsPersistentWithTwoTensorMaps) {
@@ -104,8 +113,13 @@ TEST(CudaGemmTma, SupportsOnlyAlignedNonEmptyProblems) {
   auto t = tma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
   for (const ChoicePtr& c : all_choices(t)) {
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(1000, 1000, 1000, DType::kBF16)).has_value());
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(999, 136, 8, DType::kBF16)).has_value());  // any M
+    // (Ping-pong needs more tiles than SMs: 2000 x 2048 has 256 of 128x128 and of 64x256.)
+    const bool pp = c->name().contains("PINGPONG1");
+    EXPECT_TRUE(
+        c->supports(cuda_gemm_problem(pp ? 2000 : 1000, pp ? 2048 : 1000, 1000, DType::kBF16))
+            .has_value());
+    EXPECT_TRUE(c->supports(cuda_gemm_problem(pp ? 2047 : 999, pp ? 2048 : 136, 8, DType::kBF16))
+                    .has_value());  // any M
     Status k_odd = c->supports(cuda_gemm_problem(64, 64, 1001, DType::kBF16));
     ASSERT_FALSE(k_odd.has_value());
     EXPECT_THAT(k_odd.error().message, HasSubstr("K=1001"));
@@ -140,6 +154,8 @@ TEST(CudaGemmTma, TilesOfEmptyRowsOrColumnsCannotPay) {
           choices.push_back(std::move(c));
       }
     }
+    // Ping-pong configs have their own rule (PingPongOnlyWhereBlocksTakeTwoTiles).
+    std::erase_if(choices, [](const ChoicePtr& c) { return c->name().contains("PINGPONG1"); });
     ASSERT_EQ(choices.size(), 12u);
     int m32 = 0;
     for (const ChoicePtr& c : choices) {
@@ -170,26 +186,29 @@ TEST(CudaGemmTma, ClustersOfTwoOnlyForLargeOutputs) {
   auto t = cluster_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
   const std::vector<Config> configs = all_configs(t->space());
-  ASSERT_EQ(configs.size(), 2u);
+  ASSERT_EQ(configs.size(), 4u);
   for (const Config& c : configs) {
+    const bool pingpong = param(c, "PINGPONG") == 1;
     EXPECT_EQ(param(c, "BLOCK_M"), 128) << c.str();
-    EXPECT_EQ(param(c, "BLOCK_N"), 256) << c.str();
+    EXPECT_EQ(param(c, "BLOCK_N"), pingpong ? 128 : 256) << c.str();
     EXPECT_EQ(param(c, "CONSUMERS"), 2) << c.str();
     ChoicePtr choice = t->choice(c);
-    // 4096^2: 512 tiles, 256 pairs; 8192 x 8192: 1024 pairs.
+    // 4096^2: 512 tiles of 128x256, 256 pairs (1024 and 512 of 128x128); 4096 x 14336 more.
     EXPECT_TRUE(choice->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16))) << c.str();
     EXPECT_TRUE(choice->supports(cuda_gemm_problem(4096, 14336, 4096, DType::kBF16))) << c.str();
-    // 2048 x 2048: 128 tiles, 64 pairs.
+    // 2048 x 2048: 64 pairs of 128x256 tiles, 128 of 128x128.
     Status small = choice->supports(cuda_gemm_problem(2048, 2048, 8192, DType::kBF16));
     ASSERT_FALSE(small.has_value()) << c.str();
     EXPECT_THAT(small.error().message, HasSubstr("a cluster of 2 cannot pay"));
-    EXPECT_THAT(small.error().message, HasSubstr("got 64"));
+    EXPECT_THAT(small.error().message, HasSubstr(pingpong ? "got 128" : "got 64"));
     EXPECT_FALSE(choice->supports(cuda_gemm_problem(64, 4096, 4096, DType::kBF16)));
-    // The plain twin: where the cluster serves, not offered.
+    // The plain twin of the cooperative 128x256: where the cluster serves, not offered.
     ChoicePtr plain = tma_template(DType::kBF16)->choice(c);
     Status twin = plain->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16));
-    ASSERT_FALSE(twin.has_value()) << c.str();
-    EXPECT_THAT(twin.error().message, HasSubstr("the cuda_gemm_tma_cluster twin serves them"));
+    EXPECT_EQ(twin.has_value(), pingpong) << c.str();
+    if (!twin) {
+      EXPECT_THAT(twin.error().message, HasSubstr("the cuda_gemm_tma_cluster twin serves them"));
+    }
     EXPECT_TRUE(plain->supports(cuda_gemm_problem(2048, 2048, 8192, DType::kBF16))) << c.str();
     Result<LaunchGeometry> g =
         t->desc().launch(c, cuda_gemm_problem(4096, 4096, 4096, DType::kBF16));
@@ -201,6 +220,41 @@ TEST(CudaGemmTma, ClustersOfTwoOnlyForLargeOutputs) {
     ASSERT_TRUE(odd.has_value());
     EXPECT_EQ(odd->grid[0] % 2, 0u);
   }
+}
+
+// Ping-pong (two consumer groups on alternate tiles) where the tiles outnumber the SMs (132
+// without a GPU), so that a block takes two; there the cooperative 128x128 on two groups, its
+// twin, is not offered. Plain and restrided alike.
+TEST(CudaGemmTma, PingPongOnlyWhereBlocksTakeTwoTiles) {
+  auto t = tma_template(DType::kBF16);
+  int pingpong = 0;
+  for (const ChoicePtr& c : all_choices(t)) {
+    const bool pp = c->name().contains("PINGPONG1");
+    const bool twin = !pp && c->name().contains("BLOCK_M128_BLOCK_N128_CONSUMERS2_");
+    pingpong += pp;
+    // 1024^2: 64 tiles of 128x128, 64 of 64x256; 2048^2: 256 and 256.
+    Status few = c->supports(cuda_gemm_problem(1024, 1024, 1024, DType::kBF16));
+    EXPECT_EQ(few.has_value(), !pp) << c->name();
+    if (!few) {
+      EXPECT_THAT(few.error().message, HasSubstr("ping-pong cannot pay"));
+    }
+    Status many = c->supports(cuda_gemm_problem(2048, 2048, 8192, DType::kBF16));
+    EXPECT_EQ(many.has_value(), !twin) << c->name();
+    if (!many) {
+      EXPECT_THAT(many.error().message, HasSubstr("its PINGPONG 1 twin serves them"));
+    }
+  }
+  EXPECT_EQ(pingpong, 4);
+  // Restrided: 2000 x 2001 (N odd) has 256 tiles of 128x128.
+  const Problem odd = cuda_gemm_problem(2000, 2001, 1024, DType::kBF16);
+  int offered = 0;
+  for (ChoicePtr& c : cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true).candidates) {
+    if (c->name().starts_with("restride+") && c->name().contains("PINGPONG1")) {
+      EXPECT_TRUE(c->supports(odd)) << c->name();
+      ++offered;
+    }
+  }
+  EXPECT_EQ(offered, 4);
 }
 
 // Rows TMA cannot read (N or K not a multiple of 8): on Hopper, "restride+cuda_gemm_tma_restrided"
@@ -221,7 +275,10 @@ TEST(CudaGemmTma, RestridedCandidatesServeUnalignedRows) {
   const Problem odd = cuda_gemm_problem(777, 1333, 2049, DType::kBF16);
   EXPECT_TRUE(restrided(cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, false)).empty());
   const CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true);
-  const std::vector<const Choice*> seq = restrided(set);
+  std::vector<const Choice*> seq = restrided(set);
+  ASSERT_EQ(seq.size(), 16u);
+  // Ping-pong: 77 tiles of 128x128 here, fewer than the SMs (PingPongOnlyWhereBlocksTakeTwoTiles).
+  std::erase_if(seq, [](const Choice* c) { return c->name().contains("PINGPONG1"); });
   ASSERT_EQ(seq.size(), 12u);
   for (const Choice* c : seq) EXPECT_TRUE(c->supports(odd).has_value()) << c->name();
   // Offsets of A or B off 16 bytes: the copies fix strides, not starts.
@@ -302,7 +359,7 @@ TEST(CudaGemmTma, CompilesEveryConfigForSm90a) {
       work.emplace_back(std::move(c), cuda_gemm_problem(4096, 4096, 4096, DType::kBF16, 0, e));
     }
   }
-  EXPECT_EQ(work.size(), 12u * 6 + 2 * 2);
+  EXPECT_EQ(work.size(), 16u * 6 + 4 * 2);
   const std::vector<std::string> failures = compile_all_sm90a(work, [](const LaunchSpec& s) {
     const LaunchSpec& g = s.then.empty() ? s : s.then.back();  // the GEMM after restride
     return g.kind == LaunchKind::kCudaCubin && g.tensor_maps.size() == 2;
@@ -328,7 +385,8 @@ class CudaGemmTmaGpu : public ::testing::Test {
     options_.worker.executable = worker_exe();
   }
 
-  // The 12 candidates of `p` whose names start with `prefix` (the plain TMA ones by default).
+  // The 16 candidates of `p` whose names start with `prefix` (the plain TMA ones by default; 4
+  // clusters), less those that cannot pay there, verified against cuBLAS.
   void expect_all_ok(DType dtype, const Problem& p, const Epilogue& e = {},
                      const std::string& prefix = "cuda_gemm_tma_") {
     CudaGemmCandidates set = cuda_gemm_candidates(dtype, 0, &p, false, e, true);
@@ -340,7 +398,7 @@ class CudaGemmTmaGpu : public ::testing::Test {
         candidates.push_back(std::move(c));
       }
     }
-    ASSERT_EQ(candidates.size(), clusters ? 2u : 12u) << p.name;
+    ASSERT_EQ(candidates.size(), clusters ? 4u : 16u) << p.name;
     // Those whose tiles would be a slab of zeros are not offered (TilesOfEmptyRows...).
     std::erase_if(candidates, [&](const ChoicePtr& c) {
       Status s = c->supports(p);
@@ -377,6 +435,10 @@ TEST_F(CudaGemmTmaGpu, EveryConfigMatchesCublasOnRaggedAndManyTileShapes) {
   expect_all_ok(DType::kBF16, cuda_gemm_problem(1000, 1000, 1000, DType::kBF16));
   expect_all_ok(DType::kBF16, cuda_gemm_problem(3000, 2056, 520, DType::kBF16));
   expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 512, DType::kBF16));
+  // Ping-pong (more tiles than SMs): 3 k tiles, fewer than the ring's slots, so that one
+  // group's next tile starts in the slots of the other's; an odd count of tiles per block; f16.
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(2000, 2056, 136, DType::kBF16));
+  expect_all_ok(DType::kF16, cuda_gemm_problem(2100, 2056, 520, DType::kF16));
 }
 
 // N or K not a multiple of 8: the restrided candidates (copies, then TMA on them) on odd and
@@ -391,6 +453,7 @@ TEST_F(CudaGemmTmaGpu, EveryRestridedConfigMatchesCublasOnUnalignedShapes) {
   expect_all_ok(DType::kBF16, c_offset, {}, "restride+");
   const Epilogue e = parse("bias,gelu");
   expect_all_ok(DType::kBF16, cuda_gemm_problem(130, 67, 251, DType::kBF16, 0, e), e, "restride+");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(2000, 2001, 1024, DType::kBF16), {}, "restride+");
 }
 
 // Clusters of two: many pairs of tiles per cluster (the rings' phases carry across them), an odd
@@ -409,6 +472,8 @@ TEST_F(CudaGemmTmaGpu, EveryConfigMatchesWithFusedEpilogues) {
   for (const char* text : {"bias,gelu", "silu", "bias,residual", "scale=0.5,rowbias"}) {
     const Epilogue e = parse(text);
     expect_all_ok(DType::kBF16, cuda_gemm_problem(520, 776, 264, DType::kBF16, 0, e), e);
+    // Ping-pong (272 tiles of 128x128 and of 64x256): the epilogue under the other group's MMAs.
+    expect_all_ok(DType::kBF16, cuda_gemm_problem(2000, 2056, 264, DType::kBF16, 0, e), e);
   }
 }
 
