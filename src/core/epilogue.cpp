@@ -164,17 +164,21 @@ std::string Epilogue::render_defines(std::string_view pointer_type,
     }
   }
   body += "(void)row; (void)col; (void)idx; return v; }";
+  std::string matrix;  // names the first operand of C's shape: a template may load it its own way
   for (const EpilogueOperand& o : operands()) {
     params += fmt::format(", {} {}", pointer_type, o.name);
     args += ", " + o.name;
+    if (o.shape == EpilogueOperandShape::kMatrix && matrix.empty()) {
+      matrix = fmt::format("#define KTUNE_EPILOGUE_MATRIX {}\n", o.name);
+    }
   }
   return fmt::format(
       "#define KTUNE_EPILOGUE 1\n"
       "#define KTUNE_EPILOGUE_NAME \"{}\"\n"
       "#define KTUNE_EPILOGUE_PARAMS {}\n"
       "#define KTUNE_EPILOGUE_ARGS {}\n"
-      "#define KTUNE_EPILOGUE_BODY {}\n",
-      name(), params, args, body);
+      "#define KTUNE_EPILOGUE_BODY {}\n{}",
+      name(), params, args, body, matrix);
 }
 
 float Epilogue::apply_one(float acc, std::int64_t row, std::int64_t col, std::int64_t n,

@@ -54,6 +54,12 @@ TEST(Epilogue, RendersTheHookWithOperandsAndLanguageSpecificMath) {
   // Steps apply in order: the body lists rowbias before silu before gelu.
   EXPECT_LT(cuda.find("rowbias, row"), cuda.find("expf"));
   EXPECT_LT(cuda.find("expf"), cuda.find("erff"));
+  // No operand of C's shape: nothing for a template to load its own way.
+  EXPECT_EQ(cuda.find("KTUNE_EPILOGUE_MATRIX"), std::string::npos);
+  const std::string residual = Epilogue::parse("bias,residual,gelu")->render_defines(
+      "const T*", EpilogueLanguage::kCuda);
+  EXPECT_NE(residual.find("#define KTUNE_EPILOGUE_MATRIX residual\n"), std::string::npos)
+      << residual;
 }
 
 TEST(Epilogue, TheReferenceAppliesEachStepInOrder) {
