@@ -83,19 +83,29 @@ std::int64_t tile_pairs(const GemmDims& d, std::int64_t bm, std::int64_t bn) {
 // other's MMAs) needs two tiles in a block: where the tiles do not outnumber the SMs (one each)
 // a group would idle, and the cooperative config of the same tile serves. Where they do, the
 // cooperative 128x128 on two groups cannot pay: its ping-pong twin ran 1-23% faster on every
-// such shape measured, plain and fused (H200 2026-11-25, docs/benchmarks.md).
+// such shape measured, plain and fused. And 64x256 in ping-pong serves fused epilogues only:
+// without one it ran 3-10% slower than the best config on every plain shape, while with SiLU or
+// bias + residual at 4096x14336x4096 it was the fastest in some runs (H200 2026-11-25,
+// docs/benchmarks.md). Each rule keeps a compile off the cold tuning's critical path.
 Status pingpong_supports(const std::string& where, const Config& c, const GemmDims& d,
-                         std::int64_t sms, TmaKind kind) {
+                         const Epilogue& e, std::int64_t sms, TmaKind kind) {
   const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
   const std::int64_t tiles = ceil_div(d.m, bm) * ceil_div(d.n, bn);
-  if (param(c, "PINGPONG") == 1 && tiles <= sms) {
+  const bool pingpong = param(c, "PINGPONG") == 1;
+  if (pingpong && tiles <= sms) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: ping-pong cannot pay; expected more than {} tiles of {}x{} "
                                   "(two in a block), got {}",
                                   where, sms, bm, bn, tiles));
   }
-  const bool twin = kind != TmaKind::kCluster && param(c, "PINGPONG") == 0 && bm == 128 &&
-                    bn == 128 && param(c, "CONSUMERS") == 2;
+  if (pingpong && bm == 64 && e.empty()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: ping-pong on 64x{} tiles cannot pay without a fused "
+                                  "epilogue (128x128 serves plain GEMMs)",
+                                  where, bn));
+  }
+  const bool twin = kind != TmaKind::kCluster && !pingpong && bm == 128 && bn == 128 &&
+                    param(c, "CONSUMERS") == 2;
   if (twin && tiles > sms) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: cooperative 128x128 on two consumer groups cannot pay; "
@@ -231,7 +241,7 @@ Status tma_supports(const std::string& where, const Config& c, const Problem& p,
   }
   if (Status s = empty_rows_supports(where, *d, bm); !s) return s;
   if (Status s = empty_columns_supports(where, *d, bn); !s) return s;
-  if (Status s = pingpong_supports(where, c, *d, sm_count(p), kind); !s) return s;
+  if (Status s = pingpong_supports(where, c, *d, e, sm_count(p), kind); !s) return s;
   // Clusters of two (tma_cluster_space: 128x256 tiles on two consumer groups) serve outputs whose
   // pairs of tiles fill every SM twice over (two tiles per SM at least): there the multicast's
   // saving on B's traffic is worth the blocks' lockstep, and the plain config of the same tile
