@@ -84,7 +84,7 @@ std::int64_t tile_pairs(const GemmDims& d, std::int64_t bm, std::int64_t bn) {
 // a group would idle, and the cooperative config of the same tile serves. Where they do, the
 // cooperative 128x128 on two groups cannot pay: its ping-pong twin ran 1-23% faster on every
 // such shape measured, plain and fused. And 64x256 in ping-pong serves fused epilogues only:
-// without one it ran 3-10% slower than the best config on every plain shape, while with SiLU or
+// without one it ran 3-13% slower than the best config on every plain shape, while with SiLU or
 // bias + residual at 4096x14336x4096 it was the fastest in some runs (H200 2026-11-25,
 // docs/benchmarks.md). Each rule keeps a compile off the cold tuning's critical path.
 Status pingpong_supports(const std::string& where, const Config& c, const GemmDims& d,

@@ -20,6 +20,8 @@
 // (idx = row * N + col, C's element), passes KTUNE_EPILOGUE_PARAMS on through its kernel's
 // parameter list and KTUNE_EPILOGUE_ARGS at the calls, and provides KTUNE_LOAD(ptr, i): the
 // element ptr[i] as a float. Without an epilogue the template's own defaults apply (identity).
+// With a residual, KTUNE_EPILOGUE_MATRIX also names it (the operand of C's shape), for a
+// template that loads it its own way (the TMA GEMM batches its loads on interior tiles).
 #pragma once
 
 #include <cstdint>
