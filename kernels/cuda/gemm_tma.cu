@@ -320,17 +320,7 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_TMA_
         }
       }
     } else {
-#pragma unroll
-      for (int i = 0; i < kMTiles; ++i) {
-#pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-          const int row = row0 + i * 64;
-          const int col = col0 + j * 8;
-          store_output(C, M, N, row, col, acc[i][4 * j], acc[i][4 * j + 1] KTUNE_EPILOGUE_ARGS);
-          store_output(C, M, N, row + 8, col, acc[i][4 * j + 2],
-                       acc[i][4 * j + 3] KTUNE_EPILOGUE_ARGS);
-        }
-      }
+      store_fragments<kMTiles, kBlockN>(C, M, N, row0, col0, acc KTUNE_EPILOGUE_ARGS);
     }
   }
   // No block leaves while its peer's consumers may still arrive on its barriers.

@@ -400,14 +400,5 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_WGMM
 
   const int row0 = block_m + wg * kWgRows + wg_warp * 16 + (lane >> 2);
   const int col0 = block_n + 2 * (lane & 3);
-#pragma unroll
-  for (int i = 0; i < kMTiles; ++i) {
-#pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-      const int row = row0 + i * 64;
-      const int col = col0 + j * 8;
-      store_output(C, M, N, row, col, acc[i][4 * j], acc[i][4 * j + 1] KTUNE_EPILOGUE_ARGS);
-      store_output(C, M, N, row + 8, col, acc[i][4 * j + 2], acc[i][4 * j + 3] KTUNE_EPILOGUE_ARGS);
-    }
-  }
+  store_fragments<kMTiles, kBlockN>(C, M, N, row0, col0, acc KTUNE_EPILOGUE_ARGS);
 }

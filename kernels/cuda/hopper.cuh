@@ -167,6 +167,25 @@ __device__ __forceinline__ void wgmma(float (&d)[kN / 2], unsigned long long des
   }
 }
 
+// Stores a warp group's wgmma accumulators (kMTiles m64 x kN tiles, rows row0 + 64 i of this
+// thread, and + 8; columns col0 + 8 j and + 1) through the epilogue, pair by pair, each behind
+// its bounds check (any M, N and C offset).
+template <int kMTiles, int kN>
+__device__ __forceinline__ void store_fragments(
+    elem_t* C, int M, int N, int row0, int col0,
+    float (&acc)[kMTiles][kN / 2] KTUNE_EPILOGUE_PARAMS) {
+#pragma unroll
+  for (int i = 0; i < kMTiles; ++i) {
+#pragma unroll
+    for (int j = 0; j < kN / 8; ++j) {
+      const int row = row0 + i * 64;
+      const int col = col0 + j * 8;
+      store_output(C, M, N, row, col, acc[i][4 * j], acc[i][4 * j + 1] KTUNE_EPILOGUE_ARGS);
+      store_output(C, M, N, row + 8, col, acc[i][4 * j + 2], acc[i][4 * j + 3] KTUNE_EPILOGUE_ARGS);
+    }
+  }
+}
+
 // mbarriers (8 bytes of shared memory each, addressed by their 32-bit shared address).
 __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
