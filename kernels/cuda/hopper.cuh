@@ -69,8 +69,7 @@ __device__ __forceinline__ void wgmma_n128(float (&d)[64], unsigned long long de
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." KTUNE_WGMMA_AB
-      " "
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." KTUNE_WGMMA_AB " "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
       "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
       "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
@@ -97,8 +96,7 @@ __device__ __forceinline__ void wgmma_n256(float (&d)[128], unsigned long long d
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." KTUNE_WGMMA_AB
-      " "
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." KTUNE_WGMMA_AB " "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
       "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33,"
       "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49,"
@@ -140,8 +138,7 @@ __device__ __forceinline__ void wgmma_n64(float (&d)[32], unsigned long long des
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." KTUNE_WGMMA_AB
-      " "
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." KTUNE_WGMMA_AB " "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17,"
       "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
       "%32, %33, p, 1, 1, 0, 1;\n"

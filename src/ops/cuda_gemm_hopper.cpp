@@ -242,10 +242,11 @@ Status tma_supports(const std::string& where, const Config& c, const Problem& p,
   if (Status s = empty_rows_supports(where, *d, bm); !s) return s;
   if (Status s = empty_columns_supports(where, *d, bn); !s) return s;
   if (Status s = pingpong_supports(where, c, *d, e, sm_count(p), kind); !s) return s;
-  // Clusters of two (tma_cluster_space: 128x256 tiles on two consumer groups) serve outputs whose
-  // pairs of tiles fill every SM twice over (two tiles per SM at least): there the multicast's
-  // saving on B's traffic is worth the blocks' lockstep, and the plain config of the same tile
-  // cannot pay (it ran 2-4% slower at 4096^3 and 8192^3; H200, docs/benchmarks.md).
+  // Clusters of two (tma_cluster_space: 128x256 tiles on two cooperative consumer groups, or
+  // 128x128 in ping-pong) serve outputs whose pairs of tiles fill every SM twice over (two tiles
+  // per SM at least): there the multicast's saving on B's traffic is worth the blocks' lockstep,
+  // and the plain config of the cooperative 128x256 cannot pay (it ran 2-4% slower at 4096^3 and
+  // 8192^3; H200, docs/benchmarks.md).
   const bool cluster_tile =
       bm == 128 && bn == 256 && param(c, "CONSUMERS") == 2 && param(c, "PINGPONG") == 0;
   if (kind == TmaKind::kRestrided || (kind == TmaKind::kPlain && !cluster_tile)) return {};
