@@ -2,14 +2,11 @@
 // the CPU, an `op: cuda.gemm` spec on a CUDA GPU exactly as `ktune gemm` (gemm_run.h).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,33 +28,10 @@
 #include "mpi_comm.h"
 #include "options.h"
 #include "select/resume.h"
-#include "tune_distributed.h"
-#if KTUNE_HAVE_CUDA
-#include "core/cuda_driver.h"
-#endif
+#include "tune_flags.h"
 
 namespace ktune::cli {
 namespace {
-
-struct TuneFlags {
-  std::string spec;
-  std::vector<std::string> problems;  // names or 0-based indices; empty: all
-  // Unset: tune_defaults() for a kernel spec, cuda_gemm_selector_defaults() for an op spec; the
-  // seed defaults to the spec's.
-  SelectorFlags selector;
-  std::string cxx;
-  std::string cxxflags;                  // added after the defaults
-  std::string cxxflags_replace;          // replacing the defaults
-  std::optional<int> compile_timeout_s;  // unset: 120
-  std::string dispatch_table;            // written after tuning when set (kernel specs)
-  // Op specs (cuda.gemm) and cuda kernels: --device, --arch and --compile-only set here (op
-  // specs: `ktune gemm`'s defaults).
-  GemmOptions gemm;
-  std::string opencl_device;  // opencl kernels: [<platform>:]<device>
-  bool distributed = false;   // --distributed: one rank of an MPI job (tune_distributed.h)
-  // --json: each problem's outcome, printed as one document when tuning ends (json_out.h).
-  std::shared_ptr<ResultDocument> json;
-};
 
 // A kernel spec's defaults (the CPU's).
 SelectorOptions tune_defaults() { return cpu_tune_defaults(); }
@@ -100,11 +74,6 @@ std::vector<std::string> split_words(const std::string& s) {
   std::vector<std::string> words;
   for (std::string w; in >> w;) words.push_back(w);
   return words;
-}
-
-bool wanted(const TuneFlags& f, const ProblemDecl& p, std::size_t index,
-            std::string_view problem_name) {
-  return problem_selected(f.problems, p, index, problem_name);
 }
 
 int report(const TuneFlags& f, const CliContext& ctx, std::chrono::steady_clock::time_point t0,
@@ -177,26 +146,6 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 #endif
 }
 
-// --dispatch-table: the picks of every problem of the spec that the tuning cache holds, for a
-// program that links only ktune::runtime (Dispatcher::open_table).
-bool write_table(const TuneFlags& f, const Spec& spec, SpecChoices& choices, const Backend& backend,
-                 TuningCache& cache, const SelectorOptions& sopts) {
-  auto built = make_dispatch_table(spec, choices, backend, cache, sopts, std::nullopt,
-                                   /*generated_only=*/true);
-  Status written = built ? write_dispatch_table(f.dispatch_table, built->table)
-                         : Status(std::unexpected(built.error()));
-  if (!written) {
-    fmt::print(stderr, "error: --dispatch-table: {}\n", written.error().message);
-    return false;
-  }
-  for (const std::string& note : built->notes) {
-    fmt::print(stderr, "note: --dispatch-table: {}\n", note);
-  }
-  fmt::print(text_out(f.selector), "Wrote the dispatch table {} ({} tuned shape(s) of {})\n",
-             f.dispatch_table, built->table.tuned.size(), spec.problems.size());
-  return true;
-}
-
 struct Counts {
   int tuned = 0, hits = 0, failures = 0;
 };
@@ -208,29 +157,6 @@ void print_over_limits(std::FILE* out, const ProblemDecl& problem, const SpecCho
              "{})\n",
              problem.name, choices.over_limits, choices.over_limits_example);
   std::fflush(out);
-}
-
-// The CPU compiler of --cxx, --cxxflags, --cxxflags-replace and --compile-timeout-s.
-CpuCompileOptions cpu_options(const TuneFlags& f) {
-  CpuCompileOptions copts;
-  if (!f.cxx.empty()) copts.compiler = f.cxx;
-  // --cxxflags adds to the defaults, which make the shared object that ktune loads (-shared
-  // -fPIC); --cxxflags-replace is for the rare toolchain that needs other ones.
-  if (!f.cxxflags_replace.empty()) copts.flags = split_words(f.cxxflags_replace);
-  for (std::string& w : split_words(f.cxxflags)) copts.flags.push_back(std::move(w));
-  copts.timeout = std::chrono::seconds(f.compile_timeout_s.value_or(120));
-  copts.on_command = verbose_compile_hook(f.selector);
-  return copts;
-}
-
-// A device kernel's c++ reference is built by a CPU backend of its own (the CPU flags apply);
-// null when the spec has none.
-Result<std::shared_ptr<const Backend>> host_backend(const TuneFlags& f, const CliContext& ctx,
-                                                    const Spec& spec) {
-  if (!spec_has_host_reference(spec)) return std::shared_ptr<const Backend>();
-  auto backend = CpuBackend::create(cpu_options(f), ctx.cache_dir);
-  if (!backend) return std::unexpected(backend.error());
-  return std::shared_ptr<const Backend>(std::make_shared<CpuBackend>(std::move(*backend)));
 }
 
 // The selected problems through tune_spec (candidates shared, or built per problem for device
@@ -384,155 +310,6 @@ int run_opencl_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
 #endif
 }
 
-// The cores this rank measures on, in words ("0-3", "1").
-std::string core_list(const cpu_set_t& set) {
-  std::vector<std::string> parts;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (!CPU_ISSET(c, &set)) continue;
-    int e = c;
-    while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
-    parts.push_back(e == c ? std::to_string(c) : fmt::format("{}-{}", c, e));
-    c = e;
-  }
-  return fmt::format("{}", fmt::join(parts, ","));
-}
-
-// --distributed: this process is one rank of an MPI job. c++ kernel specs on the CPU (the host's
-// cores split between its ranks) and cuda kernel specs (one GPU per rank: the local rank's).
-int run_distributed(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
-                    SelectorOptions sopts) {
-  const bool op_spec = !spec.op.name.empty();
-  const std::string& language = spec.kernel.language;
-  if (op_spec || (language != "c++" && language != "cuda") || f.gemm.compile_only) {
-    fmt::print(stderr, "error: {}: --distributed tunes c++ and cuda kernel specs (not {}{})\n",
-               f.spec,
-               op_spec ? fmt::format("op: {} specs", spec.op.name) : language + " kernel specs",
-               f.gemm.compile_only ? ", nor --compile-only" : "");
-    return kExitUsage;
-  }
-  if (!kBuiltWithMpi) {
-    fmt::print(stderr, "error: --distributed: no MPI support; rebuild with libopenmpi-dev\n");
-    return kExitUsage;
-  }
-  auto comm = MpiComm::start();
-  if (!comm) {
-    fmt::print(stderr, "error: --distributed: {}\n", comm.error().message);
-    return kExitError;
-  }
-  const int rank = (*comm)->rank();
-  std::shared_ptr<const Backend> backend;
-  std::shared_ptr<const Backend> host;
-  if (language == "c++") {
-    // The host's cores split between its ranks, unless mpirun bound each to cores of its own:
-    // every thread and worker this rank starts from here inherits the mask.
-    if (const auto& share = (*comm)->core_share()) {
-      if (::sched_setaffinity(0, sizeof *share, &*share) != 0) {
-        fmt::print(stderr, "ktune: warning: rank {}: sched_setaffinity failed\n", rank);
-      }
-    }
-    cpu_set_t now;
-    CPU_ZERO(&now);
-    if (::sched_getaffinity(0, sizeof now, &now) == 0 && sopts.progress) {
-      fmt::print(sopts.progress, "ktune: rank {} of {}: measuring on core(s) {}{}\n", rank,
-                 (*comm)->size(), core_list(now),
-                 (*comm)->cores_oversubscribed()
-                     ? " (more ranks than cores on this host: ranks share cores, and their "
-                       "measurements disturb each other)"
-                     : "");
-    }
-    auto cpu = CpuBackend::create(cpu_options(f), ctx.cache_dir);
-    if (!cpu) {
-      fmt::print(stderr, "error: {}\n", cpu.error().message);
-      return kExitError;
-    }
-    backend = std::make_shared<CpuBackend>(std::move(*cpu));
-  } else {
-#if KTUNE_HAVE_CUDA
-    // One GPU per rank: the rank's index among the ranks of its host, modulo the host's GPUs
-    // (more ranks than GPUs share them, and their measurements disturb each other: said).
-    GemmOptions target = f.gemm;
-    target.selector = f.selector;
-    int gpus = 1;
-    if (auto cu = cuda_driver(); cu) {
-      int n = 0;
-      if ((*cu)->DeviceGetCount(&n) == CUDA_SUCCESS && n > 0) gpus = n;
-    }
-    target.device = (*comm)->local_rank() % gpus;
-    if ((*comm)->local_size() > gpus && (*comm)->local_rank() == 0) {
-      fmt::print(stderr,
-                 "ktune: warning: {} ranks on this host share its {} GPU(s): their measurements "
-                 "disturb each other\n",
-                 (*comm)->local_size(), gpus);
-    }
-    auto gpu = open_gemm_backend(target, ctx);
-    if (!gpu) return kExitError;
-    backend = std::make_shared<CudaBackend>(std::move(*gpu));
-    sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", cuda_visible_device(target.device));
-    auto h = host_backend(f, ctx, spec);
-    if (!h) {
-      fmt::print(stderr, "error: {}\n", h.error().message);
-      return kExitError;
-    }
-    host = *h;
-#else
-    fmt::print(stderr, "error: {}: kernel.language cuda: {}\n", f.spec,
-               not_built(BuildFeature::kCuda).message);
-    return kExitError;
-#endif
-  }
-  // Rank 0 alone opens the tuning cache; every rank uses the code cache.
-  std::unique_ptr<TuningCache> cache;
-  if (rank == 0) {
-    cache = open_tuning_cache(f.selector.no_cache, ctx);
-    if (!cache) return kExitError;
-  } else if (!prepare_cache_dir(ctx)) {
-    return kExitError;
-  }
-  const bool per_problem = spec_choices_per_problem(spec);
-  const std::vector<std::string> flags =
-      language == "c++" ? cpu_options(f).flags : std::vector<std::string>{};
-  std::map<std::size_t, SpecChoices> built;
-  auto choices = [&](std::size_t p) -> Result<SpecChoices*> {
-    const std::size_t slot = per_problem ? p : 0;
-    if (auto it = built.find(slot); it != built.end()) return &it->second;
-    auto c = per_problem
-                 ? make_spec_choices(spec, flags,
-                                     SpecTarget{backend->device_limits(), &spec.problems[p], host})
-                 : make_spec_choices(spec, flags);
-    if (!c) return std::unexpected(c.error());
-    return &built.emplace(slot, std::move(*c)).first->second;
-  };
-  DistributedTune job{spec,
-                      {},
-                      *backend,
-                      sopts,
-                      choices,
-                      cache.get(),
-                      f.selector.no_cache ? "off" : cache_location(ctx),
-                      {}};
-  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
-    if (wanted(f, spec.problems[i], i, spec.problems[i].name)) job.problems.push_back(i);
-  }
-  if (!f.dispatch_table.empty() && rank == 0) {
-    job.after = [&] {
-      auto c = choices(0);
-      return c &&
-             write_table(f, spec, **c, dynamic_cast<const CpuBackend&>(*backend), *cache, sopts);
-    };
-  }
-  const int code = tune_distributed(**comm, job);
-  if (!(*comm)->finish()) {
-    // Everything is stored and said; only MPI's own ending is stuck.
-    fmt::print(stderr,
-               "warning: rank {}: MPI did not finish within 20 s (MPI_Finalize can wait "
-               "for a rank that died); ktune exits without it\n",
-               rank);
-    std::fflush(nullptr);
-    std::_Exit(code);
-  }
-  return code;
-}
-
 int run_tune(const TuneFlags& f, const CliContext& ctx) {
   const auto t0 = std::chrono::steady_clock::now();
   auto spec = load_spec(f.spec);
@@ -664,6 +441,56 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
     if (f->selector.json) f->json = std::make_shared<ResultDocument>("tune", f->spec);
     ctx.exit_code = run_tune(*f, ctx);
   });
+}
+
+// The helpers tune_flags.h declares (cmd_tune_distributed.cpp uses them too).
+
+bool wanted(const TuneFlags& f, const ProblemDecl& p, std::size_t index,
+            std::string_view problem_name) {
+  return problem_selected(f.problems, p, index, problem_name);
+}
+
+// The CPU compiler of --cxx, --cxxflags, --cxxflags-replace and --compile-timeout-s.
+CpuCompileOptions cpu_options(const TuneFlags& f) {
+  CpuCompileOptions copts;
+  if (!f.cxx.empty()) copts.compiler = f.cxx;
+  // --cxxflags adds to the defaults, which make the shared object that ktune loads (-shared
+  // -fPIC); --cxxflags-replace is for the rare toolchain that needs other ones.
+  if (!f.cxxflags_replace.empty()) copts.flags = split_words(f.cxxflags_replace);
+  for (std::string& w : split_words(f.cxxflags)) copts.flags.push_back(std::move(w));
+  copts.timeout = std::chrono::seconds(f.compile_timeout_s.value_or(120));
+  copts.on_command = verbose_compile_hook(f.selector);
+  return copts;
+}
+
+// A device kernel's c++ reference is built by a CPU backend of its own (the CPU flags apply);
+// null when the spec has none.
+Result<std::shared_ptr<const Backend>> host_backend(const TuneFlags& f, const CliContext& ctx,
+                                                    const Spec& spec) {
+  if (!spec_has_host_reference(spec)) return std::shared_ptr<const Backend>();
+  auto backend = CpuBackend::create(cpu_options(f), ctx.cache_dir);
+  if (!backend) return std::unexpected(backend.error());
+  return std::shared_ptr<const Backend>(std::make_shared<CpuBackend>(std::move(*backend)));
+}
+
+// --dispatch-table: the picks of every problem of the spec that the tuning cache holds, for a
+// program that links only ktune::runtime (Dispatcher::open_table).
+bool write_table(const TuneFlags& f, const Spec& spec, SpecChoices& choices, const Backend& backend,
+                 TuningCache& cache, const SelectorOptions& sopts) {
+  auto built = make_dispatch_table(spec, choices, backend, cache, sopts, std::nullopt,
+                                   /*generated_only=*/true);
+  Status written = built ? write_dispatch_table(f.dispatch_table, built->table)
+                         : Status(std::unexpected(built.error()));
+  if (!written) {
+    fmt::print(stderr, "error: --dispatch-table: {}\n", written.error().message);
+    return false;
+  }
+  for (const std::string& note : built->notes) {
+    fmt::print(stderr, "note: --dispatch-table: {}\n", note);
+  }
+  fmt::print(text_out(f.selector), "Wrote the dispatch table {} ({} tuned shape(s) of {})\n",
+             f.dispatch_table, built->table.tuned.size(), spec.problems.size());
+  return true;
 }
 
 }  // namespace ktune::cli
