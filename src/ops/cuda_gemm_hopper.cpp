@@ -353,6 +353,7 @@ SearchSpace wgmma_space() {
       // that keep one m64 row of MMAs per warp group (the smallest blocks, so the most of them:
       // 64 x 64..256 on one warp group, 128 x 64 or 128 on two for M around 128), each
       // slice's pipeline 4 tiles deep (its share of K is short).
+      // NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one restriction in two literals
       "SPLIT_K == 1 || (STAGES == 4 && BLOCK_M == 64 * WARPGROUPS && "
       "(WARPGROUPS == 1 || BLOCK_N <= 128))",
       // BLOCK_N 64 (m64n64 MMAs, half the operand reuse of 128) for narrow outputs (N = 32 or
@@ -396,8 +397,7 @@ SearchSpace tma_space() {
       "PINGPONG == 0 || (CONSUMERS == 2 && (BLOCK_M / 64) * BLOCK_N == 256)",
       // Shared memory: the H100's opt-in maximum (kCudaGemmMaxSharedBytes).
       "STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES <= 232448",
-      "(STAGES + 2) * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * (STAGES + 2) > 232448 || "
-      "STAGES >= 5",
+      "(STAGES + 2) * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * (STAGES + 2) > 232448 || STAGES >= 5",
   };
   Result<SearchSpace> space = SearchSpace::create(std::move(params), std::move(restrictions));
   KTUNE_CHECK(space.has_value());
