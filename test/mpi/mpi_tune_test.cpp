@@ -131,13 +131,17 @@ TEST(MpiTune, ARankThatDiesLeavesTheOthersStoredAndNamesTheMissing) {
   EXPECT_THAT(r.output, HasSubstr("rank 0 exit 1"));
   EXPECT_THAT(r.output, HasSubstr("rank 1 exit 3"));  // the test hook's _exit(3)
   // Rank 0's problems are stored whole; nothing of the others.
+  // (The first run's output with any failure below: once in CI (2026-11-25) only one of rank 0's
+  // two problems was found stored, and the output that would say why was not printed.)
   const Picks p = exported(cache.path());
-  EXPECT_EQ(p.winner.size(), 2u);
+  EXPECT_EQ(p.winner.size(), 2u) << r.output;
   for (const auto& [key, outcomes] : p.outcomes) EXPECT_EQ(outcomes.size(), 4u) << key;
   // The rerun (all ranks alive) tunes only the missing two.
   const CliResult again = run_mpi(mpirun, 2, cache.path(), tune_args("mpi/problems.yaml"));
   ASSERT_EQ(again.exit_code, 0) << again.output;
-  EXPECT_THAT(again.output, HasSubstr("2 problem(s) to tune, 2 from the tuning cache"));
+  EXPECT_THAT(again.output, HasSubstr("2 problem(s) to tune, 2 from the tuning cache"))
+      << "the first run:\n"
+      << r.output;
   EXPECT_EQ(exported(cache.path()).winner.size(), 4u);
 }
 
