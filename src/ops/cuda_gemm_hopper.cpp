@@ -74,6 +74,11 @@ Status empty_columns_supports(const std::string& where, const GemmDims& d, std::
   return {};
 }
 
+// Output tiles of bm x bn.
+std::int64_t tile_count(const GemmDims& d, std::int64_t bm, std::int64_t bn) {
+  return ceil_div(d.m, bm) * ceil_div(d.n, bn);
+}
+
 // Pairs of tile rows (a cluster of two's unit of work) times tile columns.
 std::int64_t tile_pairs(const GemmDims& d, std::int64_t bm, std::int64_t bn) {
   return ceil_div(ceil_div(d.m, bm), 2) * ceil_div(d.n, bn);
@@ -90,7 +95,7 @@ std::int64_t tile_pairs(const GemmDims& d, std::int64_t bm, std::int64_t bn) {
 Status pingpong_supports(const std::string& where, const Config& c, const GemmDims& d,
                          const Epilogue& e, std::int64_t sms, TmaKind kind) {
   const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
-  const std::int64_t tiles = ceil_div(d.m, bm) * ceil_div(d.n, bn);
+  const std::int64_t tiles = tile_count(d, bm, bn);
   const bool pingpong = param(c, "PINGPONG") == 1;
   if (pingpong && tiles <= sms) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -143,15 +148,15 @@ Status wgmma_supports(const std::string& where, const Config& c, const Problem& 
   }
   if (Status s = tile_limits(where, *d, wgmma_shared_bytes(c), bm, bn); !s) return s;
   if (Status s = empty_rows_supports(where, *d, bm); !s) return s;
-  if (bn == 64 && d->n > 64 && ceil_div(d->m, bm) * ceil_div(d->n, 128) >= sms) {
+  if (bn == 64 && d->n > 64 && tile_count(*d, bm, 128) >= sms) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
                                   "tiles of {}x128, got N={} and {} tiles",
-                                  where, sms, bm, d->n, ceil_div(d->m, bm) * ceil_div(d->n, 128)));
+                                  where, sms, bm, d->n, tile_count(*d, bm, 128)));
   }
   const std::int64_t split = param(c, "SPLIT_K");
   if (split == 1) return {};
-  const std::int64_t tiles = ceil_div(d->m, bm) * ceil_div(d->n, bn);
+  const std::int64_t tiles = tile_count(*d, bm, bn);
   if (tiles * split / 2 >= sms) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: split-K {} cannot pay; expected tiles * {} < {} SMs "
@@ -241,7 +246,8 @@ Status tma_supports(const std::string& where, const Config& c, const Problem& p,
   }
   if (Status s = empty_rows_supports(where, *d, bm); !s) return s;
   if (Status s = empty_columns_supports(where, *d, bn); !s) return s;
-  if (Status s = pingpong_supports(where, c, *d, e, sm_count(p), kind); !s) return s;
+  const std::int64_t sms = sm_count(p);
+  if (Status s = pingpong_supports(where, c, *d, e, sms, kind); !s) return s;
   // Clusters of two (tma_cluster_space: 128x256 tiles on two cooperative consumer groups, or
   // 128x128 in ping-pong) serve outputs whose pairs of tiles fill every SM twice over (two tiles
   // per SM at least): there the multicast's saving on B's traffic is worth the blocks' lockstep,
@@ -252,7 +258,6 @@ Status tma_supports(const std::string& where, const Config& c, const Problem& p,
   if (kind == TmaKind::kRestrided || (kind == TmaKind::kPlain && !cluster_tile)) return {};
   // (The cluster's ping-pong configs: the same rule; pairs >= SMs means tiles >= 2 * SMs.)
   const std::int64_t pairs = tile_pairs(*d, bm, bn);
-  const std::int64_t sms = sm_count(p);
   if (kind == TmaKind::kCluster && pairs < sms) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: a cluster of 2 cannot pay; expected at least {} pairs of "
@@ -278,7 +283,7 @@ Result<LaunchGeometry> tma_launch(const std::string& where, const Config& c, con
   Result<GemmDims> d = gemm_dims(where, p, e);
   if (!d) return std::unexpected(d.error());
   const std::int64_t bm = param(c, "BLOCK_M");
-  const std::int64_t tiles = ceil_div(d->m, bm) * ceil_div(d->n, param(c, "BLOCK_N"));
+  const std::int64_t tiles = tile_count(*d, bm, param(c, "BLOCK_N"));
   LaunchGeometry g;
   g.grid = {static_cast<std::uint64_t>(std::clamp<std::int64_t>(tiles, 1, sm_count(p))), 1, 1};
   if (kind == TmaKind::kCluster) {  // clusters of 2 (__cluster_dims__), a pair of tiles each

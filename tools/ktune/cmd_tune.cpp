@@ -443,14 +443,13 @@ void add_tune_command(CLI::App& app, CliContext& ctx) {
   });
 }
 
-// The helpers tune_flags.h declares (cmd_tune_distributed.cpp uses them too).
+// The helpers tune_flags.h declares and says (cmd_tune_distributed.cpp uses them too).
 
 bool wanted(const TuneFlags& f, const ProblemDecl& p, std::size_t index,
             std::string_view problem_name) {
   return problem_selected(f.problems, p, index, problem_name);
 }
 
-// The CPU compiler of --cxx, --cxxflags, --cxxflags-replace and --compile-timeout-s.
 CpuCompileOptions cpu_options(const TuneFlags& f) {
   CpuCompileOptions copts;
   if (!f.cxx.empty()) copts.compiler = f.cxx;
@@ -463,8 +462,6 @@ CpuCompileOptions cpu_options(const TuneFlags& f) {
   return copts;
 }
 
-// A device kernel's c++ reference is built by a CPU backend of its own (the CPU flags apply);
-// null when the spec has none.
 Result<std::shared_ptr<const Backend>> host_backend(const TuneFlags& f, const CliContext& ctx,
                                                     const Spec& spec) {
   if (!spec_has_host_reference(spec)) return std::shared_ptr<const Backend>();
@@ -473,8 +470,6 @@ Result<std::shared_ptr<const Backend>> host_backend(const TuneFlags& f, const Cl
   return std::shared_ptr<const Backend>(std::make_shared<CpuBackend>(std::move(*backend)));
 }
 
-// --dispatch-table: the picks of every problem of the spec that the tuning cache holds, for a
-// program that links only ktune::runtime (Dispatcher::open_table).
 bool write_table(const TuneFlags& f, const Spec& spec, SpecChoices& choices, const Backend& backend,
                  TuningCache& cache, const SelectorOptions& sopts) {
   auto built = make_dispatch_table(spec, choices, backend, cache, sopts, std::nullopt,

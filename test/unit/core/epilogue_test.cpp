@@ -56,8 +56,8 @@ TEST(Epilogue, RendersTheHookWithOperandsAndLanguageSpecificMath) {
   EXPECT_LT(cuda.find("expf"), cuda.find("erff"));
   // No operand of C's shape: nothing for a template to load its own way.
   EXPECT_EQ(cuda.find("KTUNE_EPILOGUE_MATRIX"), std::string::npos);
-  const std::string residual = Epilogue::parse("bias,residual,gelu")->render_defines(
-      "const T*", EpilogueLanguage::kCuda);
+  const std::string residual =
+      Epilogue::parse("bias,residual,gelu")->render_defines("const T*", EpilogueLanguage::kCuda);
   EXPECT_NE(residual.find("#define KTUNE_EPILOGUE_MATRIX residual\n"), std::string::npos)
       << residual;
 }
