@@ -7,8 +7,8 @@
 // blockIdx.x, blockIdx.x + gridDim.x, ... in grouped order, so that the producer already loads
 // the next tile while the consumers store this one.
 //
-// Tunables (#defines): BLOCK_M (64, 128 or 256), BLOCK_N (128 or 256), CONSUMERS (1 or 2 warp
-// groups; each owns BLOCK_M / CONSUMERS rows, whole m64 MMAs), STAGES (>= 2 slots), GROUP_M
+// Tunables (#defines): BLOCK_M (64, 128 or 256), BLOCK_N (64, 128 or 256), CONSUMERS (1 or 2
+// warp groups; each owns BLOCK_M / CONSUMERS rows, whole m64 MMAs), STAGES (>= 2 slots), GROUP_M
 // (block rows per rasterization group), CLUSTER_M (1 or 2), PINGPONG (0 or 1), DTYPE (0 = f16,
 // 1 = bf16). BLOCK_K is 64 (one 128-byte swizzle row of 16-bit elements).
 // PINGPONG 1 (two consumer groups): each group owns whole tiles, the block's tiles 0, 2, 4, ... and
@@ -65,7 +65,8 @@ constexpr int kAStageBytes = kBlockM * kRowBytes;
 constexpr int kBStageBytes = (kBlockN / 64) * kPanelBytes;
 constexpr int kStageBytes = kAStageBytes + kBStageBytes;
 
-static_assert(kBlockN == 128 || kBlockN == 256, "BLOCK_N: 128 or 256 (the MMA's N)");
+static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 256,
+              "BLOCK_N: 64, 128 or 256 (the MMA's N)");
 static_assert(kConsumers == 1 || kConsumers == 2, "CONSUMERS: 1 or 2");
 static_assert(
     kWgRows % 64 == 0 && kBlockM <= 256,

@@ -49,8 +49,9 @@ int sm_count(const Problem& p) {
 // A problem of one tile row whose M leaves a whole m64 slab of every tile empty (M <= BLOCK_M -
 // 64) multiplies zeros that BLOCK_M 64 on one warp group (in both templates' spaces, with the
 // other parameters alike) does not: the larger tile cannot pay. At 32x8192x8192 this (with
-// empty_columns_supports) leaves 10 template configs to compile instead of 21 (4 TMA, 6 wgmma
-// split-K): one wave of NVRTC on 16 threads (docs/benchmarks.md, `ktune gemm` cold).
+// empty_columns_supports) leaves 11 template configs to compile instead of 22 (5 TMA with the
+// narrow tile, 6 wgmma split-K): one wave of NVRTC on 16 threads (docs/benchmarks.md, `ktune
+// gemm` cold).
 Status empty_rows_supports(const std::string& where, const GemmDims& d, std::int64_t bm) {
   if (bm > 64 && d.m <= bm - 64) {
     return make_error(ErrorCode::kInvalidArgument,
@@ -77,6 +78,20 @@ Status empty_columns_supports(const std::string& where, const GemmDims& d, std::
 // Output tiles of bm x bn.
 std::int64_t tile_count(const GemmDims& d, std::int64_t bm, std::int64_t bn) {
   return ceil_div(d.m, bm) * ceil_div(d.n, bn);
+}
+
+// BLOCK_N 64 halves the MMAs' operand reuse (both Hopper templates): it serves N <= 64, or
+// outputs whose tiles of BLOCK_M x 128 leave SMs idle (the device's count, 132 without a GPU),
+// where the narrower tile puts more SMs to reading A and B.
+Status narrow_tile_supports(const std::string& where, const GemmDims& d, std::int64_t bm,
+                            std::int64_t bn, std::int64_t sms) {
+  if (bn == 64 && d.n > 64 && tile_count(d, bm, 128) >= sms) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
+                                  "tiles of {}x128, got N={} and {} tiles",
+                                  where, sms, bm, d.n, tile_count(d, bm, 128)));
+  }
+  return {};
 }
 
 // Pairs of tile rows (a cluster of two's unit of work) times tile columns.
@@ -148,12 +163,7 @@ Status wgmma_supports(const std::string& where, const Config& c, const Problem& 
   }
   if (Status s = tile_limits(where, *d, wgmma_shared_bytes(c), bm, bn); !s) return s;
   if (Status s = empty_rows_supports(where, *d, bm); !s) return s;
-  if (bn == 64 && d->n > 64 && tile_count(*d, bm, 128) >= sms) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{}: BLOCK_N 64 cannot pay; expected N <= 64 or fewer than {} "
-                                  "tiles of {}x128, got N={} and {} tiles",
-                                  where, sms, bm, d->n, tile_count(*d, bm, 128)));
-  }
+  if (Status s = narrow_tile_supports(where, *d, bm, bn, sms); !s) return s;
   const std::int64_t split = param(c, "SPLIT_K");
   if (split == 1) return {};
   const std::int64_t tiles = tile_count(*d, bm, bn);
@@ -247,6 +257,7 @@ Status tma_supports(const std::string& where, const Config& c, const Problem& p,
   if (Status s = empty_rows_supports(where, *d, bm); !s) return s;
   if (Status s = empty_columns_supports(where, *d, bn); !s) return s;
   const std::int64_t sms = sm_count(p);
+  if (Status s = narrow_tile_supports(where, *d, bm, bn, sms); !s) return s;
   if (Status s = pingpong_supports(where, c, *d, e, sms, kind); !s) return s;
   // Clusters of two (tma_cluster_space: 128x256 tiles on two cooperative consumer groups, or
   // 128x128 in ping-pong) serve outputs whose pairs of tiles fill every SM twice over (two tiles
@@ -380,16 +391,17 @@ SearchSpace wgmma_space() {
   return std::move(*space);
 }
 
-// 16 configs for the TMA kernel: cooperative, 1 consumer warp group (64 or 128 rows) or 2 (64 or
+// 17 configs for the TMA kernel: cooperative, 1 consumer warp group (64 or 128 rows) or 2 (64 or
 // 128 rows each), or ping-pong, 2 groups taking turns on whole tiles (PINGPONG 1); at most 128
 // accumulators per thread, and the two deepest rings that fit in shared memory (at most 6
-// stages: beyond that the loads are far enough ahead).
+// stages: beyond that the loads are far enough ahead); and one 64x64 tile for narrow outputs.
 SearchSpace tma_space() {
   std::vector<Param> params = {
       {"BLOCK_M", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
-      {"BLOCK_N", {std::int64_t{128}, std::int64_t{256}}},
+      {"BLOCK_N", {std::int64_t{64}, std::int64_t{128}, std::int64_t{256}}},
       {"CONSUMERS", {std::int64_t{1}, std::int64_t{2}}},
-      {"STAGES", {std::int64_t{3}, std::int64_t{4}, std::int64_t{5}, std::int64_t{6}}},
+      {"STAGES",
+       {std::int64_t{3}, std::int64_t{4}, std::int64_t{5}, std::int64_t{6}, std::int64_t{12}}},
       {"GROUP_M", {std::int64_t{8}}},
       {"PINGPONG", {std::int64_t{0}, std::int64_t{1}}},
   };
@@ -400,6 +412,13 @@ SearchSpace tma_space() {
       // Ping-pong: two groups, each a whole tile of 128 accumulators per thread (128x128 or
       // 64x256; 64x128 ran 1.1-1.2x slower than both, H200 2026-11-25).
       "PINGPONG == 0 || (CONSUMERS == 2 && (BLOCK_M / 64) * BLOCK_N == 256)",
+      // The narrow tile (narrow_tile_supports: skinny or decode outputs, bound by reading A or B)
+      // on one group with a 12-deep ring: 192 KiB of loads in flight per SM, as the wider tiles'
+      // rings hold (8192x32x8192: 39.5 us against 40.4 with 8 stages and 42.9 for the best
+      // wgmma split-K config; BLOCK_K 128 or 256 in the same bytes were no faster; H200
+      // 2026-11-25).
+      "(BLOCK_N == 64) == (STAGES == 12)",
+      "BLOCK_N > 64 || (BLOCK_M == 64 && CONSUMERS == 1 && PINGPONG == 0)",
       // Shared memory: the H100's opt-in maximum (kCudaGemmMaxSharedBytes).
       "STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES <= 232448",
       "(STAGES + 2) * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * (STAGES + 2) > 232448 || STAGES >= 5",

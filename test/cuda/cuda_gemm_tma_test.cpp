@@ -43,8 +43,9 @@ TEST(CudaGemmTma, SpaceIsSmallAndWithinTheHardwareLimits) {
   auto t = tma_template(DType::kBF16);
   ASSERT_NE(t, nullptr);
   const std::vector<Config> configs = all_configs(t->space());
-  EXPECT_EQ(configs.size(), 16u);
+  EXPECT_EQ(configs.size(), 17u);
   int pingpong = 0;
+  int narrow = 0;
   for (const Config& c : configs) {
     const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
     const std::int64_t consumers = param(c, "CONSUMERS");
@@ -54,7 +55,15 @@ TEST(CudaGemmTma, SpaceIsSmallAndWithinTheHardwareLimits) {
       ++pingpong;
       EXPECT_EQ(consumers, 2) << c.str();
     }
-    EXPECT_TRUE(bn == 128 || bn == 256) << c.str();
+    EXPECT_TRUE(bn == 64 || bn == 128 || bn == 256) << c.str();
+    if (bn == 64) {  // the narrow tile: 64x64 on one group, a 12-deep ring
+      ++narrow;
+      EXPECT_EQ(bm, 64) << c.str();
+      EXPECT_EQ(consumers, 1) << c.str();
+      EXPECT_EQ(param(c, "STAGES"), 12) << c.str();
+    } else {
+      EXPECT_LE(param(c, "STAGES"), 6) << c.str();
+    }
     EXPECT_EQ(rows % 64, 0) << c.str();
     EXPECT_EQ(bm % rows, 0) << c.str();
     EXPECT_LE(bm, 256) << c.str();                    // the TMA box
@@ -64,6 +73,34 @@ TEST(CudaGemmTma, SpaceIsSmallAndWithinTheHardwareLimits) {
     EXPECT_LE(stages * (bm + bn) * 128 + 1024 + 16 * stages, kCudaGemmMaxSharedBytes) << c.str();
   }
   EXPECT_EQ(pingpong, 4);  // 128x128 and 64x256, two ring depths each
+  EXPECT_EQ(narrow, 1);
+}
+
+// The 64x64 tile serves outputs of N <= 64 or too few 64x128 tiles to fill the SMs (132 without a
+// GPU): skinny and decode shapes, bound by reading A or B.
+TEST(CudaGemmTma, NarrowTileOnlyForSkinnyOrDecodeOutputs) {
+  const std::vector<ChoicePtr> choices = all_choices(tma_template(DType::kBF16));
+  const auto it = std::ranges::find_if(
+      choices, [](const ChoicePtr& c) { return c->name().contains("BLOCK_N64_"); });
+  ASSERT_NE(it, choices.end());
+  const ChoicePtr& narrow = *it;
+  EXPECT_TRUE(narrow->supports(cuda_gemm_problem(8192, 32, 8192, DType::kBF16)));  // N <= 64
+  EXPECT_TRUE(narrow->supports(cuda_gemm_problem(32, 8192, 8192, DType::kBF16)));  // 64 tiles
+  EXPECT_TRUE(narrow->supports(cuda_gemm_problem(16, 4096, 4096, DType::kBF16)));
+  for (auto [m, n] : {std::array<std::int64_t, 2>{4096, 4096}, {128, 14336}, {2048, 2048}}) {
+    Status s = narrow->supports(cuda_gemm_problem(m, n, 4096, DType::kBF16));
+    ASSERT_FALSE(s.has_value()) << m << "x" << n;
+    EXPECT_THAT(s.error().message, HasSubstr("BLOCK_N 64 cannot pay"));
+  }
+  auto t = tma_template(DType::kBF16);
+  for (const Config& c : all_configs(t->space())) {
+    if (param(c, "BLOCK_N") != 64) continue;
+    Result<LaunchGeometry> g = t->desc().launch(c, cuda_gemm_problem(8192, 32, 8192, DType::kBF16));
+    ASSERT_TRUE(g.has_value()) << g.error().message;
+    EXPECT_EQ(g->grid[0], 128u);  // 128 tiles of 64x64
+    EXPECT_EQ(g->block[0], 256u);
+    EXPECT_EQ(g->shared_bytes, 12u * 128 * 128 + 1024 + 16 * 12);
+  }
 }
 
 TEST(CudaGemmTma, LaunchIsPersistentWithTwoTensorMaps) {
@@ -158,11 +195,11 @@ TEST(CudaGemmTma, TilesOfEmptyRowsOrColumnsCannotPay) {
     }
     // Ping-pong configs have their own rule (PingPongOnlyWhereBlocksTakeTwoTiles).
     std::erase_if(choices, [](const ChoicePtr& c) { return c->name().contains("PINGPONG1"); });
-    ASSERT_EQ(choices.size(), 12u);
+    ASSERT_EQ(choices.size(), 13u);
     int m32 = 0;
     for (const ChoicePtr& c : choices) {
       const bool m64 = c->name().contains("BLOCK_M64_");
-      const bool n128 = c->name().contains("BLOCK_N128_");
+      const bool n128 = c->name().contains("BLOCK_N128_") || c->name().contains("BLOCK_N64_");
       Status s = c->supports(cuda_gemm_problem(32, 4096, k, DType::kBF16));
       EXPECT_EQ(s.has_value(), m64) << c->name();
       if (!s) {
@@ -177,7 +214,7 @@ TEST(CudaGemmTma, TilesOfEmptyRowsOrColumnsCannotPay) {
       }
       EXPECT_TRUE(c->supports(cuda_gemm_problem(4096, 136, k, DType::kBF16))) << c->name();
     }
-    EXPECT_EQ(m32, 4);  // BLOCK_N 128 and 256, two ring depths each
+    EXPECT_EQ(m32, 5);  // BLOCK_N 128 and 256, two ring depths each; the narrow tile
   }
 }
 
@@ -233,6 +270,7 @@ TEST(CudaGemmTma, PingPongOnlyWhereBlocksTakeTwoTiles) {
     const Epilogue e = fused ? silu : Epilogue{};
     int pingpong = 0;
     for (const ChoicePtr& c : all_choices(tma_template(DType::kBF16, e))) {
+      if (c->name().contains("BLOCK_N64_")) continue;  // NarrowTileOnlyForSkinnyOrDecodeOutputs
       const bool pp = c->name().contains("PINGPONG1");
       const bool wide = pp && c->name().contains("BLOCK_M64_");
       const bool twin = !pp && c->name().contains("BLOCK_M128_BLOCK_N128_CONSUMERS2_");
@@ -283,11 +321,14 @@ TEST(CudaGemmTma, RestridedCandidatesServeUnalignedRows) {
   EXPECT_TRUE(restrided(cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, false)).empty());
   const CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true);
   std::vector<const Choice*> seq = restrided(set);
-  ASSERT_EQ(seq.size(), 16u);
-  // Ping-pong: 77 tiles of 128x128 here, fewer than the SMs (PingPongOnlyWhereBlocksTakeTwoTiles).
+  ASSERT_EQ(seq.size(), 17u);
+  // Ping-pong: 77 tiles of 128x128 here, fewer than the SMs (PingPongOnlyWhereBlocksTakeTwoTiles);
+  // the 64x64 tile: 143 of 64x128, as many as the SMs or more (NarrowTileOnlyFor...).
   std::erase_if(seq, [](const Choice* c) { return c->name().contains("PINGPONG1"); });
-  ASSERT_EQ(seq.size(), 12u);
-  for (const Choice* c : seq) EXPECT_TRUE(c->supports(odd).has_value()) << c->name();
+  ASSERT_EQ(seq.size(), 13u);
+  for (const Choice* c : seq) {
+    EXPECT_EQ(c->supports(odd).has_value(), !c->name().contains("BLOCK_N64_")) << c->name();
+  }
   // Offsets of A or B off 16 bytes: the copies fix strides, not starts.
   Problem shifted = odd;
   shifted.args[1].tensor.offset = 4;
@@ -366,7 +407,7 @@ TEST(CudaGemmTma, CompilesEveryConfigForSm90a) {
       work.emplace_back(std::move(c), cuda_gemm_problem(4096, 4096, 4096, DType::kBF16, 0, e));
     }
   }
-  EXPECT_EQ(work.size(), 16u * 6 + 4 * 2);
+  EXPECT_EQ(work.size(), 17u * 6 + 4 * 2);
   const std::vector<std::string> failures = compile_all_sm90a(work, [](const LaunchSpec& s) {
     const LaunchSpec& g = s.then.empty() ? s : s.then.back();  // the GEMM after restride
     return g.kind == LaunchKind::kCudaCubin && g.tensor_maps.size() == 2;
@@ -392,7 +433,7 @@ class CudaGemmTmaGpu : public ::testing::Test {
     options_.worker.executable = worker_exe();
   }
 
-  // The 16 candidates of `p` whose names start with `prefix` (the plain TMA ones by default; 4
+  // The 17 candidates of `p` whose names start with `prefix` (the plain TMA ones by default; 4
   // clusters), less those that cannot pay there, verified against cuBLAS.
   void expect_all_ok(DType dtype, const Problem& p, const Epilogue& e = {},
                      const std::string& prefix = "cuda_gemm_tma_") {
@@ -405,7 +446,7 @@ class CudaGemmTmaGpu : public ::testing::Test {
         candidates.push_back(std::move(c));
       }
     }
-    ASSERT_EQ(candidates.size(), clusters ? 4u : 16u) << p.name;
+    ASSERT_EQ(candidates.size(), clusters ? 4u : 17u) << p.name;
     // Those whose tiles would be a slab of zeros are not offered (TilesOfEmptyRows...).
     std::erase_if(candidates, [&](const ChoicePtr& c) {
       Status s = c->supports(p);
@@ -442,6 +483,8 @@ TEST_F(CudaGemmTmaGpu, EveryConfigMatchesCublasOnRaggedAndManyTileShapes) {
   expect_all_ok(DType::kBF16, cuda_gemm_problem(1000, 1000, 1000, DType::kBF16));
   expect_all_ok(DType::kBF16, cuda_gemm_problem(3000, 2056, 520, DType::kBF16));
   expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 512, DType::kBF16));
+  // Skinny: 141 tiles of 64x64 (N <= 64), so that a block of the narrow tile takes two.
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(9000, 40, 1000, DType::kBF16));
   // Ping-pong (more tiles than SMs): 3 k tiles, fewer than the ring's slots, so that one
   // group's next tile starts in the slots of the other's; an odd count of tiles per block; f16.
   expect_all_ok(DType::kBF16, cuda_gemm_problem(2000, 2056, 136, DType::kBF16));
