@@ -1,6 +1,6 @@
-// Text for the HTML report (html_report.cpp): escaping of untrusted text (every string of a
-// tuning record), cutting on character boundaries, and the numbers, times and dates as the page
-// shows them. Internal to the report module.
+// Text for the HTML report (html_report.cpp, html_sections.cpp, html_charts.cpp): escaping of
+// untrusted text (every string of a tuning record), cutting on character boundaries, and the
+// numbers, times and dates as the page shows them. Internal to the report module.
 #pragma once
 
 #include <cstddef>
