@@ -23,8 +23,9 @@
 // blocks released it: each consumer warp group arrives on both blocks' empty barriers.
 // Launch: a 1-D grid of at most one block per SM (fewer when there are fewer tiles) of
 // 128 * (CONSUMERS + 1) threads; STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES bytes of
-// dynamic shared memory (the tiles, 1024 bytes of room to align them to the swizzle's period, and
-// the mbarriers). Two trailing parameters after the epilogue's: TMA descriptors of A (dims {K, M},
+// dynamic shared memory (the tiles, 1024 bytes of room to align them to the swizzle's period, the
+// mbarriers), and with PINGPONG 0 CONSUMERS * 4 * 2304 more (each consumer warp's staging area
+// for its stores). Two trailing parameters after the epilogue's: TMA descriptors of A (dims {K, M},
 // box {64, BLOCK_M}) and B (dims {N, K}, box {64, 64}), both 128-byte swizzled, encoded by the
 // launcher from the LaunchSpec's tensor maps (include/ktune/core/launch_spec.h).
 // Shapes: any M; N % 8 == 0 and K % 8 == 0 (TMA needs 16-byte row strides), A and B 16-byte
@@ -131,10 +132,11 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_TMA_
   if (M <= 0 || N <= 0) return;  // an empty output: the launch still sends one block
 
   // Tiles on a 1024-byte boundary (the swizzle's period; descriptors carry base offset 0), then
-  // full[s] and empty[s], 8 bytes each.
+  // full[s] and empty[s], 8 bytes each, then (PINGPONG 0) the consumer warps' staging areas.
   const unsigned base = (smem_u32(smem) + 1023u) & ~1023u;
   const unsigned full_bar = base + kStages * kStageBytes;
   const unsigned empty_bar = full_bar + 8 * kStages;
+  const unsigned staging = empty_bar + 8 * kStages;  // kStagingBytes per consumer warp
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     tma_prefetch_desc(tma_a);
@@ -275,21 +277,38 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_TMA_
 
     const int row0 = pid_m * kBlockM + wg_row0 + wg_warp * 16 + (lane >> 2);
     const int col0 = pid_n * kBlockN + 2 * (lane & 3);
-    // With an epilogue that reads a matrix of C's shape (a residual), a group's rows of the tile
-    // inside C, N even and C 4-byte aligned (most tiles) take one branch-free block of packed
+    // Cooperative (PINGPONG 0): a warp whose rows of the tile lie inside C (N a multiple of 8, C
+    // 16-byte aligned: most tiles) stores through its staging area in shared memory, whole
+    // sectors with 16-byte stores (store_fragments_staged; the best cooperative configs ran
+    // 5-12% faster than pair by pair, H200 2026-11-25). Not with ping-pong: there the epilogue
+    // runs under the other group's MMAs, which read their operands from shared memory too, and
+    // GELU's ping-pong configs ran up to 1.2x slower staged.
+    const int warp_row = pid_m * kBlockM + wg_row0 + wg_warp * 16;
+    const bool staged = !kPingPong && warp_row + (kMTiles - 1) * 64 + 16 <= M &&
+                        (pid_n + 1) * kBlockN <= N && (N & 7) == 0 &&
+                        (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
+    // With ping-pong and an epilogue that reads a matrix of C's shape (a residual), a group's
+    // rows of the tile inside C, N even and C 4-byte aligned take one branch-free block of packed
     // stores, each run of 8 column groups (32 values) through the epilogue before its stores, so
     // that the operand's loads are issued together. Per pair behind its own bounds and alignment
     // branches (the edge tiles, below) each load waited for the one before: bias + residual ran
     // at 0.83-0.88 of the best library GEMM + separate epilogue, 1.06-1.11 this way (H200
-    // 2026-11-25). Plain and the other epilogues keep one copy of the store code: with both
-    // copies a GELU epilogue ran 1.1x slower (more code than the instruction cache holds).
+    // 2026-11-25). The other epilogues keep one copy of the store code: with both copies a GELU
+    // epilogue ran 1.1x slower (more code than the instruction cache holds).
 #if defined(KTUNE_EPILOGUE_MATRIX)
-    const bool interior = pid_m * kBlockM + wg_row0 + kWgRows <= M && (pid_n + 1) * kBlockN <= N &&
-                          (N & 1) == 0 && (reinterpret_cast<unsigned long long>(C) & 3ull) == 0;
+    const bool interior = kPingPong && pid_m * kBlockM + wg_row0 + kWgRows <= M &&
+                          (pid_n + 1) * kBlockN <= N && (N & 1) == 0 &&
+                          (reinterpret_cast<unsigned long long>(C) & 3ull) == 0;
 #else
     constexpr bool interior = false;
 #endif
-    if (interior) {
+    if (staged) {
+      if constexpr (!kPingPong) {
+        store_fragments_staged<kMTiles, kBlockN>(C, N, row0, col0,
+                                                 staging + (cwg * 4 + wg_warp) * kStagingBytes,
+                                                 acc KTUNE_EPILOGUE_ARGS);
+      }
+    } else if (interior) {
       constexpr int kChunk = 8;  // column groups per run (kBlockN / 8 is 16 or 32)
 #pragma unroll
       for (int i = 0; i < kMTiles; ++i) {

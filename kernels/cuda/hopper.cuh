@@ -183,6 +183,76 @@ __device__ __forceinline__ void store_fragments(
   }
 }
 
+// Bytes of a consumer warp's staging area in shared memory for store_fragments_staged: 16 rows
+// of 64 columns, each row padded to 144 bytes so that stmatrix's eight 16-byte rows of a matrix
+// fall in different banks.
+constexpr int kStagePitch = 144;
+constexpr int kStagingBytes = 16 * kStagePitch;
+
+// As store_fragments, for a warp whose 16 rows of every m64 tile and the tile's kN columns lie
+// inside C, N a multiple of 8 and C 16-byte aligned (the caller checks; the same for the whole
+// warp): 64 columns at a time, the 32 values through the epilogue first (so that an operand's
+// loads are issued together), packed, written to the warp's staging area with stmatrix, read
+// back as 16-byte rows and stored with 16-byte stores, 8 lanes to each 128-byte run of a row.
+// Each 32-byte sector of C is written once and whole; stored pair by pair, each was written
+// twice, 16 bytes at a time (twice the L2 write sectors of cuBLAS's kernel, H200 2026-11-25).
+template <int kMTiles, int kN>
+__device__ __forceinline__ void store_fragments_staged(
+    elem_t* C, int N, int row0, int col0, unsigned staging,
+    float (&acc)[kMTiles][kN / 2] KTUNE_EPILOGUE_PARAMS) {
+  static_assert(kN % 64 == 0, "whole runs of 64 columns");
+  const int lane = threadIdx.x & 31;
+  const int warp_row = row0 - (lane >> 2);  // the warp's first row of each m64 tile
+  const int tile_col = col0 - 2 * (lane & 3);
+  // stmatrix: lane l gives the address of row l & 7 of matrix l >> 3 (rows + 8 for odd ones).
+  const unsigned st_addr =
+      staging + ((((lane >> 3) & 1) * 8 + (lane & 7)) * kStagePitch) + (lane >> 4) * 16;
+#pragma unroll
+  for (int i = 0; i < kMTiles; ++i) {
+    const int row = row0 + i * 64;
+#pragma unroll
+    for (int j0 = 0; j0 < kN / 8; j0 += 8) {
+      unsigned packed[16];  // [2 * j + h]: columns 8 (j0 + j) + 2 (lane & 3), rows + 8 h
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int col = col0 + (j0 + j) * 8;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const long long idx = static_cast<long long>(row + 8 * h) * N + col;
+          const float v0 = epilogue(row + 8 * h, col, idx, acc[i][4 * (j0 + j) + 2 * h]
+                                        KTUNE_EPILOGUE_ARGS);
+          const float v1 = epilogue(row + 8 * h, col + 1, idx + 1,
+                                    acc[i][4 * (j0 + j) + 2 * h + 1] KTUNE_EPILOGUE_ARGS);
+          packed[2 * j + h] = pack2(v0, v1);
+        }
+      }
+      __syncwarp();  // the previous run's reads of the staging area are done
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {  // matrices (j, h) = (2q, 0), (2q, 1), (2q + 1, 0), (2q + 1, 1)
+        asm volatile(
+            "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                st_addr + q * 32),
+            "r"(packed[4 * q]), "r"(packed[4 * q + 1]), "r"(packed[4 * q + 2]),
+            "r"(packed[4 * q + 3])
+            : "memory");
+      }
+      __syncwarp();
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {  // 16 rows x 8 runs of 16 bytes, 32 lanes at a time
+        const int item = t * 32 + lane;
+        const int r = item >> 3, c = item & 7;
+        uint4 v;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(staging + r * kStagePitch + c * 16)
+                     : "memory");
+        *reinterpret_cast<uint4*>(C + static_cast<long long>(warp_row + i * 64 + r) * N +
+                                  tile_col + j0 * 8 + c * 8) = v;
+      }
+    }
+  }
+}
+
 // mbarriers (8 bytes of shared memory each, addressed by their 32-bit shared address).
 __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");

@@ -194,10 +194,13 @@ Result<LaunchGeometry> wgmma_launch(const std::string& where, const Config& c, c
 
 // The TMA template's tiles, 1024 bytes to align them to the swizzle's period, and two 8-byte
 // mbarriers per stage.
+// The ring, 1024 bytes to align it, the mbarriers, and (cooperative configs) 2304 bytes per
+// consumer warp where it stages its stores (kernels/cuda/gemm_tma.cu).
 std::uint32_t tma_shared_bytes(const Config& c) {
   const std::int64_t stages = param(c, "STAGES");
+  const std::int64_t staging = param(c, "PINGPONG") == 1 ? 0 : param(c, "CONSUMERS") * 4 * 2304;
   return static_cast<std::uint32_t>(stages * (param(c, "BLOCK_M") + param(c, "BLOCK_N")) * 128 +
-                                    1024 + 16 * stages);
+                                    1024 + 16 * stages + staging);
 }
 
 // The workspace of a restrided TMA GEMM (kernels/cuda/restride.cu lays it out the same way):
@@ -420,8 +423,10 @@ SearchSpace tma_space() {
       "(BLOCK_N == 64) == (STAGES == 12)",
       "BLOCK_N > 64 || (BLOCK_M == 64 && CONSUMERS == 1 && PINGPONG == 0)",
       // Shared memory: the H100's opt-in maximum (kCudaGemmMaxSharedBytes).
-      "STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES <= 232448",
-      "(STAGES + 2) * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * (STAGES + 2) > 232448 || STAGES >= 5",
+      "STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES + (1 - PINGPONG) * CONSUMERS * 9216 "
+      "<= 232448",
+      "(STAGES + 2) * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * (STAGES + 2) + (1 - PINGPONG) * "
+      "CONSUMERS * 9216 > 232448 || STAGES >= 5",
   };
   Result<SearchSpace> space = SearchSpace::create(std::move(params), std::move(restrictions));
   KTUNE_CHECK(space.has_value());

@@ -70,7 +70,10 @@ TEST(CudaGemmTma, SpaceIsSmallAndWithinTheHardwareLimits) {
     EXPECT_LE((rows / 64) * bn / 2, 128) << c.str();  // accumulators per thread
     const std::int64_t stages = param(c, "STAGES");
     EXPECT_GE(stages, 3) << c.str();
-    EXPECT_LE(stages * (bm + bn) * 128 + 1024 + 16 * stages, kCudaGemmMaxSharedBytes) << c.str();
+    // The ring, its alignment, the mbarriers and (cooperative) each consumer warp's staging area.
+    const std::int64_t staging = param(c, "PINGPONG") == 1 ? 0 : consumers * 4 * 2304;
+    EXPECT_LE(stages * (bm + bn) * 128 + 1024 + 16 * stages + staging, kCudaGemmMaxSharedBytes)
+        << c.str();
   }
   EXPECT_EQ(pingpong, 4);  // 128x128 and 64x256, two ring depths each
   EXPECT_EQ(narrow, 1);
@@ -99,7 +102,7 @@ TEST(CudaGemmTma, NarrowTileOnlyForSkinnyOrDecodeOutputs) {
     ASSERT_TRUE(g.has_value()) << g.error().message;
     EXPECT_EQ(g->grid[0], 128u);  // 128 tiles of 64x64
     EXPECT_EQ(g->block[0], 256u);
-    EXPECT_EQ(g->shared_bytes, 12u * 128 * 128 + 1024 + 16 * 12);
+    EXPECT_EQ(g->shared_bytes, 12u * 128 * 128 + 1024 + 16 * 12 + 4 * 2304);
   }
 }
 
@@ -125,7 +128,9 @@ TEST(CudaGemmTma, LaunchIsPersistentWithTwoTensorMaps) {
       EXPECT_EQ(g->block[0], static_cast<std::uint64_t>((param(c, "CONSUMERS") + 1) * 128));
       const std::int64_t stages = param(c, "STAGES");
       EXPECT_EQ(g->shared_bytes,
-                static_cast<std::uint32_t>(stages * (bm + bn) * 128 + 1024 + 16 * stages));
+                static_cast<std::uint32_t>(
+                    stages * (bm + bn) * 128 + 1024 + 16 * stages +
+                    (param(c, "PINGPONG") == 1 ? 0 : param(c, "CONSUMERS") * 4 * 2304)));
       ASSERT_EQ(g->tensor_maps.size(), 2u);
       const TensorMapDesc& a = g->tensor_maps[0];
       const TensorMapDesc& b = g->tensor_maps[1];
@@ -504,6 +509,12 @@ TEST_F(CudaGemmTmaGpu, EveryRestridedConfigMatchesCublasOnUnalignedShapes) {
   const Epilogue e = parse("bias,gelu");
   expect_all_ok(DType::kBF16, cuda_gemm_problem(130, 67, 251, DType::kBF16, 0, e), e, "restride+");
   expect_all_ok(DType::kBF16, cuda_gemm_problem(2000, 2001, 1024, DType::kBF16), {}, "restride+");
+  // K odd, N a multiple of 8: A copied, C's interior tiles stored through the staging area
+  // (store_fragments_staged); with C off 16 bytes, pair by pair.
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(300, 512, 1001, DType::kBF16), {}, "restride+");
+  Problem c_unaligned = cuda_gemm_problem(300, 512, 1001, DType::kBF16);
+  c_unaligned.args[0].tensor.offset = 4;
+  expect_all_ok(DType::kBF16, c_unaligned, {}, "restride+");
 }
 
 // Clusters of two: many pairs of tiles per cluster (the rings' phases carry across them), an odd
