@@ -140,10 +140,8 @@ Status pingpong_supports(const std::string& where, const Config& c, const GemmDi
 // tiles: it can pay only while the blocks do not fill the SMs without it, and while each slice
 // keeps a pipeline's worth of K. SPLIT_K = s > 1 serves a problem whose tiles * s / 2 blocks
 // (the next smaller split) leave SMs idle and whose K has at least 2 tiles per slice.
-// BLOCK_N 64 halves the MMAs' operand reuse: it serves N <= 64, or outputs whose tiles of
-// BLOCK_N 128 leave SMs idle (the device's count, 132 without a GPU). And exactly the VEC that
-// gemm_row_alignment gives serves a shape: a narrower one would only lose to it, a wider one
-// cannot copy its rows.
+// BLOCK_N 64: narrow_tile_supports. And exactly the VEC that gemm_row_alignment gives serves a
+// shape: a narrower one would only lose to it, a wider one cannot copy its rows.
 Status wgmma_supports(const std::string& where, const Config& c, const Problem& p,
                       const Epilogue& e) {
   const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
@@ -192,10 +190,9 @@ Result<LaunchGeometry> wgmma_launch(const std::string& where, const Config& c, c
   return g;
 }
 
-// The TMA template's tiles, 1024 bytes to align them to the swizzle's period, and two 8-byte
-// mbarriers per stage.
-// The ring, 1024 bytes to align it, the mbarriers, and (cooperative configs) 2304 bytes per
-// consumer warp where it stages its stores (kernels/cuda/gemm_tma.cu).
+// The TMA template's ring, 1024 bytes to align it to the swizzle's period, two 8-byte mbarriers
+// per stage, and (cooperative configs) 2304 bytes per consumer warp where it stages its stores
+// (kernels/cuda/gemm_tma.cu).
 std::uint32_t tma_shared_bytes(const Config& c) {
   const std::int64_t stages = param(c, "STAGES");
   const std::int64_t staging = param(c, "PINGPONG") == 1 ? 0 : param(c, "CONSUMERS") * 4 * 2304;
@@ -422,7 +419,8 @@ SearchSpace tma_space() {
       // 2026-11-25).
       "(BLOCK_N == 64) == (STAGES == 12)",
       "BLOCK_N > 64 || (BLOCK_M == 64 && CONSUMERS == 1 && PINGPONG == 0)",
-      // Shared memory: the H100's opt-in maximum (kCudaGemmMaxSharedBytes).
+      // Shared memory: the H100's opt-in maximum (kCudaGemmMaxSharedBytes); tma_shared_bytes
+      // (9216: a cooperative consumer group's four staging areas).
       "STAGES * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * STAGES + (1 - PINGPONG) * CONSUMERS * 9216 "
       "<= 232448",
       "(STAGES + 2) * (BLOCK_M + BLOCK_N) * 128 + 1024 + 16 * (STAGES + 2) + (1 - PINGPONG) * "
