@@ -99,6 +99,22 @@ std::int64_t tile_pairs(const GemmDims& d, std::int64_t bm, std::int64_t bn) {
   return ceil_div(ceil_div(d.m, bm), 2) * ceil_div(d.n, bn);
 }
 
+// The TMA kernel's 64x128 tile (one consumer group) serves outputs of fewer 128x128 tiles than
+// SMs (1024^3, 1000x1001x1024, 32x8192x8192: the fastest template there). Where the 128x128
+// tiles fill the SMs it cannot pay: it ran 1.4-1.9x slower than the best template on all 13 such
+// problems of bench/gpu/templates.sh, plain, fused and restrided (H200 2026-11-25, d784e2c).
+Status small_tile_supports(const std::string& where, const Config& c, const GemmDims& d,
+                           std::int64_t sms) {
+  const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
+  if (bm == 64 && bn == 128 && param(c, "CONSUMERS") == 1 && tile_count(d, 128, 128) >= sms) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: BLOCK_M 64 x BLOCK_N 128 cannot pay; expected fewer than "
+                                  "{} tiles of 128x128, got {} (the larger tiles serve them)",
+                                  where, sms, tile_count(d, 128, 128)));
+  }
+  return {};
+}
+
 // Ping-pong (PINGPONG 1: two consumer groups on alternate tiles, one's epilogue under the
 // other's MMAs) needs two tiles in a block: where the tiles do not outnumber the SMs (one each)
 // a group would idle, and the cooperative config of the same tile serves. Where they do, the
@@ -258,6 +274,7 @@ Status tma_supports(const std::string& where, const Config& c, const Problem& p,
   if (Status s = empty_columns_supports(where, *d, bn); !s) return s;
   const std::int64_t sms = sm_count(p);
   if (Status s = narrow_tile_supports(where, *d, bm, bn, sms); !s) return s;
+  if (Status s = small_tile_supports(where, c, *d, sms); !s) return s;
   if (Status s = pingpong_supports(where, c, *d, e, sms, kind); !s) return s;
   // Clusters of two (tma_cluster_space: 128x256 tiles on two cooperative consumer groups, or
   // 128x128 in ping-pong) serve outputs whose pairs of tiles fill every SM twice over (two tiles

@@ -223,6 +223,33 @@ TEST(CudaGemmTma, TilesOfEmptyRowsOrColumnsCannotPay) {
   }
 }
 
+// The 64x128 tile on one group serves outputs of fewer 128x128 tiles than SMs (132 without a
+// GPU); where those fill the SMs, the larger tiles serve. Plain, fused and restrided alike.
+TEST(CudaGemmTma, SmallTileOnlyWhereLargerTilesLeaveSMsIdle) {
+  const Problem odd = cuda_gemm_problem(4095, 4097, 4093, DType::kBF16);
+  std::vector<ChoicePtr> choices = all_choices(tma_template(DType::kBF16, parse("gelu")));
+  for (ChoicePtr& c : cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true).candidates) {
+    if (c->name().starts_with("restride+")) choices.push_back(std::move(c));
+  }
+  int small = 0;
+  for (const ChoicePtr& c : choices) {
+    if (!c->name().contains("BLOCK_M64_BLOCK_N128_CONSUMERS1_")) continue;
+    ++small;
+    const bool restrided = c->name().starts_with("restride+");
+    const Epilogue e = restrided ? Epilogue{} : parse("gelu");
+    const std::int64_t k = restrided ? 1001 : 1024;
+    // 1024^2: 64 tiles of 128x128; 32 x 8192: 64; 1536 x 1408: 132; 4096^2: 1024.
+    EXPECT_TRUE(c->supports(cuda_gemm_problem(1024, 1024, k, DType::kBF16, 0, e))) << c->name();
+    EXPECT_TRUE(c->supports(cuda_gemm_problem(32, 8192, k, DType::kBF16, 0, e))) << c->name();
+    for (auto [m, n] : {std::array<std::int64_t, 2>{1536, 1408}, {4096, 4096}}) {
+      Status s = c->supports(cuda_gemm_problem(m, n, k, DType::kBF16, 0, e));
+      ASSERT_FALSE(s.has_value()) << c->name() << " " << m << "x" << n;
+      EXPECT_THAT(s.error().message, HasSubstr("BLOCK_M 64 x BLOCK_N 128 cannot pay"));
+    }
+  }
+  EXPECT_EQ(small, 4);  // two ring depths, plain and restrided
+}
+
 // Clusters of two blocks sharing B by multicast: 128x256 tiles, where the pairs of tiles fill
 // every SM twice over (132 without a GPU), and there instead of the plain 128x256 configs; an
 // even grid of at most one block per SM.
@@ -276,6 +303,7 @@ TEST(CudaGemmTma, PingPongOnlyWhereBlocksTakeTwoTiles) {
     int pingpong = 0;
     for (const ChoicePtr& c : all_choices(tma_template(DType::kBF16, e))) {
       if (c->name().contains("BLOCK_N64_")) continue;  // NarrowTileOnlyForSkinnyOrDecodeOutputs
+      if (c->name().contains("BLOCK_M64_BLOCK_N128_CONSUMERS1_")) continue;  // SmallTileOnly...
       const bool pp = c->name().contains("PINGPONG1");
       const bool wide = pp && c->name().contains("BLOCK_M64_");
       const bool twin = !pp && c->name().contains("BLOCK_M128_BLOCK_N128_CONSUMERS2_");
