@@ -101,7 +101,7 @@ std::int64_t tile_pairs(const GemmDims& d, std::int64_t bm, std::int64_t bn) {
 
 // The TMA kernel's 64x128 tile (one consumer group) serves outputs of fewer 128x128 tiles than
 // SMs (1024^3, 1000x1001x1024, 32x8192x8192: the fastest template there). Where the 128x128
-// tiles fill the SMs it cannot pay: it ran 1.4-1.9x slower than the best template on all 13 such
+// tiles fill the SMs it cannot pay: it ran 1.4-1.9x slower than the best template on all 11 such
 // problems of bench/gpu/templates.sh, plain, fused and restrided (H200 2026-11-25, d784e2c).
 Status small_tile_supports(const std::string& where, const Config& c, const GemmDims& d,
                            std::int64_t sms) {
