@@ -14,6 +14,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: ab_gemm.sh OUTDIR [REPS] [M,N,K,EPILOGUE ...]}
 reps=${2:-2}
+[[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "error: REPS: expected a positive integer, got '$reps'" >&2; exit 2; }
 shift $(( $# >= 2 ? 2 : 1 ))
 problems=("$@")
 # shellcheck disable=SC2054  # each element is M,N,K,EPILOGUE
