@@ -280,7 +280,7 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_TMA_
     // Cooperative (PINGPONG 0): a warp whose rows of the tile lie inside C (N a multiple of 8, C
     // 16-byte aligned: most tiles) stores through its staging area in shared memory, whole
     // sectors with 16-byte stores (store_fragments_staged; the best cooperative configs ran
-    // 5-12% faster than pair by pair, H200 2026-11-25). Not with ping-pong: there the epilogue
+    // 5-12% faster, others up to 17%, H200 2026-11-25). Not with ping-pong: there the epilogue
     // runs under the other group's MMAs, which read their operands from shared memory too, and
     // GELU's ping-pong configs ran up to 1.2x slower staged.
     const int warp_row = pid_m * kBlockM + wg_row0 + wg_warp * 16;
