@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Prints, for one ncu_gemm.sh CSV, a line per distinct GEMM kernel launch (ktune's `gemm` and
 `gemm_epilogue`, cuBLAS's nvjet/xmma/cutlass kernels): its launch shape and the metrics that set
-a template against cuBLAS (duration, SM clock, compute and L2 throughput, L2 write sectors,
-issued IPC, DRAM throughput).
+a template against cuBLAS (duration, SM clock, compute and L2 throughput, the sectors written
+into L2 (ncu's "L2 Compression Input Sectors"), issued IPC, DRAM throughput).
 
     python3 bench/gpu/ncu_summary.py OUTDIR/<problem>.csv
 """
