@@ -43,10 +43,9 @@ fi
 # from its wheels, which are among them): read once first, so that neither side's first run pays
 # for the disk and the order of the runs does not decide the comparison.
 for d in ${libdirs//:/ }; do cat "$d"/libcublas*.so* "$d"/libnvrtc*.so* >/dev/null 2>&1; done
-# And one untimed tuning of another shape: the first process on a freshly started GPU machine is
-# slow at whatever it does first (seen 2026-11-25: its NVRTC compiles took 421 ms each against 95
-# ms a minute later, its worker's first compile 373 ms against 40), which would otherwise fall on
-# the first shape's cold run alone; Inductor, which runs after, never paid it.
+# And one untimed tuning of another shape, so that the first shape's process does not also pay
+# for the first start of the machine's processes and files. It leaves nothing that a cold run
+# reads: each cold run below compiles into its own empty CUDA compute cache (next comment).
 warm=$(mktemp -d)
 "$ktune" --cache-dir "$warm" gemm --m 512 --n 512 --k 512 --dtype bf16 -q >/dev/null 2>&1
 rm -rf "$warm"
@@ -65,10 +64,15 @@ for shape in "${shapes[@]}"; do
     extra=()
     # The cold run's timeline (--trace), summed by phase into its log below.
     [ "$run" = cold ] && extra=(--trace "$out/trace-$shape.json")
+    # NVRTC (CUDA 13) keeps what it compiled in the CUDA compute cache (~/.nv/ComputeCache),
+    # across processes: without its own empty one, a cold run would reuse the compiles of the
+    # shapes before it (36 templates in 13 s the first time, 0.9 s the second, on the H200).
+    nv_cache=$cache/nv-compute-cache
+    [ "$run" = cold ] && rm -rf "$nv_cache"
     [ "$run" = warm-code-cache ] && extra=(--regret-rounds 10)
     start=$(date +%s%N)
-    "$ktune" --cache-dir "$cache" gemm --m "$m" --n "$n" --k "$k" --dtype bf16 "${extra[@]}" \
-      >"$log.$run" 2>&1
+    CUDA_CACHE_PATH=$nv_cache "$ktune" --cache-dir "$cache" gemm --m "$m" --n "$n" --k "$k" \
+      --dtype bf16 "${extra[@]}" >"$log.$run" 2>&1
     rc=$?
     end=$(date +%s%N)
     printf '%s: exit %d, wall %d ms; %s\n' "$run" "$rc" $(((end - start) / 1000000)) \
@@ -85,8 +89,13 @@ for shape in "${shapes[@]}"; do
 done
 
 echo "== inductor" | tee -a "$out/summary.txt"
-PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/inductor_gemm_anchor.py" "${shapes[@]}" \
+# Cold too: Triton's kernel cache and the CUDA compute cache empty (Inductor's own caches are off
+# in the script).
+anchor_caches=$(mktemp -d)
+TRITON_CACHE_DIR=$anchor_caches/triton CUDA_CACHE_PATH=$anchor_caches/nv PYTHONUNBUFFERED=1 \
+  python3 "$root/bench/gpu/inductor_gemm_anchor.py" "${shapes[@]}" \
   2>"$out/inductor.err" | tee "$out/inductor.jsonl" | tee -a "$out/summary.txt"
+rm -rf "$anchor_caches"
 
 # The OpenCL GEMM template on NVIDIA's OpenCL against the CUDA templates and cuBLAS, f32
 # (KTUNE_OPENCL_SHAPES= leaves it out).

@@ -6,9 +6,12 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 
+#include "core/thread_pool.h"
 #include "core/trace.h"
 #include "json_out.h"
 #include "ktune/cache/tuning_cache.h"
@@ -23,20 +26,33 @@ double tflops(const GemmShape& s, double ns) {
   return ns > 0 ? 2.0 * double(s.m) * double(s.n) * double(s.k) / ns / 1e3 : 0;
 }
 
-// Every candidate compiled for an architecture, without a GPU: what CI can check.
-int compile_only(std::FILE* out, const CudaBackend& backend, std::vector<ChoicePtr>& choices) {
-  int failed = 0, compiled = 0;
-  for (ChoicePtr& c : choices) {
-    // Templates, and library GEMMs paired with the separate epilogue kernel (its compile).
-    if (c->kind() != Choice::Kind::kTemplate && !c->name().ends_with("+epilogue")) continue;
-    if (Status s = c->compile(backend); !s) {
-      fmt::print(stderr, "error: {}: {}\n", c->name(), s.error().message);
-      ++failed;
-    } else {
-      ++compiled;
+// Every candidate compiled for an architecture, without a GPU: what CI can check. In parallel
+// (--jobs), as a tuning compiles.
+int compile_only(std::FILE* out, const CudaBackend& backend, std::vector<ChoicePtr>& choices,
+                 unsigned jobs, std::chrono::steady_clock::time_point t0) {
+  std::atomic<int> failed = 0, compiled = 0;
+  std::mutex print;
+  {
+    ThreadPool pool(jobs);
+    for (ChoicePtr& c : choices) {
+      // Templates, and library GEMMs paired with the separate epilogue kernel (its compile).
+      if (c->kind() != Choice::Kind::kTemplate && !c->name().ends_with("+epilogue")) continue;
+      pool.submit([&c, &backend, &failed, &compiled, &print] {
+        if (Status s = c->compile(backend); !s) {
+          std::lock_guard lock(print);
+          fmt::print(stderr, "error: {}: {}\n", c->name(), s.error().message);
+          ++failed;
+        } else {
+          ++compiled;
+        }
+      });
     }
+    pool.wait_idle();
   }
-  fmt::print(out, "Compiled {} candidates for {} ({} failed)\n", compiled, backend.arch(), failed);
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print(out, "Compiled {} candidates for {} ({} failed) in {:.3f} s\n", compiled.load(),
+             backend.arch(), failed.load(), total_s);
   return failed ? kExitError : 0;
 }
 
@@ -99,7 +115,9 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
   const Problem& problem = tuning.problem;
   tuning.options.spec_name = f.spec_name;
   std::FILE* out = text_out(f.selector);
-  if (f.compile_only) return {compile_only(out, backend, tuning.candidates)};
+  if (f.compile_only) {
+    return {compile_only(out, backend, tuning.candidates, f.selector.jobs, t0)};
+  }
 
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return {kExitError};
