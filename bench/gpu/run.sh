@@ -99,4 +99,7 @@ rm -rf "$anchor_caches"
 
 # The OpenCL GEMM template on NVIDIA's OpenCL against the CUDA templates and cuBLAS, f32
 # (KTUNE_OPENCL_SHAPES= leaves it out).
-[ -n "$opencl_shapes" ] && bash "$root/bench/gpu/opencl.sh" "$out" $opencl_shapes
+if [ -n "$opencl_shapes" ]; then
+  # shellcheck disable=SC2086  # one argument per shape
+  bash "$root/bench/gpu/opencl.sh" "$out" $opencl_shapes
+fi

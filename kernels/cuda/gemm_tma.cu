@@ -30,7 +30,8 @@
 // launcher from the LaunchSpec's tensor maps (include/ktune/core/launch_spec.h).
 // Shapes: any M; N % 8 == 0 and K % 8 == 0 (TMA needs 16-byte row strides), A and B 16-byte
 // aligned, or any N and K through the restrided variant below. TMA fills out-of-range rows,
-// columns and the K tail with zeros; stores are masked (store_output: any N and C offset).
+// columns and the K tail with zeros; stores are masked (store_fragments_staged, store_output:
+// any N and C offset).
 // Compiled after kernels/cuda/prelude.cuh and kernels/cuda/hopper.cuh.
 
 #if !defined(BLOCK_M) || !defined(BLOCK_N) || !defined(CONSUMERS) || !defined(STAGES) || \
@@ -277,70 +278,66 @@ extern "C" __global__ void __launch_bounds__(ktune_gemm::kThreads, 1) KTUNE_TMA_
 
     const int row0 = pid_m * kBlockM + wg_row0 + wg_warp * 16 + (lane >> 2);
     const int col0 = pid_n * kBlockN + 2 * (lane & 3);
-    // Cooperative (PINGPONG 0): a warp whose rows of the tile lie inside C (N a multiple of 8, C
-    // 16-byte aligned: most tiles) stores through its staging area in shared memory, whole
-    // sectors with 16-byte stores (store_fragments_staged; the best cooperative configs ran
-    // 5-12% faster, others up to 17%, H200 2026-11-25). Not with ping-pong: there the epilogue
-    // runs under the other group's MMAs, which read their operands from shared memory too, and
-    // GELU's ping-pong configs ran up to 1.2x slower staged.
-    const int warp_row = pid_m * kBlockM + wg_row0 + wg_warp * 16;
-    const bool staged = !kPingPong && warp_row + (kMTiles - 1) * 64 + 16 <= M &&
-                        (pid_n + 1) * kBlockN <= N && (N & 7) == 0 &&
-                        (reinterpret_cast<unsigned long long>(C) & 15ull) == 0;
-    // With ping-pong and an epilogue that reads a matrix of C's shape (a residual), a group's
-    // rows of the tile inside C, N even and C 4-byte aligned take one branch-free block of packed
-    // stores, each run of 8 column groups (32 values) through the epilogue before its stores, so
-    // that the operand's loads are issued together. Per pair behind its own bounds and alignment
-    // branches (the edge tiles, below) each load waited for the one before: bias + residual ran
-    // at 0.83-0.88 of the best library GEMM + separate epilogue, 1.06-1.11 this way (H200
-    // 2026-11-25). The other epilogues keep one copy of the store code: with both copies a GELU
-    // epilogue ran 1.1x slower (more code than the instruction cache holds).
+    // Cooperative (PINGPONG 0): every tile through the consumer warp's staging area in shared
+    // memory, whole sectors with 16-byte stores where the rows allow (store_fragments_staged;
+    // the best cooperative configs ran 5-12% faster than stored pair by pair, others up to 17%,
+    // H200 2026-11-25). Not with ping-pong: there the epilogue runs under the other group's MMAs,
+    // which read their operands from shared memory too, and GELU's ping-pong configs ran up to
+    // 1.2x slower staged.
+    if constexpr (!kPingPong) {
+      store_fragments_staged<kMTiles, kBlockN>(C, M, N, row0, col0,
+                                               staging + (cwg * 4 + wg_warp) * kStagingBytes,
+                                               acc KTUNE_EPILOGUE_ARGS);
+    } else {
+      // With an epilogue that reads a matrix of C's shape (a residual), a group's rows of the
+      // tile inside C, N even and C 4-byte aligned take one branch-free block of packed stores,
+      // each run of 8 column groups (32 values) through the epilogue before its stores, so that
+      // the operand's loads are issued together. Per pair behind its own bounds and alignment
+      // branches (the edge tiles, below) each load waited for the one before: bias + residual
+      // ran at 0.83-0.88 of the best library GEMM + separate epilogue, 1.06-1.11 this way (H200
+      // 2026-11-25). The other epilogues keep one copy of the store code: with both copies a
+      // GELU epilogue ran 1.1x slower (more code than the instruction cache holds).
 #if defined(KTUNE_EPILOGUE_MATRIX)
-    const bool interior = kPingPong && pid_m * kBlockM + wg_row0 + kWgRows <= M &&
-                          (pid_n + 1) * kBlockN <= N && (N & 1) == 0 &&
-                          (reinterpret_cast<unsigned long long>(C) & 3ull) == 0;
+      const bool interior = pid_m * kBlockM + wg_row0 + kWgRows <= M &&
+                            (pid_n + 1) * kBlockN <= N && (N & 1) == 0 &&
+                            (reinterpret_cast<unsigned long long>(C) & 3ull) == 0;
 #else
-    constexpr bool interior = false;
+      constexpr bool interior = false;
 #endif
-    if (staged) {
-      if constexpr (!kPingPong) {
-        store_fragments_staged<kMTiles, kBlockN>(C, N, row0, col0,
-                                                 staging + (cwg * 4 + wg_warp) * kStagingBytes,
-                                                 acc KTUNE_EPILOGUE_ARGS);
-      }
-    } else if (interior) {
-      constexpr int kChunk = 8;  // column groups per run (kBlockN / 8 is 16 or 32)
+      if (interior) {
+        constexpr int kChunk = 8;  // column groups per run (kBlockN / 8 is 16 or 32)
 #pragma unroll
-      for (int i = 0; i < kMTiles; ++i) {
-        const int row = row0 + i * 64;
+        for (int i = 0; i < kMTiles; ++i) {
+          const int row = row0 + i * 64;
 #pragma unroll
-        for (int j0 = 0; j0 < kBlockN / 8; j0 += kChunk) {
+          for (int j0 = 0; j0 < kBlockN / 8; j0 += kChunk) {
 #pragma unroll
-          for (int j = j0; j < j0 + kChunk; ++j) {
-            const int col = col0 + j * 8;
+            for (int j = j0; j < j0 + kChunk; ++j) {
+              const int col = col0 + j * 8;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {  // rows row and row + 8
-              const long long idx = static_cast<long long>(row + 8 * h) * N + col;
-              float& v0 = acc[i][4 * j + 2 * h];
-              float& v1 = acc[i][4 * j + 2 * h + 1];
-              v0 = epilogue(row + 8 * h, col, idx, v0 KTUNE_EPILOGUE_ARGS);
-              v1 = epilogue(row + 8 * h, col + 1, idx + 1, v1 KTUNE_EPILOGUE_ARGS);
+              for (int h = 0; h < 2; ++h) {  // rows row and row + 8
+                const long long idx = static_cast<long long>(row + 8 * h) * N + col;
+                float& v0 = acc[i][4 * j + 2 * h];
+                float& v1 = acc[i][4 * j + 2 * h + 1];
+                v0 = epilogue(row + 8 * h, col, idx, v0 KTUNE_EPILOGUE_ARGS);
+                v1 = epilogue(row + 8 * h, col + 1, idx + 1, v1 KTUNE_EPILOGUE_ARGS);
+              }
             }
-          }
 #pragma unroll
-          for (int j = j0; j < j0 + kChunk; ++j) {
-            const int col = col0 + j * 8;
+            for (int j = j0; j < j0 + kChunk; ++j) {
+              const int col = col0 + j * 8;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const long long idx = static_cast<long long>(row + 8 * h) * N + col;
-              *reinterpret_cast<unsigned*>(C + idx) =
-                  pack2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
+              for (int h = 0; h < 2; ++h) {
+                const long long idx = static_cast<long long>(row + 8 * h) * N + col;
+                *reinterpret_cast<unsigned*>(C + idx) =
+                    pack2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
+              }
             }
           }
         }
+      } else {
+        store_fragments<kMTiles, kBlockN>(C, M, N, row0, col0, acc KTUNE_EPILOGUE_ARGS);
       }
-    } else {
-      store_fragments<kMTiles, kBlockN>(C, M, N, row0, col0, acc KTUNE_EPILOGUE_ARGS);
     }
   }
   // No block leaves while its peer's consumers may still arrive on its barriers.

@@ -189,16 +189,36 @@ __device__ __forceinline__ void store_fragments(
 constexpr int kStagePitch = 144;
 constexpr int kStagingBytes = 16 * kStagePitch;
 
-// As store_fragments, for a warp whose 16 rows of every m64 tile and the tile's kN columns lie
-// inside C, N a multiple of 8 and C 16-byte aligned (the caller checks; the same for the whole
-// warp): 64 columns at a time, the 32 values through the epilogue first (so that an operand's
-// loads are issued together), packed, written to the warp's staging area with stmatrix, read
-// back as 16-byte rows and stored with 16-byte stores, 8 lanes to each 128-byte run of a row.
-// Each 32-byte sector of C is written once and whole; stored pair by pair, each was written
-// twice, 16 bytes at a time (twice the L2 write sectors of cuBLAS's kernel, H200 2026-11-25).
+// Stores the first n (1 to 8) of the 8 elements in v at p: packed pairs where p + e is 4-byte
+// aligned, else one element at a time. The rare path of store_fragments_staged (a run at C's last
+// columns, or rows that do not start 16-byte aligned): out of line, so that the staged store
+// keeps one copy of it.
+__device__ __noinline__ void store_run8(elem_t* p, int n, uint4 v) {
+  const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int e = 0; e < 8; e += 2) {
+    if (e + 1 < n && (reinterpret_cast<unsigned long long>(p + e) & 3ull) == 0) {
+      *reinterpret_cast<unsigned*>(p + e) = w[e / 2];
+    } else {
+      if (e < n) p[e] = static_cast<elem_t>(w[e / 2] & 0xffffu);
+      if (e + 1 < n) p[e + 1] = static_cast<elem_t>(w[e / 2] >> 16);
+    }
+  }
+}
+
+// As store_fragments (any M, N and C offset), through the warp's staging area in shared memory:
+// 64 columns at a time, the 32 values through the epilogue first (so that an operand's loads are
+// issued together; a value outside C at C's nearest element, and never stored), packed, written
+// to the staging area with stmatrix, read back as 16-byte rows and stored with 16-byte stores, 8
+// lanes to each 128-byte run of a row; a run that is not whole inside C or not 16-byte aligned
+// goes through store_run8. Each 32-byte sector of C is written once and whole; stored pair by
+// pair, each was written twice, 16 bytes at a time (twice the L2 write sectors of cuBLAS's
+// kernel, H200 2026-11-25). One copy of the epilogue and the stores for interior and edge tiles:
+// a second, per-pair copy for the edge tiles doubled the kernel's compile time (NVVM and ptxas:
+// 470 against 245 ms for 128x256, 2026-11-26).
 template <int kMTiles, int kN>
 __device__ __forceinline__ void store_fragments_staged(
-    elem_t* C, int N, int row0, int col0, unsigned staging,
+    elem_t* C, int M, int N, int row0, int col0, unsigned staging,
     float (&acc)[kMTiles][kN / 2] KTUNE_EPILOGUE_PARAMS) {
   static_assert(kN % 64 == 0, "whole runs of 64 columns");
   const int lane = threadIdx.x & 31;
@@ -218,11 +238,16 @@ __device__ __forceinline__ void store_fragments_staged(
         const int col = col0 + (j0 + j) * 8;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const long long idx = static_cast<long long>(row + 8 * h) * N + col;
-          const float v0 = epilogue(row + 8 * h, col, idx, acc[i][4 * (j0 + j) + 2 * h]
-                                        KTUNE_EPILOGUE_ARGS);
-          const float v1 = epilogue(row + 8 * h, col + 1, idx + 1,
-                                    acc[i][4 * (j0 + j) + 2 * h + 1] KTUNE_EPILOGUE_ARGS);
+          // Clamped to C's last row and column: a value outside C (an edge tile) goes through
+          // the epilogue at an element inside it, so that the epilogue's operand loads stay in
+          // bounds without a branch, and is never stored.
+          const int r = min(row + 8 * h, M - 1);
+          const int c0 = min(col, N - 1), c1 = min(col + 1, N - 1);
+          const long long base = static_cast<long long>(r) * N;
+          const float v0 =
+              epilogue(r, c0, base + c0, acc[i][4 * (j0 + j) + 2 * h] KTUNE_EPILOGUE_ARGS);
+          const float v1 =
+              epilogue(r, c1, base + c1, acc[i][4 * (j0 + j) + 2 * h + 1] KTUNE_EPILOGUE_ARGS);
           packed[2 * j + h] = pack2(v0, v1);
         }
       }
@@ -246,8 +271,16 @@ __device__ __forceinline__ void store_fragments_staged(
                      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                      : "r"(staging + r * kStagePitch + c * 16)
                      : "memory");
-        *reinterpret_cast<uint4*>(C + static_cast<long long>(warp_row + i * 64 + r) * N +
-                                  tile_col + j0 * 8 + c * 8) = v;
+        const int grow = warp_row + i * 64 + r;
+        const int gcol = tile_col + j0 * 8 + c * 8;
+        if (grow < M) {
+          elem_t* p = C + static_cast<long long>(grow) * N + gcol;
+          if (gcol + 8 <= N && (reinterpret_cast<unsigned long long>(p) & 15ull) == 0) {
+            *reinterpret_cast<uint4*>(p) = v;
+          } else if (gcol < N) {
+            store_run8(p, N - gcol, v);
+          }
+        }
       }
     }
   }
