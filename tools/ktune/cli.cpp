@@ -3,8 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdio>
+#include <mutex>
 
+#include "core/thread_pool.h"
 #include "ktune/cache/cache_url.h"
 #include "ktune/tuning/open_cache.h"
 #include "ktune/tuning/tune_spec.h"
@@ -69,6 +72,27 @@ std::unique_ptr<TuningCache> open_tuning_cache(bool no_cache, const CliContext& 
   // The code cache is used all the same.
   if (!prepare_cache_dir(ctx)) return nullptr;
   return make_memory_cache();
+}
+
+CompileCounts compile_choices(const Backend& backend, std::vector<ChoicePtr>& choices,
+                              unsigned jobs, const std::function<bool(const Choice&)>& wanted) {
+  std::atomic<int> compiled = 0, failed = 0;
+  std::mutex print;
+  ThreadPool pool(jobs);
+  for (ChoicePtr& c : choices) {
+    if (wanted && !wanted(*c)) continue;
+    pool.submit([&c, &backend, &compiled, &failed, &print] {
+      if (Status s = c->compile(backend); !s) {
+        std::lock_guard lock(print);
+        fmt::print(stderr, "error: {}: {}\n", c->name(), s.error().message);
+        ++failed;
+      } else {
+        ++compiled;
+      }
+    });
+  }
+  pool.wait_idle();
+  return {compiled.load(), failed.load()};
 }
 
 }  // namespace ktune::cli

@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "ktune/cache_sqlite/sqlite_cache.h"
 #include "ktune/select/selector.h"
@@ -38,6 +40,16 @@ struct CliContext {
 // open_sqlite_in(ctx). Null, with the error printed, when it cannot be opened (the SQLite one,
 // or a redis:// URL in a build without Redis support).
 [[nodiscard]] std::unique_ptr<TuningCache> open_cache_in(const CliContext& ctx);
+
+// --compile-only: the choices that `wanted` accepts (all without it) compiled on `jobs` threads
+// (0: all cores), each failure printed to stderr as "error: <choice>: <message>".
+struct CompileCounts {
+  int compiled = 0;
+  int failed = 0;
+};
+[[nodiscard]] CompileCounts compile_choices(const Backend& backend, std::vector<ChoicePtr>& choices,
+                                            unsigned jobs,
+                                            const std::function<bool(const Choice&)>& wanted = {});
 // The tuning cache of the tuning commands: in memory with --no-cache, else open_cache_in(ctx).
 // Null, with the error printed, when that cannot be opened.
 [[nodiscard]] std::unique_ptr<TuningCache> open_tuning_cache(bool no_cache, const CliContext& ctx);

@@ -3,18 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <sstream>
 
 #include "cli.h"
 #include "core/build_support.h"
-#include "core/thread_pool.h"
 #include "gemm_run.h"
 #include "json_out.h"
 #include "ktune/backend/cpu_backend.h"
@@ -228,8 +225,7 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     return kExitError;
   }
   int problems = 0;
-  std::atomic<int> compiled = 0, failed = 0;
-  std::mutex print;
+  int compiled = 0, failed = 0;
   for (std::size_t i = 0; i < spec.problems.size(); ++i) {
     if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
     ++problems;
@@ -242,25 +238,15 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     }
     print_over_limits(text_out(f.selector), spec.problems[i], *choices);
     if (choices->reference) choices->candidates.push_back(std::move(choices->reference));
-    ThreadPool pool(f.selector.jobs);
-    for (ChoicePtr& c : choices->candidates) {
-      pool.submit([&] {
-        if (Status s = c->compile(backend); !s) {
-          std::lock_guard lock(print);
-          fmt::print(stderr, "error: {}: {}\n", c->name(), s.error().message);
-          ++failed;
-        } else {
-          ++compiled;
-        }
-      });
-    }
-    pool.wait_idle();
+    const CompileCounts n = compile_choices(backend, choices->candidates, f.selector.jobs);
+    compiled += n.compiled;
+    failed += n.failed;
   }
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print(text_out(f.selector),
-             "Compiled {} candidates of {} problem(s) in {:.3f} s ({} failed)\n", compiled.load(),
-             problems, total_s, failed.load());
+             "Compiled {} candidates of {} problem(s) in {:.3f} s ({} failed)\n", compiled,
+             problems, total_s, failed);
   return failed ? kExitError : 0;
 }
 

@@ -6,12 +6,9 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 
-#include "core/thread_pool.h"
 #include "core/trace.h"
 #include "json_out.h"
 #include "ktune/cache/tuning_cache.h"
@@ -30,30 +27,15 @@ double tflops(const GemmShape& s, double ns) {
 // (--jobs), as a tuning compiles.
 int compile_only(std::FILE* out, const CudaBackend& backend, std::vector<ChoicePtr>& choices,
                  unsigned jobs, std::chrono::steady_clock::time_point t0) {
-  std::atomic<int> failed = 0, compiled = 0;
-  std::mutex print;
-  {
-    ThreadPool pool(jobs);
-    for (ChoicePtr& c : choices) {
-      // Templates, and library GEMMs paired with the separate epilogue kernel (its compile).
-      if (c->kind() != Choice::Kind::kTemplate && !c->name().ends_with("+epilogue")) continue;
-      pool.submit([&c, &backend, &failed, &compiled, &print] {
-        if (Status s = c->compile(backend); !s) {
-          std::lock_guard lock(print);
-          fmt::print(stderr, "error: {}: {}\n", c->name(), s.error().message);
-          ++failed;
-        } else {
-          ++compiled;
-        }
-      });
-    }
-    pool.wait_idle();
-  }
+  // Templates, and library GEMMs paired with the separate epilogue kernel (its compile).
+  const CompileCounts n = compile_choices(backend, choices, jobs, [](const Choice& c) {
+    return c.kind() == Choice::Kind::kTemplate || c.name().ends_with("+epilogue");
+  });
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print(out, "Compiled {} candidates for {} ({} failed) in {:.3f} s\n", compiled.load(),
-             backend.arch(), failed.load(), total_s);
-  return failed ? kExitError : 0;
+  fmt::print(out, "Compiled {} candidates for {} ({} failed) in {:.3f} s\n", n.compiled,
+             backend.arch(), n.failed, total_s);
+  return n.failed ? kExitError : 0;
 }
 
 // The fastest valid candidate of each kind against the pick: our templates, the library GEMMs
