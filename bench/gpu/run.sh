@@ -65,10 +65,9 @@ for shape in "${shapes[@]}"; do
     # The cold run's timeline (--trace), summed by phase into its log below.
     [ "$run" = cold ] && extra=(--trace "$out/trace-$shape.json")
     # NVRTC (CUDA 13) keeps what it compiled in the CUDA compute cache (~/.nv/ComputeCache),
-    # across processes: without its own empty one, a cold run would reuse the compiles of the
-    # shapes before it (36 templates in 13 s the first time, 0.9 s the second, on the H200).
+    # across processes: without its own empty one (a new folder in the shape's new cache folder),
+    # a cold run would reuse the compiles of the shapes before it (bench/gpu/compute_cache.sh).
     nv_cache=$cache/nv-compute-cache
-    [ "$run" = cold ] && rm -rf "$nv_cache"
     [ "$run" = warm-code-cache ] && extra=(--regret-rounds 10)
     start=$(date +%s%N)
     CUDA_CACHE_PATH=$nv_cache "$ktune" --cache-dir "$cache" gemm --m "$m" --n "$n" --k "$k" \

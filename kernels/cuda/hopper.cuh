@@ -214,8 +214,8 @@ __device__ __noinline__ void store_run8(elem_t* p, int n, uint4 v) {
 // goes through store_run8. Each 32-byte sector of C is written once and whole; stored pair by
 // pair, each was written twice, 16 bytes at a time (twice the L2 write sectors of cuBLAS's
 // kernel, H200 2026-11-25). One copy of the epilogue and the stores for interior and edge tiles:
-// a second, per-pair copy for the edge tiles doubled the kernel's compile time (NVVM and ptxas:
-// 470 against 245 ms for 128x256, 2026-11-26).
+// a second, per-pair copy for the edge tiles made compiles slow (all 36 GEMM templates with
+// `ktune gemm --compile-only -j 1`: 11.6 s with it, 7.8 s without, 2026-11-26).
 template <int kMTiles, int kN>
 __device__ __forceinline__ void store_fragments_staged(
     elem_t* C, int M, int N, int row0, int col0, unsigned staging,
