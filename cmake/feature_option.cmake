@@ -1,7 +1,7 @@
 # ktune_feature_option(NAME DOC): an optional feature's cache option NAME (AUTO, the default, ON or
 # OFF; 1/YES/TRUE/Y and 0/NO/FALSE/N read as ON and OFF, any other value fails the configure),
 # and NAME_MODE (AUTO, ON or OFF) in the caller's scope. The one reading of KTUNE_CUDA,
-# KTUNE_OPENCL, KTUNE_MPI and KTUNE_REDIS.
+# KTUNE_OPENCL, KTUNE_MPI, KTUNE_REDIS and KTUNE_CHECK_FATBIN.
 function(ktune_feature_option name doc)
   set(${name} AUTO CACHE STRING "${doc}")
   set_property(CACHE ${name} PROPERTY STRINGS AUTO ON OFF)

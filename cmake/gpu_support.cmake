@@ -30,6 +30,14 @@ else()
   endif()
 endif()
 
+# nvcc (optional, build time): the CUDA worker's checking kernels compiled into a fatbin, which
+# the worker loads instead of compiling them with NVRTC (KTUNE_CHECK_FATBIN; sets
+# KTUNE_HAVE_CHECK_FATBIN and defines ktune_embed_fatbin: cmake/embed_fatbin.cmake).
+set(KTUNE_HAVE_CHECK_FATBIN 0)
+if(KTUNE_HAVE_CUDA)
+  include(${CMAKE_CURRENT_LIST_DIR}/embed_fatbin.cmake)
+endif()
+
 # OpenCL: <CL/cl.h> only (Debian: opencl-c-headers, which `make deps` installs).
 set(KTUNE_HAVE_OPENCL 0)
 if(KTUNE_OPENCL_MODE STREQUAL "OFF")

@@ -51,8 +51,9 @@ class CheckedBuffers {
   // Inputs seeded, outputs poisoned, redzones refilled: ready for one run.
   [[nodiscard]] virtual Status reset() = 0;
   // Outputs poisoned and in-outs back to their seeded contents, inputs and redzones as they
-  // are: what each timed run starts from, so that its outputs are its own work. Devices whose
-  // reset() costs little more need not override.
+  // are: what each timed run starts from, so that its outputs are its own work. A device that
+  // queues its work may only enqueue it, in order with the runs (finish() waits for it). Devices
+  // whose reset() costs little more need not override.
   [[nodiscard]] virtual Status reset_outputs() { return reset(); }
   // Waits for what was enqueued since reset() (and brings back what the checks below read).
   [[nodiscard]] virtual Status finish() = 0;

@@ -8,6 +8,15 @@
 
 namespace ktune {
 
+Status SampleSource::sample_each(int count, const std::function<Status()>& before,
+                                 std::vector<double>* ns) {
+  for (int i = 0; i < count; ++i) {
+    if (Status s = before(); !s) return s;
+    if (Status s = sample(1, ns); !s) return s;
+  }
+  return {};
+}
+
 int runs_for_budget(const BenchOptions& options, double first_ns) {
   const double budget_ns = options.budget_ms * 1e6;
   return static_cast<int>(std::clamp(

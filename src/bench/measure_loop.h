@@ -6,6 +6,7 @@
 // before it waits (CUDA does), so samples come in counts, not one call per run.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ class SampleSource {
   [[nodiscard]] virtual Status warm_up(int count) = 0;
   // `count` timed runs (each after a flush when asked for), each's time in ns appended to `ns`.
   [[nodiscard]] virtual Status sample(int count, std::vector<double>* ns) = 0;
+  // `count` timed runs as sample() does, with `before` called before each of them (outside its
+  // timed span, before the flush). A device that queues its work (CUDA) enqueues what `before`
+  // asks for in order with the runs, so that the whole batch still needs one synchronisation.
+  // Here: before(), then sample(1), one run at a time.
+  [[nodiscard]] virtual Status sample_each(int count, const std::function<Status()>& before,
+                                           std::vector<double>* ns);
   // What the reader of the result should know (a CUDA graph that could not be captured, say).
   [[nodiscard]] virtual std::string note() const { return {}; }
 };

@@ -46,6 +46,7 @@ struct CudaDriver {
   X(MemcpyHtoD) \
   X(MemcpyDtoH) \
   X(MemcpyDtoD) \
+  X(MemcpyDtoDAsync) \
   X(MemsetD16) \
   X(MemsetD32) \
   X(MemsetD8) \

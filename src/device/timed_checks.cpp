@@ -18,21 +18,32 @@ TimedChecks::TimedChecks(SampleSource& source, CheckedBuffers& buffers,
       always_(always),
       draw_(std::random_device{}()) {}
 
+bool TimedChecks::draw_check(int run, bool last) {
+  if (last || run < always_) return true;
+  // At random, so that the candidate cannot know; as often as kCheckShare of the runs' time
+  // pays for, and one run in kMinCheckEvery at least.
+  const double p =
+      std::max(1.0 / kMinCheckEvery, check_ns_ > 0 ? kCheckShare * run_ns_ / check_ns_ : 1.0);
+  return std::uniform_real_distribution<double>(0, 1)(draw_) < p;
+}
+
 Status TimedChecks::sample(int count, std::vector<double>* ns) {
-  for (int i = 0; i < count; ++i) {
-    // The run's outputs must be its own: whatever an earlier run wrote is poisoned first.
-    if (Status s = buffers_.reset_outputs(); !s) return s;
-    if (Status s = source_.sample(1, ns); !s) return s;
-    ++runs_;
-    if (!ns->empty()) run_ns_ += ns->back();
-    const bool last = i + 1 == count;
-    if (!last && checked_ >= always_) {
-      // At random, so that the candidate cannot know; as often as kCheckShare of the runs' time
-      // pays for, and one run in kMinCheckEvery at least.
-      const double p =
-          std::max(1.0 / kMinCheckEvery, check_ns_ > 0 ? kCheckShare * run_ns_ / check_ns_ : 1.0);
-      if (std::uniform_real_distribution<double>(0, 1)(draw_) >= p) continue;
+  for (int i = 0; i < count;) {
+    // The runs up to the next checked one, drawn before they are enqueued (the candidate sees
+    // the draw no more than it did one run at a time), then run back to back: each from poisoned
+    // outputs, with one synchronisation for the segment.
+    int segment = 1;
+    while (!draw_check(runs_ + segment - 1, i + segment == count)) ++segment;
+    const std::size_t before = ns->size();
+    if (Status s = source_.sample_each(
+            segment, [this] { return buffers_.reset_outputs(); }, ns);
+        !s) {
+      return s;
     }
+    for (std::size_t k = before; k < ns->size(); ++k) run_ns_ += (*ns)[k];
+    runs_ += segment;
+    i += segment;
+    const bool last = i == count;
     const auto t0 = std::chrono::steady_clock::now();
     trace::Span span("check", "worker", last ? "with inputs" : "");
     if (Status s = buffers_.finish(); !s) return s;

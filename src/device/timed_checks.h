@@ -40,7 +40,8 @@ class TimedChecks final : public SampleSource {
               int always = kAlwaysChecked);
 
   Status warm_up(int count) override { return source_.warm_up(count); }
-  // One run at a time: reset_outputs(), the source's sample, finish(), check_run().
+  // The runs in segments that end at a checked run: each run after reset_outputs() (the
+  // source's sample_each), then finish() and check_run() at the segment's end.
   Status sample(int count, std::vector<double>* ns) override;
   std::string note() const override { return source_.note(); }
 
@@ -50,6 +51,9 @@ class TimedChecks final : public SampleSource {
   [[nodiscard]] int checked() const { return checked_; }
 
  private:
+  // Whether timed run `run` (0 for the first) is checked; `last`: the batch's last run.
+  [[nodiscard]] bool draw_check(int run, bool last);
+
   SampleSource& source_;
   CheckedBuffers& buffers_;
   const ReferenceOutputs* reference_;

@@ -35,6 +35,7 @@ CudaProblemBuffers::CudaProblemBuffers(const CudaDriver& cu, Problem problem,
 
 CudaProblemBuffers::~CudaProblemBuffers() {
   // After a sticky error these fail; the worker exits then anyway.
+  if (intact_redzone_ != 0) (void)cu_.MemFree(intact_redzone_);
   for (const Arg& a : args_) {
     if (a.base != 0) (void)cu_.MemFree(a.base);
     if (a.pristine != 0) (void)cu_.MemFree(a.pristine);
@@ -55,6 +56,8 @@ Result<std::unique_ptr<CudaProblemBuffers>> CudaProblemBuffers::allocate(
   b->scalars_.assign(n, 0);
   b->ptrs_.assign(n, 0);
   b->params_.assign(n, nullptr);
+  KTUNE_CU(MemAlloc(&b->intact_redzone_, redzone_bytes));
+  KTUNE_CU(MemsetD8(b->intact_redzone_, kRedzoneByte, redzone_bytes));
   for (std::size_t i = 0; i < n; ++i) {
     const ProblemArg& arg = args[i];
     if (!is_buffer(arg.param.role)) {
@@ -140,34 +143,39 @@ Status CudaProblemBuffers::reset() {
   return {};
 }
 
-Status CudaProblemBuffers::reset_outputs() {
+Status CudaProblemBuffers::reset_outputs(CUstream stream) {
   const CudaDriver& cu = cu_;
-  KTUNE_CU(CtxSynchronize());
   for (std::size_t i = 0; i < args_.size(); ++i) {
     const Arg& a = args_[i];
     // Scratch buffers too: poisoned again before each timed run, as before each checked one.
     const ArgRole role = problem_.args[i].param.role;
     if ((is_output(role) || role == ArgRole::kScratch) && a.bytes > 0) {
-      KTUNE_CU(MemcpyDtoD(data(a), a.pristine, a.bytes));
+      KTUNE_CU(MemcpyDtoDAsync(data(a), a.pristine, a.bytes, stream));
     }
   }
-  KTUNE_CU(CtxSynchronize());
   return {};
+}
+
+std::vector<CudaProblemBuffers::Zone> CudaProblemBuffers::redzones() const {
+  std::vector<Zone> zones;
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    const Arg& a = args_[i];
+    if (a.base == 0) continue;
+    const std::string& name = problem_.args[i].param.name;
+    zones.push_back({a.base, fmt::format("{} (before the start)", name)});
+    zones.push_back({data(a) + a.bytes, fmt::format("{} (after the end)", name)});
+  }
+  return zones;
 }
 
 Result<std::vector<std::string>> CudaProblemBuffers::redzone_violations() const {
   const CudaDriver& cu = cu_;
   KTUNE_CU(CtxSynchronize());
   std::vector<std::string> names;
-  std::vector<std::uint8_t> zone(redzone_bytes_);
-  for (std::size_t i = 0; i < args_.size(); ++i) {
-    const Arg& a = args_[i];
-    if (a.base == 0) continue;
-    const std::string& name = problem_.args[i].param.name;
-    KTUNE_CU(MemcpyDtoH(zone.data(), a.base, redzone_bytes_));
-    if (!clean(zone)) names.push_back(fmt::format("{} (before the start)", name));
-    KTUNE_CU(MemcpyDtoH(zone.data(), data(a) + a.bytes, redzone_bytes_));
-    if (!clean(zone)) names.push_back(fmt::format("{} (after the end)", name));
+  std::vector<std::uint8_t> bytes(redzone_bytes_);
+  for (Zone& zone : redzones()) {
+    KTUNE_CU(MemcpyDtoH(bytes.data(), zone.at, redzone_bytes_));
+    if (!clean(bytes)) names.push_back(std::move(zone.name));
   }
   return names;
 }

@@ -72,9 +72,19 @@ class CudaProblemBuffers {
   [[nodiscard]] Status reset();
   // Only the outputs (poisoned) and in-outs (seeded) back to their pristine contents, before
   // each timed run; inputs and redzones stay as the last run left them for the next check.
-  [[nodiscard]] Status reset_outputs();
+  // Enqueued on `stream`, in order with the runs there: no synchronisation.
+  [[nodiscard]] Status reset_outputs(CUstream stream);
   // "C (after the end)", "A (before the start)": each damaged redzone.
   [[nodiscard]] Result<std::vector<std::string>> redzone_violations() const;
+  // Every redzone (two per buffer: before its storage, after it) with its name as
+  // redzone_violations() gives it, and an intact one on the device, for a comparison there
+  // (CudaChecker::equal_each).
+  struct Zone {
+    CUdeviceptr at = 0;
+    std::string name;
+  };
+  [[nodiscard]] std::vector<Zone> redzones() const;
+  [[nodiscard]] CUdeviceptr intact_redzone() const { return intact_redzone_; }
   // The first kIn argument whose bytes differ from the seeded contents (in-outs are outputs).
   [[nodiscard]] Result<std::optional<std::string>> modified_input() const;
   // Each out/inout argument's storage bytes into (*outputs)[arg] (resized to the argument
@@ -115,6 +125,7 @@ class CudaProblemBuffers {
   const CudaDriver& cu_;
   Problem problem_;
   std::size_t redzone_bytes_;
+  CUdeviceptr intact_redzone_ = 0;      // redzone_bytes_ of the fill, never handed out
   std::vector<Arg> args_;               // by argument index
   std::vector<std::uint64_t> scalars_;  // by argument index: the value's bytes
   std::vector<CUdeviceptr> ptrs_;       // by argument index

@@ -145,13 +145,23 @@ Status CudaTimer::warm_up(int count) {
   return {};
 }
 
-Status CudaTimer::sample(int count, std::vector<double>* ns) {
+Status CudaTimer::sample(int count, std::vector<double>* ns) { return timed(count, nullptr, ns); }
+
+Status CudaTimer::sample_each(int count, const std::function<Status()>& before,
+                              std::vector<double>* ns) {
+  return timed(count, &before, ns);
+}
+
+Status CudaTimer::timed(int count, const std::function<Status()>* before, std::vector<double>* ns) {
   const CudaDriver& cu = cu_;
   for (int done = 0; done < count;) {
     const int batch = std::min(count - done, kMaxBatch);
     Events events(cu_);
     if (Status s = events.create(2 * batch); !s) return s;
     for (int i = 0; i < batch; ++i) {
+      if (before) {
+        if (Status s = (*before)(); !s) return s;
+      }
       if (flush_cache_) {
         if (Status s = flush_.enqueue(); !s) return s;
       }

@@ -63,9 +63,15 @@ class CudaTimer final : public SampleSource {
   // kernel's fault shows there; the device tells sticky errors by probing the context).
   Status warm_up(int count) override;
   Status sample(int count, std::vector<double>* ns) override;
+  // `before` enqueues on the stream too (the outputs poisoned again, say): still one
+  // synchronisation per batch.
+  Status sample_each(int count, const std::function<Status()>& before,
+                     std::vector<double>* ns) override;
   std::string note() const override { return note_; }
 
  private:
+  [[nodiscard]] Status timed(int count, const std::function<Status()>* before,
+                             std::vector<double>* ns);
   CudaTimer(const CudaDriver& cu, CUstream stream, CudaFlush& flush, bool flush_cache,
             std::function<Status()> enqueue);
   [[nodiscard]] Status capture(int calls);

@@ -13,12 +13,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bench/measure_loop.h"
 #include "device/host_problem.h"
+#include "device/timed_checks.h"
 #include "ktune/tensor/problem_buffers.h"
 
 namespace ktune {
@@ -44,6 +46,7 @@ enum class Behaviour {
   kFirstCallOnly,
   kSmallValuesOnly,
   kSkipsWhenTimed,
+  kSkipsAfterAlways,
   kRacy,
   kWritesGap,
   kWritesPrefix,
@@ -63,6 +66,7 @@ const std::map<std::string, Behaviour> kBehaviours = {
     {"first_call_only", Behaviour::kFirstCallOnly},
     {"small_values_only", Behaviour::kSmallValuesOnly},
     {"skips_when_timed", Behaviour::kSkipsWhenTimed},
+    {"skips_after_always", Behaviour::kSkipsAfterAlways},
     {"racy", Behaviour::kRacy},
     {"writes_gap", Behaviour::kWritesGap},
     {"writes_prefix", Behaviour::kWritesPrefix},
@@ -83,7 +87,8 @@ struct Counts {
   int stress_allocations = 0;
   int loads = 0;
   int faults = 0;
-  std::vector<int> sample_counts;   // each SampleSource::sample call's count
+  std::vector<int> sample_counts;   // each SampleSource::sample or sample_each call's count
+  int resets = 0;                   // reset_outputs() calls: one before each timed run
   std::uint64_t race = 0x2545F491;  // kRacy's generator: a fixed seed, so the test cannot flake
 };
 
@@ -105,6 +110,17 @@ class FakeTimer final : public SampleSource {
     }
     return {};
   }
+  // As a device that queues its work: `before` and the runs back to back, one call.
+  Status sample_each(int count, const std::function<Status()>& before,
+                     std::vector<double>* ns) override {
+    counts_.sample_counts.push_back(count);
+    for (int i = 0; i < count; ++i) {
+      if (Status s = before(); !s) return s;
+      if (Status s = run_(); !s) return s;
+      ns->push_back(kSampleNs);
+    }
+    return {};
+  }
 
  private:
   Counts& counts_;
@@ -116,6 +132,11 @@ class FakeProblem final : public HostProblem {
  public:
   FakeProblem(ProblemBuffers buffers, Counts& counts)
       : HostProblem(std::move(buffers)), counts_(counts) {}
+
+  Status reset_outputs() override {
+    ++counts_.resets;
+    return HostProblem::reset_outputs();
+  }
 
   Status enqueue(const DeviceLaunch& launch) override {
     const TensorSpec& cs = problem().args[0].tensor;
@@ -129,6 +150,8 @@ class FakeProblem final : public HostProblem {
     if (b == Behaviour::kSticky) return make_error(ErrorCode::kIo, "fake: FAKE_STICKY");
     if (b == Behaviour::kFirstCallOnly && call > 1) return {};
     if (b == Behaviour::kSkipsWhenTimed && call > 2) return {};  // after two verifications
+    // After two verifications, a warm-up and the always-checked timed runs.
+    if (b == Behaviour::kSkipsAfterAlways && call > 3 + TimedChecks::kAlwaysChecked) return {};
     const std::int64_t n = b == Behaviour::kHalfWritten ? kN / 2 : kN;
     // kScaledRoundOff: off by 1e-6 of the largest input everywhere, as the round-off of another
     // summation order is off by a fraction of its terms' magnitude.
@@ -263,11 +286,42 @@ TEST_F(RequestFlowTest, ARightCandidateIsVerifiedAndMeasuredWithTheBudgetsCount)
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
   ASSERT_TRUE(r.stats);
   // One first sample, then runs_for_budget(10 us / 1 us) - 1 more, one run at a time (each
-  // from poisoned outputs, checked after).
+  // from poisoned outputs, checked after: the first kAlwaysChecked runs all are).
   EXPECT_EQ(r.stats->runs, 10);
   EXPECT_DOUBLE_EQ(r.stats->median_ns, kSampleNs);
   EXPECT_EQ(counts_.sample_counts, std::vector<int>(10, 1));
+  EXPECT_EQ(counts_.resets, 10);
   EXPECT_FALSE(r.restart);
+}
+
+TEST_F(RequestFlowTest, UncheckedTimedRunsGoBackToBackEachFromPoisonedOutputs) {
+  BenchmarkRequest q = request("right");
+  q.bench.budget_ms = 0.2;  // 200 runs of 1 us
+  q.bench.max_runs = 200;
+  BenchmarkResponse r = flow_.serve(q);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
+  EXPECT_EQ(r.stats->runs, 200);
+  const std::vector<int>& segments = counts_.sample_counts;
+  EXPECT_EQ(std::accumulate(segments.begin(), segments.end(), 0), 200);
+  EXPECT_EQ(counts_.resets, 200);  // every run from poisoned outputs, checked or not
+  // The always-checked runs one by one, then runs up to each drawn check in one call (a check
+  // is drawn for one run in kMinCheckEvery at least, so the 190 others make more than 11 calls).
+  ASSERT_GT(segments.size(), 21u);
+  EXPECT_EQ(std::vector<int>(segments.begin(), segments.begin() + TimedChecks::kAlwaysChecked),
+            std::vector<int>(TimedChecks::kAlwaysChecked, 1));
+  EXPECT_GT(*std::max_element(segments.begin(), segments.end()), 1);
+  EXPECT_LT(segments.size(), 200u);
+}
+
+TEST_F(RequestFlowTest, SkippingWorkBetweenChecksIsCaughtAtTheNextCheck) {
+  // Right for the two verification calls and the always-checked runs, then skipping: poisoned
+  // outputs left as they are show at the next checked run, whichever it is.
+  BenchmarkRequest q = request("skips_after_always");
+  q.bench.budget_ms = 0.2;
+  q.bench.max_runs = 200;
+  BenchmarkResponse r = flow_.serve(q);
+  EXPECT_EQ(r.outcome, Outcome::kUnwrittenOutput) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("changed behaviour under timing"));
 }
 
 TEST_F(RequestFlowTest, AboveTheBestSoFarIsAbandonedAfterItsFirstRunsWithTheirStats) {
