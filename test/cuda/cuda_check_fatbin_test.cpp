@@ -101,22 +101,32 @@ TEST_F(CudaCheckFatbin, EqualEachJudgesEverySpanOnItsOwn) {
       cuda_check_fatbin().empty() ? CudaChecker::create(*cu_, info->arch(), info->sm_count)
                                   : CudaChecker::load(*cu_, info->sm_count);
   ASSERT_TRUE(checker) << checker.error().message;
-  const std::size_t bytes = 258;  // a 2-byte tail past the last 4-byte word
+  // 258 bytes: a 2-byte tail past the last 4-byte word, and every other span starts 2 bytes off a
+  // 4-byte boundary (as the redzone after an odd number of bf16 elements does).
+  const std::size_t bytes = 258;
+  const std::size_t count = 6;
   CUdeviceptr intact = 0, spans = 0;
   ASSERT_EQ(cu_->MemAlloc(&intact, bytes), CUDA_SUCCESS);
-  ASSERT_EQ(cu_->MemAlloc(&spans, 4 * bytes), CUDA_SUCCESS);
+  ASSERT_EQ(cu_->MemAlloc(&spans, count * bytes), CUDA_SUCCESS);
   ASSERT_EQ(cu_->MemsetD8(intact, 0xA5, bytes), CUDA_SUCCESS);
-  ASSERT_EQ(cu_->MemsetD8(spans, 0xA5, 4 * bytes), CUDA_SUCCESS);
+  ASSERT_EQ(cu_->MemsetD8(spans, 0xA5, count * bytes), CUDA_SUCCESS);
   const unsigned char changed = 0x5A;
-  ASSERT_EQ(cu_->MemcpyHtoD(spans + bytes, &changed, 1), CUDA_SUCCESS);  // first byte
-  ASSERT_EQ(cu_->MemcpyHtoD(spans + 3 * bytes + bytes - 1, &changed, 1), CUDA_SUCCESS);  // last
+  // Span 1 (misaligned): its first byte; span 2 (aligned): its last, in the tail; span 3
+  // (misaligned): its last.
+  ASSERT_EQ(cu_->MemcpyHtoD(spans + bytes, &changed, 1), CUDA_SUCCESS);
+  ASSERT_EQ(cu_->MemcpyHtoD(spans + 3 * bytes - 1, &changed, 1), CUDA_SUCCESS);
+  ASSERT_EQ(cu_->MemcpyHtoD(spans + 4 * bytes - 1, &changed, 1), CUDA_SUCCESS);
   std::vector<CUdeviceptr> at;
-  for (std::size_t i = 0; i < 4; ++i) at.push_back(spans + i * bytes);
+  for (std::size_t i = 0; i < count; ++i) at.push_back(spans + i * bytes);
   for (int twice = 0; twice < 2; ++twice) {  // the counters start from zero each time
     Result<std::vector<bool>> same = (*checker)->equal_each(at, intact, bytes, stream_);
     ASSERT_TRUE(same) << same.error().message;
-    EXPECT_EQ(*same, (std::vector<bool>{true, false, true, false}));
+    EXPECT_EQ(*same, (std::vector<bool>{true, false, false, false, true, true}));
   }
+  // equal() on a misaligned pair too.
+  Result<bool> equal = (*checker)->equal(spans + 5 * bytes, intact, bytes, stream_);
+  ASSERT_TRUE(equal) << equal.error().message;
+  EXPECT_TRUE(*equal);
   Result<std::vector<bool>> none = (*checker)->equal_each({}, intact, bytes, stream_);
   ASSERT_TRUE(none) << none.error().message;
   EXPECT_TRUE(none->empty());

@@ -193,17 +193,24 @@ extern "C" __global__ void ktune_pattern(unsigned char* p, long long bytes, u64 
 }
 
 // Counts the differing 4-byte words of a and b (bytes / 4 of them), then the trailing bytes.
+// Where a or b is not 4-byte aligned (the redzone after a buffer of an odd number of 2-byte
+// elements), the differing bytes of all words * 4 + tail.
 extern "C" __global__ void ktune_differ(const u32* a, const u32* b, long long words, int tail,
                                         u64* counters) {
   u64 bad = 0;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += step) {
-    bad += a[i] != b[i];
-  }
-  if (blockIdx.x == 0 && threadIdx.x < tail) {
-    const unsigned char* ta = (const unsigned char*)(a + words);
-    const unsigned char* tb = (const unsigned char*)(b + words);
-    bad += ta[threadIdx.x] != tb[threadIdx.x];
+  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if ((((u64)a | (u64)b) & 3u) != 0) {
+    const unsigned char* ca = (const unsigned char*)a;
+    const unsigned char* cb = (const unsigned char*)b;
+    for (long long i = first; i < words * 4 + tail; i += step) bad += ca[i] != cb[i];
+  } else {
+    for (long long i = first; i < words; i += step) bad += a[i] != b[i];
+    if (blockIdx.x == 0 && threadIdx.x < tail) {
+      const unsigned char* ta = (const unsigned char*)(a + words);
+      const unsigned char* tb = (const unsigned char*)(b + words);
+      bad += ta[threadIdx.x] != tb[threadIdx.x];
+    }
   }
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   if ((threadIdx.x & 31) == 0 && bad) atomicAdd(&counters[2], bad);
