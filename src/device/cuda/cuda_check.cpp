@@ -215,13 +215,9 @@ Result<std::vector<bool>> CudaChecker::equal_each(const std::vector<CUdeviceptr>
 }
 
 Result<bool> CudaChecker::equal(CUdeviceptr a, CUdeviceptr b, std::size_t bytes, CUstream stream) {
-  long long words = static_cast<long long>(bytes / 4);
-  int tail = static_cast<int>(bytes % 4);
-  void* params[] = {&a, &b, &words, &tail, &counters_};
-  if (Status s = run(differ_, std::max<long long>(words, 1), params, stream); !s) {
-    return std::unexpected(s.error());
-  }
-  return bad_ == 0;
+  Result<std::vector<bool>> same = equal_each({a}, b, bytes, stream);
+  if (!same) return std::unexpected(same.error());
+  return same->front();
 }
 
 }  // namespace ktune
