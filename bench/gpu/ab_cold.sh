@@ -38,10 +38,13 @@ for rep in $(seq 1 "$reps"); do
       [ "$build" = base ] && b=$base
       tag=$build-$shape-$rep
       cache=$(mktemp -d)
+      start=$(date +%s%N)
       CUDA_CACHE_PATH=$cache/nv KTUNE_WORKER=$b/bin/ktune-worker \
         LD_LIBRARY_PATH=$b/lib:$LD_LIBRARY_PATH timeout 120 "$b/bin/ktune" --cache-dir "$cache" \
         gemm --m "$m" --n "$n" --k "$k" --dtype bf16 --trace "$out/$tag.json" \
         >"$out/$tag.log" 2>&1 || echo "$tag: exit $?"
+      # The process's wall time, what a user waits for ("Tuned ... in" ends before the exit).
+      echo "wall $((($(date +%s%N) - start) / 1000000)) ms" >>"$out/$tag.log"
       python3 "$root/bench/trace_summary.py" "$out/$tag.json" --top 12 >>"$out/$tag.log"
       rm -rf "$cache"
     done

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summarises bench/gpu/ab_cold.sh: per shape and build, the cold tuning times over the repeats
-(median, min-max), the pick's time against cuBLAS, and the phases of the traces (the search, the
+(median, min-max): the process's wall time where the log has it, and "Tuned ... in" (which ends
+before the process's exit); the pick's time against cuBLAS, and the phases of the traces (the search, the
 decide stage, the worker's checks).
 
 Usage: bench/gpu/ab_cold_summary.py OUTDIR"""
@@ -19,8 +20,9 @@ for log in sorted(glob.glob(os.path.join(args.out, "*.log"))):
     text = open(log).read()
     r = rows[shape][build]
     t = re.search(r"^Tuned gemm \S+ \S+ in ([\d.]+) s", text, re.M)
+    w = re.search(r"^wall (\d+) ms", text, re.M)
     if t:
-        r.append({"tuned": float(t.group(1))})
+        r.append({"tuned": float(t.group(1)), "wall": int(w.group(1)) / 1e3 if w else None})
     else:
         r.append({"tuned": None})
         continue
@@ -41,19 +43,20 @@ def spread(values):
     return f"{statistics.median(values):.3f} [{min(values):.3f}, {max(values):.3f}]"
 
 
-print("| shape | build | cold tuning s, median [min, max] | pick / cuBLAS | search ms | decide ms "
-      "| checks (mean ms) | runs |")
-print("|---|---|---|---|---:|---:|---|---:|")
+print("| shape | build | cold wall s, median [min, max] | \"Tuned in\" s | pick / cuBLAS "
+      "| search ms | decide ms | checks (mean ms) | runs |")
+print("|---|---|---|---|---|---:|---:|---|---:|")
 for shape in rows:
     for build in ("base", "new"):
         runs = rows[shape][build]
         ok = [d for d in runs if d["tuned"] is not None]
         if not ok:
-            print(f"| {shape} | {build} | failed | | | | | {len(runs)} |")
+            print(f"| {shape} | {build} | failed | | | | | | {len(runs)} |")
             continue
         checks = sum(d["check"][0] for d in ok) / len(ok)
         check_ms = sum(d["check"][1] for d in ok) / max(1, sum(d["check"][0] for d in ok))
-        print(f"| {shape} | {build} | {spread([d['tuned'] for d in ok])} "
+        print(f"| {shape} | {build} | {spread([d['wall'] for d in ok])} "
+              f"| {spread([d['tuned'] for d in ok])} "
               f"| {spread([d['over_cublas'] for d in ok])} "
               f"| {statistics.median(d['search'][1] for d in ok):.0f} "
               f"| {statistics.median(d['decide'][1] for d in ok):.0f} "

@@ -159,7 +159,14 @@ std::string Epilogue::render_defines(std::string_view pointer_type,
         body += fmt::format("v = 0.5f * v * (1.0f + {}(v * 0.70710678118654752f)); ", erf_fn);
         break;
       case EpilogueOpKind::kSilu:
-        body += fmt::format("v = v / (1.0f + {}(-v)); ", exp_fn);
+        // CUDA: the hardware's exp and divide (MUFU.EX2, MUFU.RCP), as Triton's sigmoid. With
+        // expf and the IEEE division, the fused GEMM + SiLU beat the library pair by 1.05x where
+        // GELU (erff) did by 1.11-1.15x on the same shapes (H200, run O in docs/benchmarks.md).
+        // Their error (2 + 1.16|v| ulp, 2 ulp) is far below any output's tolerance; where
+        // 1 + exp(-v) overflows, v / inf is -0 as before.
+        body += language == EpilogueLanguage::kCuda
+                    ? "v = __fdividef(v, 1.0f + __expf(-v)); "
+                    : fmt::format("v = v / (1.0f + {}(-v)); ", exp_fn);
         break;
     }
   }

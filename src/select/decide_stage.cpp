@@ -154,7 +154,8 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
   round.warmup_runs = 1;
   round.budget_ms = o.bench.budget_ms / 10;
   round.min_runs = 1;
-  round.max_runs = std::clamp(o.bench.max_runs / 8, 1, 25);
+  round.max_runs =
+      o.decide_round_runs > 0 ? o.decide_round_runs : std::clamp(o.bench.max_runs / 8, 1, 25);
   int cap = o.close_call_rounds;
   while (d.rounds < cap && contenders.size() > 1) {
     std::vector<Choice*> choices;

@@ -175,4 +175,8 @@ void Worker::stop() {
   if (state_) state_->stop();
 }
 
+void Worker::release() {
+  if (state_) state_->release();
+}
+
 }  // namespace ktune

@@ -50,6 +50,8 @@ class Worker {
   [[nodiscard]] pid_t pid() const;
   // Closes the request pipe (the worker exits by itself), then SIGTERM, then SIGKILL; reaps.
   void stop();
+  // Its input closed, not waited for (WorkerOptions::wait_at_shutdown): it exits by itself.
+  void release();
 
  private:
   struct State;

@@ -61,7 +61,13 @@ Result<BenchmarkResponse> WorkerPool::run(const BenchmarkRequest& request,
 void WorkerPool::shutdown() {
   trace::Span span("shutdown", "select");
   for (std::unique_ptr<Worker>& w : workers_) {
-    if (w) w->stop();
+    if (!w) continue;
+    // Released only when idle and clean: anything it left over is killed and waited for.
+    if (!options_.wait_at_shutdown && w->fit_for_next()) {
+      w->release();
+    } else {
+      w->stop();
+    }
   }
 }
 

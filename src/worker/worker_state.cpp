@@ -301,6 +301,16 @@ void Worker::State::stop() {
   pid = -1;
 }
 
+void Worker::State::release() {
+  alive = false;
+  request.reset();  // end of stream: the worker exits by itself
+  response.reset();
+  output.reset();
+  inbox.clear();
+  seen.clear();
+  pid = -1;  // reaped by whoever outlives it: this process's exit hands it to init
+}
+
 bool Worker::State::exited() const {
   siginfo_t info{};
   return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||

@@ -76,6 +76,7 @@ struct Worker::State {
   // `restart` is set when the worker should be replaced without blaming the candidate.
   std::optional<Loss> leftovers(bool host_code, bool& restart);
   void stop();
+  void release();
   // True when the process has ended, without reaping it (bury or stop do that).
   bool exited() const;
 };

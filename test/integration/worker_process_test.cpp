@@ -13,6 +13,8 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "ktune/backend/cpu_backend.h"
 #include "support/cli_run.h"
@@ -85,6 +87,17 @@ WorkerOptions real_worker() {
 }
 
 bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+// This process's children, from /proc (every thread's list: a child belongs to the thread that
+// started it).
+std::vector<pid_t> own_children() {
+  std::vector<pid_t> out;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "children");
+    for (pid_t p = 0; in >> p;) out.push_back(p);
+  }
+  return out;
+}
 
 // A fake worker: a shell script that ignores --in-fd/--out-fd.
 std::filesystem::path write_script(const std::filesystem::path& dir, const std::string& body) {
@@ -494,6 +507,42 @@ TEST_F(WorkerRun, CpuTimeLimitEndsASpinningKernel) {
   BenchmarkResponse r = run_one(kSpin, o, 30s);
   EXPECT_EQ(r.outcome, Outcome::kResourceExhausted) << r.message;
   EXPECT_THAT(r.message, HasSubstr("SIGXCPU"));
+}
+
+// Released (WorkerOptions::wait_at_shutdown false, as the CLI does): not waited for, the
+// worker ends by itself once its input is closed, with a normal exit.
+bool exits_normally_within(pid_t pid, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  pid_t got = 0;
+  while ((got = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(10ms);
+  }
+  return got == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST_F(WorkerRun, AReleasedWorkerExitsByItself) {
+  BenchmarkResponse r = run_one(kCopy, real_worker(), 30s);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
+  worker_->release();
+  EXPECT_FALSE(worker_->alive());
+  EXPECT_EQ(worker_->pid(), -1);
+  EXPECT_TRUE(exits_normally_within(pid_, 20s));
+}
+
+// The pool's shutdown releases an idle, clean worker: not waited for, it exits by itself.
+TEST_F(WorkerRun, PoolShutdownWithoutWaitingLeavesNothingRunning) {
+  WorkerOptions o = real_worker();
+  o.wait_at_shutdown = false;
+  WorkerPool pool(o);
+  Result<BenchmarkResponse> ok = pool.run(request(kCopy), 30s);
+  ASSERT_TRUE(ok) << ok.error().message;
+  ASSERT_EQ(ok->outcome, Outcome::kOk) << ok->message;
+  const std::vector<pid_t> children = own_children();
+  ASSERT_EQ(children.size(), 1u);
+  pool.shutdown();
+  EXPECT_TRUE(exits_normally_within(children[0], 20s));
 }
 
 TEST_F(WorkerRun, ClosingTheProtocolPipesIsACrash) {

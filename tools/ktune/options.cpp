@@ -218,6 +218,9 @@ SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions 
   if (f.run_timeout_ms) o.run_timeout = std::chrono::milliseconds(*f.run_timeout_ms);
   if (f.no_abandon) o.abandon = false;
   if (f.memory_limit_mb) o.worker.memory_limit_bytes = *f.memory_limit_mb << 20;
+  // The CLI exits soon after its selections: it need not wait for each worker's exit (a CUDA
+  // context's teardown, 60-80 ms and more on an H200; WorkerOptions::wait_at_shutdown).
+  o.worker.wait_at_shutdown = false;
   if (!f.json_log.empty()) o.json_log = f.json_log;
   if (f.json) o.out = stderr;  // stdout holds the --json document
   if (f.strategy) o.search.strategy = *f.strategy;

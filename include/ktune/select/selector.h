@@ -56,6 +56,9 @@ struct SelectorOptions {
   double close_call_band = 0.10;
   int decide_max = 8;
   int decide_batch = 5;
+  // Timed runs in a decide round at most (after one warm-up, within a tenth of the budget);
+  // 0: bench.max_runs / 8, within 1..25.
+  int decide_round_runs = 0;
   double resolution = 0.03;
   // Rounds at most (0: no decide stage; the first medians decide); up to noisy_rounds while the
   // measurements are noisy (busy_load or noise_spread below) and the pick is unresolved.

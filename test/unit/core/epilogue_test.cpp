@@ -46,8 +46,10 @@ TEST(Epilogue, RendersTheHookWithOperandsAndLanguageSpecificMath) {
       << cuda;
   EXPECT_NE(cuda.find("#define KTUNE_EPILOGUE_ARGS , rowbias\n"), std::string::npos);
   EXPECT_NE(cuda.find("KTUNE_LOAD(rowbias, row)"), std::string::npos);
-  EXPECT_NE(cuda.find("expf(-v)"), std::string::npos);
+  EXPECT_NE(cuda.find("__fdividef(v, 1.0f + __expf(-v))"), std::string::npos) << cuda;
   EXPECT_NE(cuda.find("erff("), std::string::npos);
+  const std::string cpp = e.render_defines("const T*", EpilogueLanguage::kCpp);
+  EXPECT_NE(cpp.find("v / (1.0f + expf(-v))"), std::string::npos) << cpp;
   const std::string ocl = e.render_defines("__global const float*", EpilogueLanguage::kOpenCL);
   EXPECT_NE(ocl.find(" exp(-v)"), std::string::npos);
   EXPECT_EQ(ocl.find("erff("), std::string::npos);

@@ -70,6 +70,28 @@ TEST_F(DecideStageTest, AStalledFirstMeasurementDoesNotFlipThePick) {
   EXPECT_EQ(record_of(*sel, "a").stats->median_ns, 100);
 }
 
+// A round: one warm-up, then timed runs for a tenth of the budget, at most max_runs / 8 of them
+// (within 1..25) or decide_round_runs where set (the GPU GEMM's 5).
+class DecideRoundTest : public DecideStageTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(DecideRoundTest, ARoundsRunsFollowTheOptions) {
+  auto candidates = fake_candidates({{"a"}, {"b"}});
+  runner_.fixed = {{"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, 101}}};
+  options_.bench.budget_ms = 20;
+  options_.bench.max_runs = 100;
+  options_.decide_round_runs = GetParam();
+  ASSERT_TRUE(select(candidates));
+  ASSERT_FALSE(runner_.remeasure_bench.empty());
+  const std::optional<BenchOptions>& round = runner_.remeasure_bench[0];
+  ASSERT_TRUE(round.has_value());
+  EXPECT_EQ(round->warmup_runs, 1);
+  EXPECT_EQ(round->min_runs, 1);
+  EXPECT_EQ(round->max_runs, GetParam() > 0 ? GetParam() : 12);
+  EXPECT_DOUBLE_EQ(round->budget_ms, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(RunsCap, DecideRoundTest, ::testing::Values(0, 5));
+
 // A 300 ms stall in one round of the true winner (its round median 300 ms instead of 100 ns):
 // neither its median of rounds nor the paired ratios move.
 TEST_F(DecideStageTest, AStallInOneRoundDoesNotFlipThePick) {

@@ -146,7 +146,8 @@ class FakeRunner final : public StageRunner {
   std::vector<bool> measured;
   std::vector<std::vector<std::string>> remeasure_calls;
   std::vector<int> remeasure_rounds;
-  std::map<std::string, int> verifications;  // verify-only calls by name
+  std::vector<std::optional<BenchOptions>> remeasure_bench;  // each call's round settings
+  std::map<std::string, int> verifications;                  // verify-only calls by name
 
   [[nodiscard]] Status prepare(Choice*) override {
     ++prepared;
@@ -214,11 +215,12 @@ class FakeRunner final : public StageRunner {
 
   [[nodiscard]] Result<std::vector<std::vector<double>>> remeasure(
       const std::vector<Choice*>& choices, int rounds,
-      const std::optional<BenchOptions>&) override {
+      const std::optional<BenchOptions>& bench) override {
     std::vector<std::string> names;
     for (const Choice* c : choices) names.push_back(c->name());
     remeasure_calls.push_back(names);
     remeasure_rounds.push_back(rounds);
+    remeasure_bench.push_back(bench);
     if (remeasure_fails) return make_error(ErrorCode::kInternal, "the worker went away");
     std::vector<std::vector<double>> out;
     for (const std::string& n : names) {
