@@ -11,9 +11,10 @@ SelectorOptions cuda_gemm_selector_defaults() {
   o.bench.max_runs = 100;
   o.bench.warmup_runs = 2;
   o.close_call_band = 0.10;
-  // Five runs a round, not twelve: a GPU kernel's runs within a round spread well under the
-  // 3% resolution, and the rounds' pairing carries the decision. At 4096^3 bf16 (0.18 ms a
-  // run) the decide stage of 8 candidates x 5 rounds took 155 ms of a cold tuning's 1.24 s.
+  // Five runs a round, not twelve: the decision rests on the rounds' paired ratios, not on the
+  // runs within a round. At 4096^3 bf16 (0.18 ms a run) the decide stage of 8 candidates x 5
+  // rounds took 155-161 ms of a cold tuning's 1.24 s with twelve, 96-99 ms with five (H200,
+  // docs/benchmarks.md, run S); the picks' regret stayed <= 1.0032 (run T).
   o.decide_round_runs = 5;
   return o;
 }
