@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Summarises bench/gpu/ab_cold.sh: per shape and build, the cold tuning times over the repeats
 (median, min-max): the process's wall time where the log has it, and "Tuned ... in" (which ends
-before the process's exit); the pick's time against cuBLAS, and the phases of the traces (the search, the
-decide stage, the worker's checks).
+before the process's exit); the pick's time against cuBLAS, and the phases of the traces (the
+search, the decide stage, the worker's checks).
 
 Usage: bench/gpu/ab_cold_summary.py OUTDIR"""
 import argparse, collections, glob, os, re, statistics
