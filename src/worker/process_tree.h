@@ -36,8 +36,9 @@ struct ProcessId {
 void kill_tree(pid_t root, bool include_root, const std::vector<ProcessId>& known = {});
 
 struct TreeMemory {
-  std::size_t resident_bytes = 0;  // VmRSS of root plus each descendant (shared pages count
-                                   // once per process: an overestimate, on the safe side)
+  std::size_t resident_bytes = 0;  // root alone: its VmRSS. With descendants: the sum of each
+                                   // process's proportional set size (a page shared by n
+                                   // processes counts 1/n in each), VmRSS where unreadable
   std::size_t virtual_bytes = 0;   // VmSize of root
   int processes = 0;               // root and its descendants
 };

@@ -163,6 +163,43 @@ TEST(ProcessTree, TreeMemoryCountsChildren) {
   ::close(ready[1]);
 }
 
+// Forked children share their parent's pages until written: a tree of eight processes over one
+// 64 MiB block holds 64 MiB, not eight times that (a worker whose candidate forks on every call
+// was reported over its memory limit under ASan, where each process's resident set is large).
+TEST(ProcessTree, TreeMemoryCountsSharedPagesOnce) {
+  constexpr std::size_t kBlock = std::size_t{64} << 20;
+  constexpr int kForks = 7;
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    static char block[kBlock];
+    std::memset(block, 1, sizeof block);
+    for (int i = 0; i < kForks; ++i) {
+      if (::fork() == 0) {
+        [[maybe_unused]] ssize_t n = ::write(ready[1], "x", 1);
+        for (;;) ::pause();
+      }
+    }
+    [[maybe_unused]] ssize_t n = ::write(ready[1], "x", 1);
+    for (;;) ::pause();
+  }
+  for (int i = 0; i <= kForks; ++i) {
+    char c;
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  }
+  std::optional<worker_detail::TreeMemory> m = worker_detail::tree_memory(child);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->processes, kForks + 1);
+  EXPECT_GE(m->resident_bytes, kBlock);
+  EXPECT_LT(m->resident_bytes, 2 * kBlock) << "shared pages counted once per process";
+  worker_detail::kill_tree(child, true);
+  ::waitpid(child, nullptr, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
 TEST(ThreadState, TellsParkedFromBusy) {
   std::mutex m;
   std::condition_variable cv;
