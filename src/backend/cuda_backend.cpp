@@ -181,6 +181,16 @@ DeviceLimits arch_limits(int arch) {
 
 }  // namespace
 
+// Compiles under way in this process, by code-cache folder and key: every backend's, so that
+// one that starts compiling for a predicted device (for_device) and the one opened on the device
+// share each NVRTC run instead of doubling it.
+namespace {
+std::shared_ptr<SingleFlight<Result<Artifact>>> process_in_flight() {
+  static const auto in_flight = std::make_shared<SingleFlight<Result<Artifact>>>();
+  return in_flight;
+}
+}  // namespace
+
 CudaBackend::CudaBackend(CudaCompileOptions options, std::filesystem::path cache_dir,
                          std::string arch, std::string device_fingerprint,
                          std::string nvrtc_version, DeviceLimits limits)
@@ -190,7 +200,24 @@ CudaBackend::CudaBackend(CudaCompileOptions options, std::filesystem::path cache
       device_fingerprint_(std::move(device_fingerprint)),
       nvrtc_version_(std::move(nvrtc_version)),
       limits_(std::move(limits)),
-      in_flight_(std::make_shared<SingleFlight<Result<Artifact>>>()) {}
+      in_flight_(process_in_flight()) {}
+
+Result<CudaBackend> CudaBackend::for_device(CudaCompileOptions options,
+                                            std::filesystem::path cache_dir,
+                                            const CudaDeviceInfo& device) {
+  Result<const NvrtcLibrary*> nv = nvrtc_library();
+  if (!nv) return std::unexpected(nv.error());
+  std::string arch = device.arch();
+  if (Status s = check_arch(**nv, arch); !s) return std::unexpected(s.error());
+  DeviceLimits limits = arch_limits(*real_arch_number(arch));
+  for (auto& [name, value] : limits) {
+    if (name == "sm_count") value = device.sm_count;
+  }
+  std::string version = fmt::format("{}.{}", (*nv)->major, (*nv)->minor);
+  options.arch = arch;
+  return CudaBackend(std::move(options), std::move(cache_dir), std::move(arch),
+                     device.fingerprint(), std::move(version), std::move(limits));
+}
 
 Result<CudaBackend> CudaBackend::create(CudaCompileOptions options,
                                         std::filesystem::path cache_dir) {
@@ -302,7 +329,7 @@ Result<Artifact> CudaBackend::compile(const KernelSource& source) const {
   // epilogue kernel; a graph's problems compile side by side): its result, not a second NVRTC run.
   bool shared = false;
   Result<Artifact> compiled = in_flight_->run(
-      key,
+      code_cache_.dir().string() + '\n' + key,
       [&]() -> Result<Artifact> {
         if (options_.on_command) {
           options_.on_command(source.name, fmt::format("nvrtc {}", fmt::join(options, " ")));

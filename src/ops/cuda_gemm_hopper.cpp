@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/cuda_driver.h"
+#include "core/cuda_predict.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ops/cuda_gemm_common.h"
 #include "ops/cuda_kernels.h"
@@ -32,11 +33,16 @@ std::uint32_t wgmma_shared_bytes(const Config& c) {
 }
 
 // The SM count of the problem's device, once per device per process; 132 (an H100 SXM or H200)
-// where no driver answers (rendering and compiling need no GPU).
+// where no driver answers (rendering and compiling need no GPU). A thread's device hint
+// (core/cuda_predict.h: choosing what to compile before the driver is up) answers first, and is
+// not remembered.
 int sm_count(const Problem& p) {
   static std::mutex mu;
   static std::map<int, int> counts;
   const int index = p.args[0].tensor.device.index;
+  if (const CudaDeviceInfo* hint = cuda_device_hint(index); hint && hint->sm_count > 0) {
+    return hint->sm_count;
+  }
   std::lock_guard lock(mu);
   auto it = counts.find(index);
   if (it == counts.end()) {

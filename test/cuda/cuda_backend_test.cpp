@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <fstream>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include "backend/artifact_digest.h"
 #include "backend/cuda_module.h"
 #include "core/cuda_driver.h"
+#include "core/cuda_predict.h"
 #include "support/temp_dir.h"
 
 namespace ktune::test {
@@ -59,6 +61,99 @@ std::string read_bytes(const std::filesystem::path& p) {
     GTEST_SKIP() << "[SKIP] NVRTC is not installed: " << var.error().message; \
   }                                                                           \
   ASSERT_TRUE(var) << var.error().message
+
+CudaDeviceInfo device_info(std::string name, int major, int minor, int sms) {
+  CudaDeviceInfo d;
+  d.name = std::move(name);
+  d.cc_major = major;
+  d.cc_minor = minor;
+  d.sm_count = sms;
+  d.driver_version = 13000;
+  return d;
+}
+
+// A backend for a described device (compiling ahead of the driver) takes its arch, SM count and
+// fingerprint, and touches no driver.
+TEST(CudaBackendForDevice, TakesTheDevicesArchSmCountAndFingerprint) {
+  TempDir dir("cuda-backend-for-device");
+  const CudaDeviceInfo h100 = device_info("NVIDIA H100 PCIe", 9, 0, 114);
+  Result<CudaBackend> b = CudaBackend::for_device({}, dir.path(), h100);
+  if (!b && b.error().code == ErrorCode::kUnavailable) GTEST_SKIP() << b.error().message;
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->arch(), "sm_90a");
+  EXPECT_EQ(b->device_fingerprint(), h100.fingerprint());
+  double sms = 0, cc = 0;
+  for (const auto& [name, value] : b->device_limits()) {
+    if (name == "sm_count") sms = value;
+    if (name == "cc_major") cc = value;
+  }
+  EXPECT_EQ(sms, 114);
+  EXPECT_EQ(cc, 9);
+  const CudaDeviceInfo a100 = device_info("NVIDIA A100", 8, 0, 108);
+  Result<CudaBackend> ampere = CudaBackend::for_device({}, dir.path(), a100);
+  ASSERT_TRUE(ampere) << ampere.error().message;
+  EXPECT_EQ(ampere->arch(), "sm_80");
+}
+
+// Two backends of one process compiling the same source at once (the one compiling ahead of the
+// driver and the tuning's) run NVRTC once: the second joins the first's run.
+TEST(CudaBackendForDevice, BackendsShareACompileUnderWay) {
+  TempDir dir("cuda-backend-shared");
+  std::atomic<int> nvrtc_runs{0};
+  CudaCompileOptions options;
+  options.on_command = [&](const std::string&, const std::string&) { ++nvrtc_runs; };
+  const CudaDeviceInfo h100 = device_info("NVIDIA H100", 9, 0, 132);
+  Result<CudaBackend> ahead = CudaBackend::for_device(options, dir.path(), h100);
+  if (!ahead && ahead.error().code == ErrorCode::kUnavailable) {
+    GTEST_SKIP() << ahead.error().message;
+  }
+  ASSERT_TRUE(ahead) << ahead.error().message;
+  options.arch = "sm_90a";
+  Result<CudaBackend> tuning = CudaBackend::create(options, dir.path());
+  ASSERT_TRUE(tuning) << tuning.error().message;
+  // Several sources, each compiled by both at once, so that the runs overlap.
+  for (int i = 0; i < 4; ++i) {
+    const KernelSource source = saxpy_source(std::to_string(i + 2) + ".0f");
+    std::atomic<int> ready{0};
+    Result<Artifact> a = make_error(ErrorCode::kInternal, "unset");
+    Result<Artifact> b = make_error(ErrorCode::kInternal, "unset");
+    std::thread t([&] {
+      ++ready;
+      while (ready < 2) {
+      }
+      a = ahead->compile(source);
+    });
+    ++ready;
+    while (ready < 2) {
+    }
+    b = tuning->compile(source);
+    t.join();
+    ASSERT_TRUE(a) << a.error().message;
+    ASSERT_TRUE(b) << b.error().message;
+    EXPECT_EQ(a->path, b->path);
+  }
+  EXPECT_EQ(nvrtc_runs, 4) << "a source compiled twice";
+}
+
+// NVML's prediction, where there is one, agrees with the driver on what compiling needs.
+TEST(CudaPredict, AgreesWithTheDriver) {
+  EXPECT_EQ(cuda_cores_per_sm(9, 0), 128);
+  EXPECT_EQ(cuda_cores_per_sm(8, 0), 64);
+  EXPECT_EQ(cuda_cores_per_sm(8, 9), 128);
+  EXPECT_EQ(cuda_cores_per_sm(42, 0), 0);
+  EXPECT_FALSE(predict_cuda_device(-1));
+  std::optional<CudaDeviceInfo> predicted = predict_cuda_device(0);
+  Result<CudaDeviceInfo> real = cuda_device_info(0);
+  if (!real) {
+    EXPECT_FALSE(predicted) << "a prediction without a device";
+    GTEST_SKIP() << "[SKIP] no GPU: " << real.error().message;
+  }
+  if (!predicted) GTEST_SKIP() << "[SKIP] NVML predicts nothing on this machine";
+  EXPECT_EQ(predicted->arch(), real->arch());
+  EXPECT_EQ(predicted->sm_count, real->sm_count);
+  EXPECT_EQ(predicted->driver_version, real->driver_version);
+  EXPECT_EQ(predicted->fingerprint(), real->fingerprint()) << "a tuning-cache hit would be missed";
+}
 
 class CudaBackendArch : public ::testing::TestWithParam<std::string> {};
 

@@ -11,11 +11,13 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <variant>
 #include <vector>
 
 #include "backend/cuda_tensor_map.h"
 #include "core/cuda_driver.h"
+#include "core/cuda_predict.h"
 #include "core/thread_pool.h"
 #include "hopper_template_support.h"
 #include "ktune/backend/cuda_backend.h"
@@ -179,6 +181,38 @@ TEST(CudaGemmTma, SupportsOnlyAlignedNonEmptyProblems) {
     EXPECT_THAT(empty.error().message, HasSubstr("non-zero"));
     EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 64, 64, DType::kF16)).has_value());  // dtype
   }
+}
+
+// The SM-counting rules (here the cluster's: pairs of tiles at least the SM count) follow a
+// thread's device hint (compiling ahead of the driver for a predicted GPU), in that thread only.
+TEST(CudaGemmTma, SmRulesFollowTheThreadsDeviceHint) {
+  std::vector<ChoicePtr> cluster;
+  const Problem p = cuda_gemm_problem(4096, 4096, 4096, DType::kBF16);
+  CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &p, false, {}, true);
+  for (ChoicePtr& c : set.candidates) {
+    if (c->name().starts_with("cuda_gemm_tma_cluster_") && c->name().contains("PINGPONG0")) {
+      cluster.push_back(std::move(c));
+    }
+  }
+  ASSERT_FALSE(cluster.empty());
+  const Choice& c = *cluster.front();
+  ASSERT_TRUE(c.supports(p)) << "256 pairs of tiles fill 132 SMs twice";
+  {
+    CudaDeviceInfo many;
+    many.sm_count = 1000;
+    const ScopedCudaDeviceHint hint(many);
+    Status big = c.supports(p);
+    ASSERT_FALSE(big.has_value());
+    EXPECT_THAT(big.error().message,
+                HasSubstr("a cluster of 2 cannot pay; expected at least 1000"));
+    bool elsewhere = false;
+    std::thread([&] { elsewhere = c.supports(p).has_value(); }).join();
+    EXPECT_TRUE(elsewhere) << "the hint leaked into another thread";
+    many.index = 1;
+    const ScopedCudaDeviceHint other(many);
+    EXPECT_FALSE(c.supports(p).has_value()) << "device 1's hint hid device 0's";
+  }
+  EXPECT_TRUE(c.supports(p)) << "the hint outlived its scope";
 }
 
 // One tile row (or column) with a whole m64 slab of rows past M (M <= BLOCK_M - 64), or BLOCK_N

@@ -3,7 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
 #include "core/cuda_driver.h"
+#include "core/cuda_predict.h"
 #include "support/cli_run.h"
 
 namespace ktune::test {
@@ -63,6 +70,64 @@ TEST(GemmCli, TunesOnTheGpuThenHitsTheTuningCache) {
   EXPECT_THAT(other.output, HasSubstr("compiled nothing, measured nothing"));
   EXPECT_THAT(other.output, HasSubstr("[tuning cache] stored with --budget-ms 2 --min-runs 5"));
   EXPECT_THAT(other.output, HasSubstr("the flags given differ (--budget-ms 3 --graph-calls 0)"));
+}
+
+// The trace's events, one per line ("{...},"). A line cut short is skipped: the worker, not
+// waited for at the CLI's exit, may still be appending its own.
+std::vector<nlohmann::json> trace_events(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::vector<nlohmann::json> events;
+  for (std::string line; std::getline(in, line);) {
+    while (!line.empty() && line.back() == ',') line.pop_back();
+    nlohmann::json e = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (e.is_object()) events.push_back(std::move(e));
+  }
+  return events;
+}
+
+// The templates compile for the GPU that NVML predicts while the driver starts (GemmCompileAhead):
+// they are compiled ahead, no kernel is compiled twice (the tuning joins the compiles under way
+// or finds their cubins), and a tuning-cache hit compiles nothing ahead.
+TEST(GemmCli, CompilesAheadOfTheDriverAndNothingTwice) {
+  if (auto drv = cuda_driver(); !drv) GTEST_SKIP() << "[SKIP] no GPU: " << drv.error().message;
+  if (!predict_cuda_device(0)) GTEST_SKIP() << "[SKIP] NVML predicts no device here";
+  ScratchDir cache("gemm-cli-ahead");
+  const std::filesystem::path trace = cache.path() / "trace.json";
+  const std::vector<std::string> args = {"gemm", "--m", "2048",    "--n",
+                                         "2048", "--k", "2048",    "--budget-ms",
+                                         "2",    "-v",  "--trace", trace.string()};
+  CliResult first = run_cli(cache.path(), args);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  std::map<std::string, int> nvrtc_runs;  // per kernel, from -v's "compile NAME: nvrtc ..." lines
+  std::istringstream lines(first.output);
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find("compile ");
+    const auto colon = line.find(": nvrtc ");
+    if (at != std::string::npos && colon != std::string::npos && at < colon) {
+      ++nvrtc_runs[line.substr(at + 8, colon - at - 8)];
+    }
+  }
+  ASSERT_FALSE(nvrtc_runs.empty()) << first.output;
+  for (const auto& [kernel, runs] : nvrtc_runs) EXPECT_EQ(runs, 1) << kernel;
+  // How much earlier the compiles start is for the benchmark (bench/gpu/ab_cold.sh) to show;
+  // here, that they ran ahead at all, each candidate's once.
+  std::map<std::string, int> ahead;
+  for (const nlohmann::json& e : trace_events(trace)) {
+    if (e["name"] == "compile ahead" && e["cat"] == "compile") ++ahead[e["args"]["detail"]];
+  }
+  ASSERT_FALSE(ahead.empty()) << "nothing compiled ahead";
+  for (const auto& [kernel, runs] : ahead) {
+    EXPECT_EQ(runs, 1) << kernel;
+    EXPECT_EQ(nvrtc_runs[kernel], 1) << kernel << " compiled ahead, yet not by NVRTC once";
+  }
+
+  std::filesystem::remove(trace);
+  CliResult hit = run_cli(cache.path(), args);
+  ASSERT_EQ(hit.exit_code, 0) << hit.output;
+  EXPECT_THAT(hit.output, HasSubstr("compiled nothing, measured nothing"));
+  for (const nlohmann::json& e : trace_events(trace)) {
+    EXPECT_FALSE(e["name"] == "compile ahead" && e["cat"] == "compile") << e.dump();
+  }
 }
 
 }  // namespace

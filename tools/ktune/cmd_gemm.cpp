@@ -53,11 +53,13 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   SelectorOptions checked = to_selector_options(f.options.selector, cuda_gemm_selector_defaults());
   checked.isolate = checked.isolate && !f.options.compile_only;  // compiling runs no worker
   if (int code = preflight(checked); code != 0) return code;
+  const GemmShape shape{f.m, f.n, f.k, *dtype, std::move(*epilogue)};
+  // The templates start compiling for the GPU that NVML predicts while the driver starts.
+  const GemmCompileAhead ahead(shape, f.options, ctx);
   trace::Span backend_span("backend", "cli");
   auto backend = open_gemm_backend(f.options, ctx);
   if (!backend) return kExitError;
   backend_span.end();
-  const GemmShape shape{f.m, f.n, f.k, *dtype, std::move(*epilogue)};
   if (!f.options.selector.json) return tune_gemm(*backend, shape, f.options, ctx, t0).exit_code;
   ResultDocument doc("gemm", "");
   GemmOptions options = f.options;

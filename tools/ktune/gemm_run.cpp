@@ -6,9 +6,15 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <thread>
 
+#include "core/cuda_predict.h"
+#include "core/thread_pool.h"
 #include "core/trace.h"
 #include "json_out.h"
 #include "ktune/cache/tuning_cache.h"
@@ -59,6 +65,19 @@ void print_groups(std::FILE* out, const TuningRecord& record, double pick_ns) {
   }
 }
 
+// The request of `shape` under `options` (the first device listed with --devices).
+CudaGemmRequest gemm_request(const GemmShape& shape, const GemmOptions& options) {
+  return {shape.m,
+          shape.n,
+          shape.k,
+          shape.dtype,
+          shape.epilogue,
+          first_listed_device(options.selector.devices, options.device),
+          options.cublaslt_algos,
+          options.simt,
+          options.graph_calls};
+}
+
 }  // namespace
 
 std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const CliContext& ctx) {
@@ -76,23 +95,83 @@ std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const C
   return std::move(*backend);
 }
 
+struct GemmCompileAhead::State {
+  std::atomic<bool> cancel{false};
+  std::optional<ThreadPool> pool;  // made by the planner, before `planned`
+  std::thread planner;
+};
+
+GemmCompileAhead::GemmCompileAhead(const GemmShape& shape, const GemmOptions& options,
+                                   const CliContext& ctx)
+    : state_(std::make_unique<State>()) {
+  // A shared tuning cache (Redis) is not opened twice for it.
+  if (!options.arch.empty() || options.compile_only || !ctx.cache_url.empty()) return;
+  const int index = first_listed_device(options.selector.devices, options.device);
+  // Here, before the driver starts: within a process, NVML's initialisation waits for a cuInit
+  // under way (about 20 ms before it, 0.1-0.2 s behind it on an H200 host).
+  trace::Span predict_span("predict device", "cli");
+  std::optional<CudaDeviceInfo> device = predict_cuda_device(index);
+  predict_span.end();
+  if (!device) return;
+  State* st = state_.get();
+  st->planner = std::thread([st, shape, options, ctx, index, device = std::move(*device)] {
+    const trace::Span span("plan compiles", "cli");
+    CudaCompileOptions copts;
+    copts.device = index;
+    copts.on_command = verbose_compile_hook(options.selector);
+    Result<CudaBackend> backend = CudaBackend::for_device(copts, ctx.cache_dir, device);
+    if (!backend) return;
+    // The candidates as tune_gemm makes them, filtered by the predicted device's rules.
+    const ScopedCudaDeviceHint hint(device);
+    CudaGemmTuning tuning =
+        cuda_gemm_tuning(*backend, gemm_request(shape, options),
+                         to_selector_options(options.selector, cuda_gemm_selector_defaults()));
+    // A tuning cache that answers for this device compiles nothing. Without its file (a cold
+    // run) there is nothing to ask, and creating it is the tuning's to do.
+    if (tuning.options.read_cache && std::filesystem::exists(ctx.cache_dir / "tuning.sqlite3")) {
+      std::unique_ptr<TuningCache> cache = open_sqlite_in(ctx);
+      if (!cache) return;
+      const Selector keyer(*backend, *cache, tuning.options);
+      const TuningKey key =
+          keyer.key_for(tuning.problem, tuning.candidates, tuning.reference.get());
+      Result<std::optional<TuningRecord>> hit = cache->lookup(key);
+      if (!hit || *hit) return;
+    }
+    auto shared = std::make_shared<CudaGemmTuning>(std::move(tuning));
+    auto compiler = std::make_shared<CudaBackend>(std::move(*backend));
+    std::vector<std::size_t> todo;
+    for (std::size_t i = 0; i < shared->candidates.size(); ++i) {
+      const Choice& c = *shared->candidates[i];
+      const bool compiles = c.kind() == Choice::Kind::kTemplate || c.name().ends_with("+epilogue");
+      if (compiles && c.supports(shared->problem)) todo.push_back(i);
+    }
+    if (todo.empty() || st->cancel) return;
+    st->pool.emplace(options.selector.jobs);
+    for (std::size_t i : todo) {
+      st->pool->submit([st, shared, compiler, i] {
+        if (st->cancel) return;
+        const trace::Span compile("compile ahead", "compile", shared->candidates[i]->name());
+        (void)shared->candidates[i]->compile(*compiler);  // its failure: the tuning's to report
+      });
+    }
+  });
+}
+
+GemmCompileAhead::~GemmCompileAhead() {
+  if (!state_) return;
+  state_->cancel = true;
+  if (state_->planner.joinable()) state_->planner.join();
+  state_->pool.reset();  // the jobs not started return at once
+}
+
 GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const GemmOptions& options,
                   const CliContext& ctx, std::chrono::steady_clock::time_point start) {
   const GemmShape& s = shape;
   const GemmOptions& f = options;
   const std::chrono::steady_clock::time_point t0 = start;
   trace::Span setup_span("candidates", "cli");
-  CudaGemmRequest request{s.m,
-                          s.n,
-                          s.k,
-                          s.dtype,
-                          s.epilogue,
-                          first_listed_device(f.selector.devices, f.device),
-                          f.cublaslt_algos,
-                          f.simt,
-                          f.graph_calls};
   CudaGemmTuning tuning = cuda_gemm_tuning(
-      backend, request, to_selector_options(f.selector, cuda_gemm_selector_defaults()));
+      backend, gemm_request(s, f), to_selector_options(f.selector, cuda_gemm_selector_defaults()));
   if (!f.compile_only && !apply_devices(f.selector, backend, tuning.options)) return {kExitUsage};
   const Problem& problem = tuning.problem;
   tuning.options.spec_name = f.spec_name;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,28 @@ void add_gemm_target_flags(CLI::App& cmd, GemmOptions& options, std::string_view
 // gemm`'s, and `ktune tune`'s for op: cuda.gemm specs), so that both reach the same keys.
 void add_gemm_candidate_flags(CLI::App& cmd, GemmOptions& options,
                               std::string_view applies_to = "");
+
+// Compiling a tuning's template candidates while the driver starts: cuInit takes 0.1-0.2 s on
+// an H200 host, and a cold tuning's critical path is its slowest compile, which needs only the
+// GPU's model. On a thread of its own, the device is predicted from NVML (core/cuda_predict.h,
+// about 20 ms); unless the tuning cache already answers the problem for that device, or
+// options.arch/compile_only/no prediction leaves nothing to do, the candidates that the
+// predicted device supports compile on a pool of options.selector.jobs threads into the code
+// cache. The tuning that follows (on the backend opened on the device) compiles the same keys:
+// each joins the NVRTC run under way (CudaBackend's compiles are shared process-wide) or finds
+// its cubin. Nothing here is measured or recorded, so a wrong prediction costs compiles only.
+// The destructor drops the compiles not started and waits for those running.
+class GemmCompileAhead {
+ public:
+  GemmCompileAhead(const GemmShape& shape, const GemmOptions& options, const CliContext& ctx);
+  ~GemmCompileAhead();
+  GemmCompileAhead(const GemmCompileAhead&) = delete;
+  GemmCompileAhead& operator=(const GemmCompileAhead&) = delete;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 struct GemmRun {
   int exit_code = 0;

@@ -23,7 +23,8 @@
 namespace ktune {
 
 template <class T>
-class SingleFlight;  // src/core/single_flight.h
+class SingleFlight;     // src/core/single_flight.h
+struct CudaDeviceInfo;  // src/core/cuda_driver.h
 
 struct CudaCompileOptions {
   // Target, e.g. "sm_90a" or "sm_80"; empty: the architecture of GPU `device` (cuda_device_info),
@@ -43,6 +44,12 @@ class CudaBackend final : public Backend {
   // kInvalidArgument for an arch that is not a real one NVRTC supports ("compute_90", "sm_70").
   [[nodiscard]] static Result<CudaBackend> create(CudaCompileOptions options,
                                                   std::filesystem::path cache_dir);
+  // A backend for a device described rather than opened (no driver call): its arch, its SM
+  // count in the limits (the rest: the arch's), its fingerprint. For compiling what a device
+  // will need while the driver starts (core/cuda_predict.h); options.arch is replaced.
+  [[nodiscard]] static Result<CudaBackend> for_device(CudaCompileOptions options,
+                                                      std::filesystem::path cache_dir,
+                                                      const CudaDeviceInfo& device);
 
   [[nodiscard]] DeviceKind kind() const override { return DeviceKind::kCuda; }
   // The GPU's CudaDeviceInfo::fingerprint(), or "no device; arch sm_90a" when compiling only.
@@ -70,7 +77,7 @@ class CudaBackend final : public Backend {
   std::string device_fingerprint_;
   std::string nvrtc_version_;
   DeviceLimits limits_;
-  // Compiles under way, by key (shared by copies of this backend).
+  // Compiles under way, by code-cache folder and key (shared by every backend of the process).
   std::shared_ptr<SingleFlight<Result<Artifact>>> in_flight_;
 };
 
