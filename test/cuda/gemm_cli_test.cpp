@@ -12,6 +12,7 @@
 #include "core/cuda_driver.h"
 #include "core/cuda_predict.h"
 #include "support/cli_run.h"
+#include "support/compile_ahead_trace.h"
 
 namespace ktune::test {
 namespace {
@@ -72,19 +73,6 @@ TEST(GemmCli, TunesOnTheGpuThenHitsTheTuningCache) {
   EXPECT_THAT(other.output, HasSubstr("the flags given differ (--budget-ms 3 --graph-calls 0)"));
 }
 
-// The trace's events, one per line ("{...},"). A line cut short is skipped: the worker, not
-// waited for at the CLI's exit, may still be appending its own.
-std::vector<nlohmann::json> trace_events(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::vector<nlohmann::json> events;
-  for (std::string line; std::getline(in, line);) {
-    while (!line.empty() && line.back() == ',') line.pop_back();
-    nlohmann::json e = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (e.is_object()) events.push_back(std::move(e));
-  }
-  return events;
-}
-
 // The templates compile for the GPU that NVML predicts while the driver starts (GemmCompileAhead):
 // they are compiled ahead, no kernel is compiled twice (the tuning joins the compiles under way
 // or finds their cubins), and a tuning-cache hit compiles nothing ahead.
@@ -98,23 +86,12 @@ TEST(GemmCli, CompilesAheadOfTheDriverAndNothingTwice) {
                                          "2",    "-v",  "--trace", trace.string()};
   CliResult first = run_cli(cache.path(), args);
   ASSERT_EQ(first.exit_code, 0) << first.output;
-  std::map<std::string, int> nvrtc_runs;  // per kernel, from -v's "compile NAME: nvrtc ..." lines
-  std::istringstream lines(first.output);
-  for (std::string line; std::getline(lines, line);) {
-    const auto at = line.find("compile ");
-    const auto colon = line.find(": nvrtc ");
-    if (at != std::string::npos && colon != std::string::npos && at < colon) {
-      ++nvrtc_runs[line.substr(at + 8, colon - at - 8)];
-    }
-  }
+  std::map<std::string, int> nvrtc_runs = nvrtc_runs_of(first.output);
   ASSERT_FALSE(nvrtc_runs.empty()) << first.output;
   for (const auto& [kernel, runs] : nvrtc_runs) EXPECT_EQ(runs, 1) << kernel;
   // How much earlier the compiles start is for the benchmark (bench/gpu/ab_cold.sh) to show;
   // here, that they ran ahead at all, each candidate's once.
-  std::map<std::string, int> ahead;
-  for (const nlohmann::json& e : trace_events(trace)) {
-    if (e["name"] == "compile ahead" && e["cat"] == "compile") ++ahead[e["args"]["detail"]];
-  }
+  std::map<std::string, int> ahead = compiled_ahead(trace);
   ASSERT_FALSE(ahead.empty()) << "nothing compiled ahead";
   for (const auto& [kernel, runs] : ahead) {
     EXPECT_EQ(runs, 1) << kernel;
@@ -125,9 +102,7 @@ TEST(GemmCli, CompilesAheadOfTheDriverAndNothingTwice) {
   CliResult hit = run_cli(cache.path(), args);
   ASSERT_EQ(hit.exit_code, 0) << hit.output;
   EXPECT_THAT(hit.output, HasSubstr("compiled nothing, measured nothing"));
-  for (const nlohmann::json& e : trace_events(trace)) {
-    EXPECT_FALSE(e["name"] == "compile ahead" && e["cat"] == "compile") << e.dump();
-  }
+  EXPECT_TRUE(compiled_ahead(trace).empty()) << "compiled ahead for a tuning-cache hit";
 }
 
 }  // namespace

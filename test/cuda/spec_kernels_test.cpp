@@ -8,7 +8,9 @@
 #include <fstream>
 
 #include "core/cuda_driver.h"
+#include "core/cuda_predict.h"
 #include "support/cli_run.h"
+#include "support/compile_ahead_trace.h"
 
 namespace ktune::test {
 namespace {
@@ -109,6 +111,24 @@ TEST(CudaSpecGpu, CublasAndHostReferencesCatchAWrongElement) {
   EXPECT_THAT(h.output, HasSubstr("5 candidates (4 valid, 1 failed)"));
   EXPECT_THAT(h.output, ContainsRegex("scale_host_ref_B64_I1_FAULT4 +wrong_result"));
   EXPECT_THAT(h.output, HasSubstr("first at [50000]"));
+}
+
+// A user's CUDA kernels compile ahead of the driver too (compile_spec_ahead): the first problem's
+// templates, each through NVRTC once, the tuning joining them.
+TEST(CudaSpecGpu, CompilesTheFirstProblemAheadOfTheDriver) {
+  if (!cuda_device_info(0)) GTEST_SKIP() << "[SKIP] no CUDA GPU";
+  if (!predict_cuda_device(0)) GTEST_SKIP() << "[SKIP] NVML predicts no device here";
+  ScratchDir cache("cuda-spec-ahead");
+  const std::filesystem::path trace = cache.path() / "trace.json";
+  CliResult r =
+      run_cli(cache.path(), {"tune", data_path("cuda_spec/gemm_cublas.yaml"), "--no-cache",
+                             "--budget-ms", "5", "-v", "--trace", trace.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("5 candidates (4 valid, 1 failed)"));
+  EXPECT_FALSE(compiled_ahead(trace).empty()) << "nothing compiled ahead";
+  const std::map<std::string, int> runs = nvrtc_runs_of(r.output);
+  ASSERT_FALSE(runs.empty()) << r.output;
+  for (const auto& [kernel, n] : runs) EXPECT_EQ(n, 1) << kernel << " compiled twice";
 }
 
 }  // namespace

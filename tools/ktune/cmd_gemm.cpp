@@ -12,6 +12,9 @@
 #include "json_out.h"
 #include "ktune/tuning/devices.h"
 #include "options.h"
+#if KTUNE_HAVE_CUDA
+#include "tuning/cuda_compile_ahead.h"
+#endif
 
 namespace ktune::cli {
 namespace {
@@ -55,7 +58,7 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   if (int code = preflight(checked); code != 0) return code;
   const GemmShape shape{f.m, f.n, f.k, *dtype, std::move(*epilogue)};
   // The templates start compiling for the GPU that NVML predicts while the driver starts.
-  const GemmCompileAhead ahead(shape, f.options, ctx);
+  const std::unique_ptr<CudaCompileAhead> ahead = compile_gemm_ahead(shape, f.options, ctx);
   trace::Span backend_span("backend", "cli");
   auto backend = open_gemm_backend(f.options, ctx);
   if (!backend) return kExitError;

@@ -26,6 +26,9 @@
 #include "options.h"
 #include "select/resume.h"
 #include "tune_flags.h"
+#if KTUNE_HAVE_CUDA
+#include "tuning/cuda_compile_ahead.h"
+#endif
 
 namespace ktune::cli {
 namespace {
@@ -119,6 +122,15 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   if (!o.selector.max_evals) o.selector.max_evals = spec.search.max_evals;
   if (!o.selector.time_limit_s) o.selector.time_limit_s = spec.search.time_limit_s;
   if (!o.selector.search_seed && spec.search.seed != 0) o.selector.search_seed = spec.search.seed;
+  // The first wanted problem's templates compile while the driver starts.
+  std::unique_ptr<CudaCompileAhead> ahead;
+  for (std::size_t i = 0; i < spec.problems.size() && !ahead; ++i) {
+    const ProblemDecl& decl = spec.problems[i];
+    if (!wanted(f, decl, i, decl.name)) continue;
+    ahead = compile_gemm_ahead({*problem_size(decl, "M"), *problem_size(decl, "N"),
+                                *problem_size(decl, "K"), spec.op.dtype, spec.epilogue},
+                               o, ctx);
+  }
   auto backend = open_gemm_backend(o, ctx);
   if (!backend) return kExitError;
 
@@ -263,6 +275,15 @@ int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   target.selector = f.selector;  // --verbose's compile hook
   // With --devices, the first device listed is the one compiled for and deciding.
   target.device = first_listed_device(f.selector.devices, f.gemm.device);
+  // The first wanted problem's templates compile while the driver starts.
+  std::unique_ptr<CudaCompileAhead> ahead;
+  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
+    if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
+    if (auto host = host_backend(f, ctx, spec)) {
+      ahead = compile_spec_ahead(spec, i, target, ctx, *host);
+    }
+    break;
+  }
   auto backend = open_gemm_backend(target, ctx);
   if (!backend) return kExitError;
   if (f.gemm.compile_only) return compile_problems(f, ctx, spec, *backend, t0);

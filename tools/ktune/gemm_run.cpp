@@ -6,21 +6,20 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "core/cuda_predict.h"
-#include "core/thread_pool.h"
 #include "core/trace.h"
 #include "json_out.h"
 #include "ktune/cache/tuning_cache.h"
 #include "ktune/ops/cuda_gemm.h"
 #include "ktune/select/selector.h"
+#include "ktune/spec/spec.h"
 #include "ktune/tuning/devices.h"
+#include "tuning/cuda_compile_ahead.h"
 
 namespace ktune::cli {
 namespace {
@@ -78,15 +77,33 @@ CudaGemmRequest gemm_request(const GemmShape& shape, const GemmOptions& options)
           options.graph_calls};
 }
 
+// The device NVML predicts for the options' (first) device; nullopt where nothing is compiled
+// ahead (--arch, --compile-only, a shared tuning cache) or NVML cannot tell.
+std::optional<CudaDeviceInfo> predict_device_ahead(const GemmOptions& options,
+                                                   const CliContext& ctx) {
+  // A shared tuning cache (Redis) is not opened twice for it.
+  if (!options.arch.empty() || options.compile_only || !ctx.cache_url.empty()) return std::nullopt;
+  // Before the driver starts: within a process, NVML's initialisation waits for a cuInit under
+  // way (about 20 ms before it, 0.1-0.2 s behind it on an H200 host).
+  const trace::Span span("predict device", "cli");
+  return predict_cuda_device(first_listed_device(options.selector.devices, options.device));
+}
+
+// The options of the backend open_gemm_backend opens (and of the one compiling ahead for it:
+// its flags are part of every compile's key).
+CudaCompileOptions gemm_compile_options(const GemmOptions& options) {
+  CudaCompileOptions copts;
+  copts.arch = options.arch;
+  // With --devices, the first device listed is the one compiled for and deciding.
+  copts.device = first_listed_device(options.selector.devices, options.device);
+  copts.on_command = verbose_compile_hook(options.selector);
+  return copts;
+}
+
 }  // namespace
 
 std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const CliContext& ctx) {
-  const GemmOptions& f = options;
-  CudaCompileOptions copts;
-  copts.arch = f.arch;
-  // With --devices, the first device listed is the one compiled for and deciding.
-  copts.device = first_listed_device(f.selector.devices, f.device);
-  copts.on_command = verbose_compile_hook(f.selector);
+  const CudaCompileOptions copts = gemm_compile_options(options);
   auto backend = CudaBackend::create(copts, ctx.cache_dir);
   if (!backend) {
     fmt::print(stderr, "error: {}\n", backend.error().message);
@@ -95,73 +112,65 @@ std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const C
   return std::move(*backend);
 }
 
-struct GemmCompileAhead::State {
-  std::atomic<bool> cancel{false};
-  std::optional<ThreadPool> pool;  // made by the planner, before `planned`
-  std::thread planner;
-};
-
-GemmCompileAhead::GemmCompileAhead(const GemmShape& shape, const GemmOptions& options,
-                                   const CliContext& ctx)
-    : state_(std::make_unique<State>()) {
-  // A shared tuning cache (Redis) is not opened twice for it.
-  if (!options.arch.empty() || options.compile_only || !ctx.cache_url.empty()) return;
-  const int index = first_listed_device(options.selector.devices, options.device);
-  // Here, before the driver starts: within a process, NVML's initialisation waits for a cuInit
-  // under way (about 20 ms before it, 0.1-0.2 s behind it on an H200 host).
-  trace::Span predict_span("predict device", "cli");
-  std::optional<CudaDeviceInfo> device = predict_cuda_device(index);
-  predict_span.end();
-  if (!device) return;
-  State* st = state_.get();
-  st->planner = std::thread([st, shape, options, ctx, index, device = std::move(*device)] {
-    const trace::Span span("plan compiles", "cli");
-    CudaCompileOptions copts;
-    copts.device = index;
-    copts.on_command = verbose_compile_hook(options.selector);
-    Result<CudaBackend> backend = CudaBackend::for_device(copts, ctx.cache_dir, device);
-    if (!backend) return;
+std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
+                                                     const GemmOptions& options,
+                                                     const CliContext& ctx) {
+  std::optional<CudaDeviceInfo> device = predict_device_ahead(options, ctx);
+  auto plan = [shape, options, ctx](const CudaBackend& backend) -> std::vector<ChoicePtr> {
     // The candidates as tune_gemm makes them, filtered by the predicted device's rules.
-    const ScopedCudaDeviceHint hint(device);
     CudaGemmTuning tuning =
-        cuda_gemm_tuning(*backend, gemm_request(shape, options),
+        cuda_gemm_tuning(backend, gemm_request(shape, options),
                          to_selector_options(options.selector, cuda_gemm_selector_defaults()));
     // A tuning cache that answers for this device compiles nothing. Without its file (a cold
     // run) there is nothing to ask, and creating it is the tuning's to do.
     if (tuning.options.read_cache && std::filesystem::exists(ctx.cache_dir / "tuning.sqlite3")) {
       std::unique_ptr<TuningCache> cache = open_sqlite_in(ctx);
-      if (!cache) return;
-      const Selector keyer(*backend, *cache, tuning.options);
+      if (!cache) return {};
+      const Selector keyer(backend, *cache, tuning.options);
       const TuningKey key =
           keyer.key_for(tuning.problem, tuning.candidates, tuning.reference.get());
       Result<std::optional<TuningRecord>> hit = cache->lookup(key);
-      if (!hit || *hit) return;
+      if (!hit || *hit) return {};
     }
-    auto shared = std::make_shared<CudaGemmTuning>(std::move(tuning));
-    auto compiler = std::make_shared<CudaBackend>(std::move(*backend));
-    std::vector<std::size_t> todo;
-    for (std::size_t i = 0; i < shared->candidates.size(); ++i) {
-      const Choice& c = *shared->candidates[i];
-      const bool compiles = c.kind() == Choice::Kind::kTemplate || c.name().ends_with("+epilogue");
-      if (compiles && c.supports(shared->problem)) todo.push_back(i);
+    std::vector<ChoicePtr> todo;
+    for (ChoicePtr& c : tuning.candidates) {
+      const bool compiles =
+          c->kind() == Choice::Kind::kTemplate || c->name().ends_with("+epilogue");
+      if (compiles && c->supports(tuning.problem)) todo.push_back(std::move(c));
     }
-    if (todo.empty() || st->cancel) return;
-    st->pool.emplace(options.selector.jobs);
-    for (std::size_t i : todo) {
-      st->pool->submit([st, shared, compiler, i] {
-        if (st->cancel) return;
-        const trace::Span compile("compile ahead", "compile", shared->candidates[i]->name());
-        (void)shared->candidates[i]->compile(*compiler);  // its failure: the tuning's to report
-      });
-    }
-  });
+    return todo;
+  };
+  return std::make_unique<CudaCompileAhead>(std::move(device), gemm_compile_options(options),
+                                            ctx.cache_dir, options.selector.jobs, std::move(plan));
 }
 
-GemmCompileAhead::~GemmCompileAhead() {
-  if (!state_) return;
-  state_->cancel = true;
-  if (state_->planner.joinable()) state_->planner.join();
-  state_->pool.reset();  // the jobs not started return at once
+std::unique_ptr<CudaCompileAhead> compile_spec_ahead(const Spec& spec, std::size_t problem,
+                                                     const GemmOptions& options,
+                                                     const CliContext& ctx,
+                                                     std::shared_ptr<const Backend> host) {
+  const bool reads = !options.selector.no_cache && !options.selector.retune;
+  std::optional<CudaDeviceInfo> device;
+  if (problem < spec.problems.size() &&
+      !(reads && std::filesystem::exists(ctx.cache_dir / "tuning.sqlite3"))) {
+    device = predict_device_ahead(options, ctx);
+  }
+  auto plan = [&spec, problem, host](const CudaBackend& backend) -> std::vector<ChoicePtr> {
+    const ProblemDecl& decl = spec.problems[problem];
+    Result<Problem> made = make_problem(spec, decl);
+    if (!made) return {};
+    Result<SpecChoices> choices =
+        spec_choices_per_problem(spec)
+            ? make_spec_choices(spec, {}, SpecTarget{backend.device_limits(), &decl, host})
+            : make_spec_choices(spec);
+    if (!choices) return {};
+    std::vector<ChoicePtr> todo;
+    for (ChoicePtr& c : choices->candidates) {
+      if (c->kind() == Choice::Kind::kTemplate && c->supports(*made)) todo.push_back(std::move(c));
+    }
+    return todo;
+  };
+  return std::make_unique<CudaCompileAhead>(std::move(device), gemm_compile_options(options),
+                                            ctx.cache_dir, options.selector.jobs, std::move(plan));
 }
 
 GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const GemmOptions& options,

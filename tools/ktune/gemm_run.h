@@ -17,6 +17,10 @@
 #include "ktune/tuning/cuda_gemm_tuning.h"
 #include "options.h"
 
+namespace ktune {
+class CudaCompileAhead;  // tuning/cuda_compile_ahead.h
+struct Spec;             // ktune/spec/spec.h
+}  // namespace ktune
 namespace ktune::cli {
 class ResultDocument;  // json_out.h
 }
@@ -57,27 +61,21 @@ void add_gemm_target_flags(CLI::App& cmd, GemmOptions& options, std::string_view
 void add_gemm_candidate_flags(CLI::App& cmd, GemmOptions& options,
                               std::string_view applies_to = "");
 
-// Compiling a tuning's template candidates while the driver starts: cuInit takes 0.1-0.2 s on
-// an H200 host, and a cold tuning's critical path is its slowest compile, which needs only the
-// GPU's model. On a thread of its own, the device is predicted from NVML (core/cuda_predict.h,
-// about 20 ms); unless the tuning cache already answers the problem for that device, or
-// options.arch/compile_only/no prediction leaves nothing to do, the candidates that the
-// predicted device supports compile on a pool of options.selector.jobs threads into the code
-// cache. The tuning that follows (on the backend opened on the device) compiles the same keys:
-// each joins the NVRTC run under way (CudaBackend's compiles are shared process-wide) or finds
-// its cubin. Nothing here is measured or recorded, so a wrong prediction costs compiles only.
-// The destructor drops the compiles not started and waits for those running.
-class GemmCompileAhead {
- public:
-  GemmCompileAhead(const GemmShape& shape, const GemmOptions& options, const CliContext& ctx);
-  ~GemmCompileAhead();
-  GemmCompileAhead(const GemmCompileAhead&) = delete;
-  GemmCompileAhead& operator=(const GemmCompileAhead&) = delete;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
+// The templates of `shape` compiled while the driver starts (tuning/cuda_compile_ahead.h), for
+// the GPU that NVML predicts, unless options.arch, compile_only or a shared (Redis) tuning cache
+// leaves nothing to do there, or the tuning cache already answers the problem for that device.
+// Call it before open_gemm_backend (NVML waits for a cuInit under way); keep it alive while the
+// tuning runs.
+[[nodiscard]] std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
+                                                                   const GemmOptions& options,
+                                                                   const CliContext& ctx);
+// The same for problem `problem` of a CUDA kernel spec (`host`: the CPU backend of a host
+// reference, as tune_spec gets it): its templates, for the backend that open_gemm_backend(options)
+// opens. Only where the tuning cache has no file yet or is not read (--retune, --no-cache):
+// the spec's keys are tune_spec's to make.
+[[nodiscard]] std::unique_ptr<CudaCompileAhead> compile_spec_ahead(
+    const Spec& spec, std::size_t problem, const GemmOptions& options, const CliContext& ctx,
+    std::shared_ptr<const Backend> host);
 
 struct GemmRun {
   int exit_code = 0;
