@@ -1,6 +1,8 @@
 // CudaCompileAhead (cuda_compile_ahead.h): a planning thread, then a pool of compiles.
 #include "tuning/cuda_compile_ahead.h"
 
+#include <fmt/format.h>
+
 #include <mutex>
 
 #include "core/cuda_predict.h"
@@ -18,7 +20,7 @@ struct CudaCompileAhead::State {
 
 CudaCompileAhead::CudaCompileAhead(std::optional<CudaDeviceInfo> device, CudaCompileOptions options,
                                    std::filesystem::path cache_dir, unsigned jobs, Plan plan)
-    : state_(std::make_unique<State>()) {
+    : device_(plan ? device : std::nullopt), state_(std::make_unique<State>()) {
   if (!device || !plan) return;
   State* st = state_.get();
   st->planner = std::thread([st, device = std::move(*device), options = std::move(options),
@@ -45,6 +47,17 @@ CudaCompileAhead::CudaCompileAhead(std::optional<CudaDeviceInfo> device, CudaCom
       });
     }
   });
+}
+
+std::string CudaCompileAhead::mismatch(const CudaDeviceInfo& opened) const {
+  if (!device_ || (device_->arch() == opened.arch() && device_->sm_count == opened.sm_count)) {
+    return {};
+  }
+  return fmt::format(
+      "compiled ahead for {} ({}, {} SMs, from NVML), but the driver opened {} ({}, {} SMs): "
+      "those compiles were for another device",
+      device_->name, device_->arch(), device_->sm_count, opened.name, opened.arch(),
+      opened.sm_count);
 }
 
 void CudaCompileAhead::wait() {

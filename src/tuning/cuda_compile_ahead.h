@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -48,8 +49,15 @@ class CudaCompileAhead {
   // Waits until every planned compile has finished (tests).
   void wait();
 
+  // The device it compiles for; nullopt when it does nothing.
+  [[nodiscard]] const std::optional<CudaDeviceInfo>& device() const { return device_; }
+  // Where `opened` (the driver's answer for the same device) would have compiled otherwise: its
+  // arch or SM count differs from the prediction. A message saying so, or empty.
+  [[nodiscard]] std::string mismatch(const CudaDeviceInfo& opened) const;
+
  private:
   struct State;
+  std::optional<CudaDeviceInfo> device_;
   std::unique_ptr<State> state_;
 };
 

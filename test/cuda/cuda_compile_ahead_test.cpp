@@ -91,6 +91,26 @@ TEST(CudaCompileAhead, WithoutAPredictionPlansNothing) {
   EXPECT_FALSE(planned);
 }
 
+// What the CLI says with --verbose when the driver opens another device than NVML predicted.
+TEST(CudaCompileAhead, SaysWhenTheDriverOpenedAnotherDevice) {
+  TempDir dir("compile-ahead-mismatch");
+  CudaCompileAhead ahead(h100(132), {}, dir.path(), 1,
+                         [](const CudaBackend&) { return std::vector<ChoicePtr>{}; });
+  ahead.wait();
+  ASSERT_TRUE(ahead.device());
+  EXPECT_EQ(ahead.mismatch(h100(132)), "");
+  const std::string sms = ahead.mismatch(h100(114));
+  EXPECT_NE(sms.find("132 SMs, from NVML"), std::string::npos) << sms;
+  EXPECT_NE(sms.find("114 SMs"), std::string::npos) << sms;
+  CudaDeviceInfo ampere = h100(132);
+  ampere.cc_major = 8;
+  EXPECT_NE(ahead.mismatch(ampere).find("sm_80"), std::string::npos);
+  const CudaCompileAhead none(std::nullopt, {}, dir.path(), 1,
+                              [](const CudaBackend&) { return std::vector<ChoicePtr>{}; });
+  EXPECT_FALSE(none.device());
+  EXPECT_EQ(none.mismatch(h100(114)), "") << "nothing compiled ahead, nothing to say";
+}
+
 // Destroyed at once (the tuning failed before it needed them): the compiles not started are
 // dropped, and the destructor returns once the running ones end.
 TEST(CudaCompileAhead, DestroyedEarlyDropsWhatHasNotStarted) {

@@ -60,7 +60,7 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   // The templates start compiling for the GPU that NVML predicts while the driver starts.
   const std::unique_ptr<CudaCompileAhead> ahead = compile_gemm_ahead(shape, f.options, ctx);
   trace::Span backend_span("backend", "cli");
-  auto backend = open_gemm_backend(f.options, ctx);
+  auto backend = open_gemm_backend(f.options, ctx, ahead.get());
   if (!backend) return kExitError;
   backend_span.end();
   if (!f.options.selector.json) return tune_gemm(*backend, shape, f.options, ctx, t0).exit_code;

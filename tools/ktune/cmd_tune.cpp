@@ -131,7 +131,7 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                                 *problem_size(decl, "K"), spec.op.dtype, spec.epilogue},
                                o, ctx);
   }
-  auto backend = open_gemm_backend(o, ctx);
+  auto backend = open_gemm_backend(o, ctx, ahead.get());
   if (!backend) return kExitError;
 
   int failures = 0, tuned = 0, hits = 0;
@@ -284,7 +284,7 @@ int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     }
     break;
   }
-  auto backend = open_gemm_backend(target, ctx);
+  auto backend = open_gemm_backend(target, ctx, ahead.get());
   if (!backend) return kExitError;
   if (f.gemm.compile_only) return compile_problems(f, ctx, spec, *backend, t0);
   // One worker per GPU: it sees only this one, as its device 0 (--devices: one per device).

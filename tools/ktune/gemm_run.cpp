@@ -19,6 +19,7 @@
 #include "ktune/select/selector.h"
 #include "ktune/spec/spec.h"
 #include "ktune/tuning/devices.h"
+#include "select/progress_line.h"
 #include "tuning/cuda_compile_ahead.h"
 
 namespace ktune::cli {
@@ -102,12 +103,18 @@ CudaCompileOptions gemm_compile_options(const GemmOptions& options) {
 
 }  // namespace
 
-std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const CliContext& ctx) {
+std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const CliContext& ctx,
+                                             const CudaCompileAhead* ahead) {
   const CudaCompileOptions copts = gemm_compile_options(options);
   auto backend = CudaBackend::create(copts, ctx.cache_dir);
   if (!backend) {
     fmt::print(stderr, "error: {}\n", backend.error().message);
     return std::nullopt;
+  }
+  if (ahead && ahead->device() && options.selector.verbose && !options.selector.quiet) {
+    if (Result<CudaDeviceInfo> opened = cuda_device_info(copts.device)) {
+      if (const std::string m = ahead->mismatch(*opened); !m.empty()) progress_note(stderr, m);
+    }
   }
   return std::move(*backend);
 }

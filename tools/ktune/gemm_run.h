@@ -49,9 +49,11 @@ struct GemmOptions {
 };
 
 // The CUDA backend for options.arch and options.device; on failure (no GPU and no --arch) prints
-// the error and returns nullopt.
+// the error and returns nullopt. With --verbose, says so when `ahead` compiled for another device
+// than the one opened.
 [[nodiscard]] std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options,
-                                                           const CliContext& ctx);
+                                                           const CliContext& ctx,
+                                                           const CudaCompileAhead* ahead = nullptr);
 
 // --device, --arch and --compile-only, bound to `options`: `ktune gemm`'s and, each help text led
 // by `applies_to`, `ktune tune`'s.
