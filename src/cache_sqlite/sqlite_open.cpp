@@ -143,6 +143,10 @@ Status enable_wal(SqliteDb& db) {
 
 }  // namespace
 
+std::filesystem::path sqlite_cache_file(const std::filesystem::path& dir) {
+  return dir / "tuning.sqlite3";
+}
+
 Result<std::unique_ptr<TuningCache>> open_sqlite_cache(const std::filesystem::path& dir,
                                                        bool allow_shared_dir) {
   if (Status s = create_private_dirs(dir); !s) {
@@ -151,7 +155,7 @@ Result<std::unique_ptr<TuningCache>> open_sqlite_cache(const std::filesystem::pa
   }
   // Whoever can write the folder or the file can choose the picks served; so can the owner of
   // a file planted there before this user's first tuning.
-  const std::filesystem::path file = dir / "tuning.sqlite3";
+  const std::filesystem::path file = sqlite_cache_file(dir);
   for (const std::filesystem::path& p :
        {dir, file, dir / "tuning.sqlite3-wal", dir / "tuning.sqlite3-shm"}) {
     Status s = check_not_shared(p);

@@ -91,7 +91,7 @@ int run_report(const CliContext& ctx, const ReportArgs& a) {
   }
   ReportOptions options;
   options.title = a.title;
-  options.source = (ctx.cache_dir / "tuning.sqlite3").string();
+  options.source = sqlite_cache_file(ctx.cache_dir).string();
   options.generated_unix = std::chrono::duration_cast<std::chrono::seconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();

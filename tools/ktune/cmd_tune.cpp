@@ -101,6 +101,15 @@ int report(const TuneFlags& f, const CliContext& ctx, std::chrono::steady_clock:
   return code;
 }
 
+// The index of the spec's first problem that --problems selects (by its declared name), if any:
+// the one whose candidates compile ahead of the driver.
+[[maybe_unused]] std::optional<std::size_t> first_wanted(const TuneFlags& f, const Spec& spec) {
+  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
+    if (wanted(f, spec.problems[i], i, spec.problems[i].name)) return i;
+  }
+  return std::nullopt;
+}
+
 // op: cuda.gemm: each problem through tune_gemm, with `ktune gemm`'s defaults where this
 // command's flags are not given, so that the tuning-cache key is the one `ktune gemm` uses.
 int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
@@ -124,9 +133,8 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   if (!o.selector.search_seed && spec.search.seed != 0) o.selector.search_seed = spec.search.seed;
   // The first wanted problem's templates compile while the driver starts.
   std::unique_ptr<CudaCompileAhead> ahead;
-  for (std::size_t i = 0; i < spec.problems.size() && !ahead; ++i) {
-    const ProblemDecl& decl = spec.problems[i];
-    if (!wanted(f, decl, i, decl.name)) continue;
+  if (const std::optional<std::size_t> first = first_wanted(f, spec)) {
+    const ProblemDecl& decl = spec.problems[*first];
     ahead = compile_gemm_ahead({*problem_size(decl, "M"), *problem_size(decl, "N"),
                                 *problem_size(decl, "K"), spec.op.dtype, spec.epilogue},
                                o, ctx);
@@ -277,12 +285,10 @@ int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   target.device = first_listed_device(f.selector.devices, f.gemm.device);
   // The first wanted problem's templates compile while the driver starts.
   std::unique_ptr<CudaCompileAhead> ahead;
-  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
-    if (!wanted(f, spec.problems[i], i, spec.problems[i].name)) continue;
+  if (const std::optional<std::size_t> first = first_wanted(f, spec)) {
     if (auto host = host_backend(f, ctx, spec)) {
-      ahead = compile_spec_ahead(spec, i, target, ctx, *host);
+      ahead = compile_spec_ahead(spec, *first, target, ctx, *host);
     }
-    break;
   }
   auto backend = open_gemm_backend(target, ctx, ahead.get());
   if (!backend) return kExitError;

@@ -29,14 +29,17 @@ double tflops(const GemmShape& s, double ns) {
   return ns > 0 ? 2.0 * double(s.m) * double(s.n) * double(s.k) / ns / 1e3 : 0;
 }
 
+// The candidates whose compile runs NVRTC: templates, and library GEMMs paired with the separate
+// epilogue kernel (its compile). The rest (cuBLAS, cuBLASLt) compile in no time.
+bool nvrtc_compiled(const Choice& c) {
+  return c.kind() == Choice::Kind::kTemplate || c.name().ends_with("+epilogue");
+}
+
 // Every candidate compiled for an architecture, without a GPU: what CI can check. In parallel
 // (--jobs), as a tuning compiles.
 int compile_only(std::FILE* out, const CudaBackend& backend, std::vector<ChoicePtr>& choices,
                  unsigned jobs, std::chrono::steady_clock::time_point t0) {
-  // Templates, and library GEMMs paired with the separate epilogue kernel (its compile).
-  const CompileCounts n = compile_choices(backend, choices, jobs, [](const Choice& c) {
-    return c.kind() == Choice::Kind::kTemplate || c.name().ends_with("+epilogue");
-  });
+  const CompileCounts n = compile_choices(backend, choices, jobs, nvrtc_compiled);
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print(out, "Compiled {} candidates for {} ({} failed) in {:.3f} s\n", n.compiled,
@@ -130,7 +133,7 @@ std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
                          to_selector_options(options.selector, cuda_gemm_selector_defaults()));
     // A tuning cache that answers for this device compiles nothing. Without its file (a cold
     // run) there is nothing to ask, and creating it is the tuning's to do.
-    if (tuning.options.read_cache && std::filesystem::exists(ctx.cache_dir / "tuning.sqlite3")) {
+    if (tuning.options.read_cache && std::filesystem::exists(sqlite_cache_file(ctx.cache_dir))) {
       std::unique_ptr<TuningCache> cache = open_sqlite_in(ctx);
       if (!cache) return {};
       const Selector keyer(backend, *cache, tuning.options);
@@ -141,9 +144,7 @@ std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
     }
     std::vector<ChoicePtr> todo;
     for (ChoicePtr& c : tuning.candidates) {
-      const bool compiles =
-          c->kind() == Choice::Kind::kTemplate || c->name().ends_with("+epilogue");
-      if (compiles && c->supports(tuning.problem)) todo.push_back(std::move(c));
+      if (nvrtc_compiled(*c) && c->supports(tuning.problem)) todo.push_back(std::move(c));
     }
     return todo;
   };
@@ -158,7 +159,7 @@ std::unique_ptr<CudaCompileAhead> compile_spec_ahead(const Spec& spec, std::size
   const bool reads = !options.selector.no_cache && !options.selector.retune;
   std::optional<CudaDeviceInfo> device;
   if (problem < spec.problems.size() &&
-      !(reads && std::filesystem::exists(ctx.cache_dir / "tuning.sqlite3"))) {
+      !(reads && std::filesystem::exists(sqlite_cache_file(ctx.cache_dir)))) {
     device = predict_device_ahead(options, ctx);
   }
   auto plan = [&spec, problem, host](const CudaBackend& backend) -> std::vector<ChoicePtr> {

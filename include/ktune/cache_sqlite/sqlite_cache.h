@@ -11,7 +11,10 @@
 
 namespace ktune {
 
-// <dir>/tuning.sqlite3, created with the folder (mode 0700) when missing. A folder or file that
+// The SQLite tuning cache's file in a cache folder: <dir>/tuning.sqlite3.
+[[nodiscard]] std::filesystem::path sqlite_cache_file(const std::filesystem::path& dir);
+
+// sqlite_cache_file(dir), created with the folder (mode 0700) when missing. A folder or file that
 // another user owns, or that group or others can write (a folder without the sticky bit), is
 // refused with kInvalidArgument saying why; `allow_shared_dir` uses it with a warning instead.
 [[nodiscard]] Result<std::unique_ptr<TuningCache>> open_sqlite_cache(
