@@ -38,6 +38,9 @@ for rep in $(seq 1 "$reps"); do
       [ "$build" = base ] && b=$base
       tag=$build-$shape-$rep
       cache=$(mktemp -d)
+      # The last run's released worker tears down its CUDA context after its process has
+      # exited, and a process opening the GPU meanwhile waits for it (run.sh): a pause.
+      sleep 1
       start=$(date +%s%N)
       CUDA_CACHE_PATH=$cache/nv KTUNE_WORKER=$b/bin/ktune-worker \
         LD_LIBRARY_PATH=$b/lib:$LD_LIBRARY_PATH timeout 120 "$b/bin/ktune" --cache-dir "$cache" \

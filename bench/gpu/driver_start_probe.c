@@ -8,7 +8,9 @@
 //   for i in 1 2 3; do for m in nvml cuda seq both cuda-first; do ./probe $m; sleep 0.2; done; done
 //
 // Modes: nvml, cuda (each alone); seq (NVML, then cuInit); both (NVML on a thread started just
-// before cuInit on the main one); cuda-first (cuInit, then NVML). Times in ms from the start.
+// before cuInit on the main one); cuda-first (cuInit, then NVML); steps, steps-noattach (each
+// NVML call predict_cuda_device makes, timed alone, without or with NVML_INIT_FLAG_NO_ATTACH).
+// Times in ms from the start.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -46,6 +48,53 @@ static void* nvml(void* arg) {
   return 0;
 }
 
+// Each NVML call of predict_cuda_device timed on its own, after nvmlInitWithFlags(flags): 0, or
+// 2 (NVML_INIT_FLAG_NO_ATTACH: the GPUs are not attached at init).
+static void nvml_steps(unsigned flags) {
+  double last = now_ms() - t0;
+#define STEP(what, call)                                                  \
+  do {                                                                    \
+    const int rc_ = (call);                                               \
+    const double at_ = now_ms() - t0;                                     \
+    printf("  %-28s %7.1f ms (rc %d)\n", what, at_ - last, rc_);          \
+    last = at_;                                                           \
+  } while (0)
+  void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+  if (!h) {
+    printf("nvml: libnvidia-ml.so.1 not found\n");
+    return;
+  }
+  int (*init)(unsigned) = (int (*)(unsigned))dlsym(h, "nvmlInitWithFlags");
+  int (*count)(unsigned*) = (int (*)(unsigned*))dlsym(h, "nvmlDeviceGetCount_v2");
+  int (*handle)(unsigned, void**) =
+      (int (*)(unsigned, void**))dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+  int (*name)(void*, char*, unsigned) =
+      (int (*)(void*, char*, unsigned))dlsym(h, "nvmlDeviceGetName");
+  int (*cc)(void*, int*, int*) =
+      (int (*)(void*, int*, int*))dlsym(h, "nvmlDeviceGetCudaComputeCapability");
+  int (*cores)(void*, unsigned*) = (int (*)(void*, unsigned*))dlsym(h, "nvmlDeviceGetNumGpuCores");
+  int (*mig)(void*, unsigned*, unsigned*) =
+      (int (*)(void*, unsigned*, unsigned*))dlsym(h, "nvmlDeviceGetMigMode");
+  int (*driver)(int*) = (int (*)(int*))dlsym(h, "nvmlSystemGetCudaDriverVersion_v2");
+  printf("nvml steps, flags %u (dlopen %.1f ms):\n", flags, now_ms() - t0 - last);
+  last = now_ms() - t0;
+  unsigned n = 0, c = 0, m1 = 0, m2 = 0;
+  int major = 0, minor = 0, v = 0;
+  void* d = 0;
+  char text[96] = "";
+  STEP("nvmlInitWithFlags", init(flags));
+  STEP("nvmlDeviceGetCount_v2", count(&n));
+  STEP("nvmlDeviceGetHandleByIndex_v2", handle(0, &d));
+  STEP("nvmlDeviceGetName", name(d, text, sizeof text));
+  STEP("nvmlDeviceGetCudaComputeCapability", cc(d, &major, &minor));
+  STEP("nvmlDeviceGetNumGpuCores", cores(d, &c));
+  STEP("nvmlDeviceGetMigMode", mig(d, &m1, &m2));
+  STEP("nvmlSystemGetCudaDriverVersion_v2", driver(&v));
+#undef STEP
+  printf("  %s, cc %d.%d, %u cores, mig %u, driver %d, %u GPUs; %.1f ms in all\n", text, major,
+         minor, c, m1, v, n, now_ms() - t0);
+}
+
 static void cuda(void) {
   const double start = now_ms() - t0;
   void* h = dlopen("libcuda.so.1", RTLD_NOW);
@@ -73,11 +122,15 @@ int main(int argc, char** argv) {
     pthread_create(&t, 0, nvml, 0);
     cuda();
     pthread_join(t, 0);
+  } else if (strcmp(mode, "steps") == 0) {
+    nvml_steps(0);
+  } else if (strcmp(mode, "steps-noattach") == 0) {
+    nvml_steps(2);
   } else if (strcmp(mode, "cuda-first") == 0) {
     cuda();
     nvml(0);
   } else {
-    fprintf(stderr, "usage: %s nvml|cuda|seq|both|cuda-first\n", argv[0]);
+    fprintf(stderr, "usage: %s nvml|cuda|seq|both|cuda-first|steps|steps-noattach\n", argv[0]);
     return 2;
   }
   return 0;

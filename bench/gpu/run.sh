@@ -69,6 +69,11 @@ for shape in "${shapes[@]}"; do
     # a cold run would reuse the compiles of the shapes before it (bench/gpu/compute_cache.sh).
     nv_cache=$cache/nv-compute-cache
     [ "$run" = warm-code-cache ] && extra=(--regret-rounds 10)
+    # The run before (this one's, or the warm-up's) released its worker, which tears down its
+    # CUDA context after the process has exited; a process that opens the GPU meanwhile waits
+    # for that (NVML's device handle took 68-136 ms instead of 16-18 ms right after such a run
+    # on the H200). Not this run's cost: a pause first.
+    sleep 1
     start=$(date +%s%N)
     CUDA_CACHE_PATH=$nv_cache "$ktune" --cache-dir "$cache" gemm --m "$m" --n "$n" --k "$k" \
       --dtype bf16 "${extra[@]}" >"$log.$run" 2>&1

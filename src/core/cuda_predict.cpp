@@ -3,8 +3,11 @@
 
 #include <dlfcn.h>
 
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace ktune {
 namespace {
@@ -84,6 +87,27 @@ int cuda_cores_per_sm(int cc_major, int cc_minor) {
   }
 }
 
+std::optional<unsigned> cuda_visible_count(const char* visible, unsigned count) {
+  if (visible == nullptr) return count;
+  unsigned n = 0;
+  std::string_view rest = visible;
+  while (n < count) {
+    const std::size_t comma = rest.find(',');
+    std::string_view entry = rest.substr(0, comma);
+    while (!entry.empty() && entry.front() == ' ') entry.remove_prefix(1);
+    while (!entry.empty() && entry.back() == ' ') entry.remove_suffix(1);
+    if (entry.starts_with("MIG-")) return std::nullopt;
+    unsigned i = 0;
+    const auto [end, ec] = std::from_chars(entry.data(), entry.data() + entry.size(), i);
+    const bool index = !entry.empty() && ec == std::errc() && end == entry.data() + entry.size();
+    if (!(index && i < count) && !entry.starts_with("GPU-")) break;  // the list ends here
+    ++n;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return n;
+}
+
 std::optional<CudaDeviceInfo> predict_cuda_device(int index) {
   static const std::optional<Nvml> nvml = open_nvml();
   if (!nvml || index < 0) return std::nullopt;
@@ -91,8 +115,10 @@ std::optional<CudaDeviceInfo> predict_cuda_device(int index) {
   std::optional<CudaDeviceInfo> out;
   unsigned count = 0;
   int driver = 0;
-  if (nvml->count(&count) == 0 && static_cast<unsigned>(index) < count &&
-      nvml->driver_version(&driver) == 0) {
+  std::optional<unsigned> visible;
+  if (nvml->count(&count) == 0)
+    visible = cuda_visible_count(std::getenv("CUDA_VISIBLE_DEVICES"), count);
+  if (visible && static_cast<unsigned>(index) < *visible && nvml->driver_version(&driver) == 0) {
     // Every device alike, so that which one CUDA calls `index` does not matter.
     for (unsigned i = 0; i < count; ++i) {
       std::optional<CudaDeviceInfo> f = nvml_facts(*nvml, i);

@@ -6,8 +6,12 @@
 // A prediction, never an identity: NVML counts devices in PCI order and CUDA in its own
 // (CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES), and a MIG instance is a fraction of its GPU. So a
 // prediction is made only where it cannot depend on the mapping (every GPU of the machine the
-// same model, none in MIG mode), and whatever is recorded (tuning-cache keys, measurements) comes
-// from the driver. Work started on a wrong prediction is wasted, not wrong.
+// same model, none in MIG mode, and the index one that CUDA_VISIBLE_DEVICES leaves visible),
+// and whatever is recorded (tuning-cache keys, measurements) comes from the driver. Work started
+// on a wrong prediction is wasted, not wrong. A tuning-cache lookup may use one (`ktune gemm`'s
+// hit without the driver): the key holds the name, compute capability, SM count and driver
+// version, so a wrong prediction misses (and the driver is started), while a hit is an answer
+// that a tuning on the driver recorded under that same key.
 //
 // Internal header (src/).
 #pragma once
@@ -20,9 +24,15 @@ namespace ktune {
 
 // The predicted facts of CUDA device `index`: name, compute capability, SM count (NVML's CUDA
 // cores over the cores per SM of the compute capability), driver version; the other fields 0.
-// nullopt without NVML, with GPUs of more than one model, with MIG enabled, or for a compute
-// capability whose cores per SM are not known here.
+// nullopt without NVML, with GPUs of more than one model, with MIG enabled, for an index that
+// CUDA_VISIBLE_DEVICES hides, or for a compute capability whose cores per SM are not known here.
 [[nodiscard]] std::optional<CudaDeviceInfo> predict_cuda_device(int index);
+
+// How many devices CUDA_VISIBLE_DEVICES (`visible`; nullptr: unset) leaves CUDA on a machine of
+// `count` GPUs, as the driver reads it: entries up to the first that names no device (an index
+// past the count, text that is not an index or a GPU UUID); nullopt for a MIG instance's UUID
+// (a fraction of a GPU: not predicted).
+[[nodiscard]] std::optional<unsigned> cuda_visible_count(const char* visible, unsigned count);
 
 // The cores per SM of a compute capability (the CUDA C++ Programming Guide's table of
 // arithmetic instructions per SM: 64 on 6.0, 7.x and 8.0, 128 on 6.1-6.2, 8.6-8.9, 9.0, 10.x and

@@ -104,28 +104,48 @@ void report_stage(const SelectContext& ctx, const Selection& sel, JsonLog& log) 
   log.selection(ctx.title, sel.record, sel.from_cache, sel.select_s);
 }
 
+namespace {
+
+// `say_why`: a budgeted pick that does not answer is noted (not where the caller only asks).
+Result<std::optional<Selection>> cached_selection_since(const SelectContext& ctx,
+                                                        TuningCache& cache, const TuningKey& key,
+                                                        Clock::time_point t_start, JsonLog& log,
+                                                        bool say_why) {
+  auto hit = lookup_stage(cache, key, ctx.candidates);
+  if (!hit || !*hit) return hit;
+  if (!record_answers((*hit)->record, ctx.options.search)) {
+    if (!say_why) return std::optional<Selection>();
+    select_progress(ctx.options.progress,
+                    fmt::format("{}: the tuning cache's pick was made by a budgeted search; "
+                                "measuring every candidate as asked",
+                                ctx.title));
+    return std::optional<Selection>();
+  }
+  Selection& sel = **hit;
+  // The spec's metrics as they are now, over the stored times: a metric edited since the
+  // tuning shows its new value without tuning again (metrics are not part of the key).
+  apply_metrics(ctx, sel.record.candidates);
+  sel.select_s = seconds_since(t_start);
+  report_stage(ctx, sel, log);
+  return hit;
+}
+
+}  // namespace
+
+Result<std::optional<Selection>> cached_selection(const SelectContext& ctx, TuningCache& cache,
+                                                  const TuningKey& key) {
+  const auto t_start = Clock::now();
+  JsonLog log(ctx.options.json_log);
+  return cached_selection_since(ctx, cache, key, t_start, log, /*say_why=*/false);
+}
+
 Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, TuningCache& cache,
                               const TuningKey& key, Choice* reference, StageRunner& inner) {
   const auto t_start = Clock::now();
   JsonLog log(ctx.options.json_log);
 
-  const auto cached = [&]() -> Result<std::optional<Selection>> {
-    auto hit = lookup_stage(cache, key, ctx.candidates);
-    if (!hit || !*hit) return hit;
-    if (!record_answers((*hit)->record, ctx.options.search)) {
-      select_progress(ctx.options.progress,
-                      fmt::format("{}: the tuning cache's pick was made by a budgeted search; "
-                                  "measuring every candidate as asked",
-                                  ctx.title));
-      return std::optional<Selection>();
-    }
-    Selection& sel = **hit;
-    // The spec's metrics as they are now, over the stored times: a metric edited since the
-    // tuning shows its new value without tuning again (metrics are not part of the key).
-    apply_metrics(ctx, sel.record.candidates);
-    sel.select_s = seconds_since(t_start);
-    report_stage(ctx, sel, log);
-    return hit;
+  const auto cached = [&] {
+    return cached_selection_since(ctx, cache, key, t_start, log, /*say_why=*/true);
   };
   if (ctx.options.read_cache) {
     if (auto done = answered(cached())) return std::move(*done);

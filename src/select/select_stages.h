@@ -188,6 +188,14 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
 // report: the AUTOTUNE table and the pick on options.out, the selection in the JSON log.
 void report_stage(const SelectContext& ctx, const Selection& selection, JsonLog& log);
 
+// What the tuning cache answers for `key`, reported as select_with reports a hit (the table, the
+// pick, the JSON log), or nothing: no record, a record cut short or edited (lookup_stage), or a
+// budgeted search's pick where every candidate is asked for (record_answers; not said here: the
+// caller that tunes next says it).
+[[nodiscard]] Result<std::optional<Selection>> cached_selection(const SelectContext& ctx,
+                                                                TuningCache& cache,
+                                                                const TuningKey& key);
+
 // The whole selection: lookup, then compile, run, decide, pick, re-verify, record and report, the
 // candidates reached through `runner` once compiled.
 [[nodiscard]] Result<Selection> select_with(const SelectContext& ctx, const Backend& backend,

@@ -78,6 +78,14 @@ Result<Selection> Selector::select(const Problem& problem, std::vector<ChoicePtr
                      reference, runner);
 }
 
+Result<std::optional<Selection>> Selector::cached(const Problem& problem,
+                                                  std::vector<ChoicePtr>& candidates,
+                                                  const Choice* reference) {
+  if (!options_.read_cache) return std::optional<Selection>();
+  const SelectContext ctx{problem, candidates, options_, selection_title(problem)};
+  return cached_selection(ctx, cache_, key_for(problem, candidates, reference));
+}
+
 Result<std::vector<BenchStats>> Selector::measure_again(const Problem& problem,
                                                         const std::vector<Choice*>& choices,
                                                         Choice* reference,

@@ -8,7 +8,13 @@ SelectorOptions cuda_gemm_selector_defaults() {
   SelectorOptions o;
   o.bench.budget_ms = 20;
   o.bench.min_runs = 5;
-  o.bench.max_runs = 100;
+  // Fifty runs at most in the first pass: it ranks the candidates and finds the close calls,
+  // which the decide stage's paired rounds settle. At 4096^3 bf16 (0.18 ms a run) a hundred
+  // runs cost 28-30 ms a candidate, fifty about 15; cold tuning 0.80-0.91 s against 0.87-0.98 s
+  // (H200, four runs each, alternated), the picks' regret <= 1.003 except under the GPU's power
+  // cap at 8192^3, where both settings gave 1.02-1.06 (docs/benchmarks.md, "The first pass's
+  // runs"). Kernels slower than 0.4 ms a run are bounded by budget_ms as before.
+  o.bench.max_runs = 50;
   o.bench.warmup_runs = 2;
   o.close_call_band = 0.10;
   // Five runs a round, not twelve: the decision rests on the rounds' paired ratios, not on the

@@ -155,6 +155,24 @@ TEST(CudaPredict, AgreesWithTheDriver) {
   EXPECT_EQ(predicted->fingerprint(), real->fingerprint()) << "a tuning-cache hit would be missed";
 }
 
+// CUDA_VISIBLE_DEVICES as the driver reads it: a prediction for an index it hides would answer
+// a tuning-cache hit for a device CUDA cannot see.
+TEST(CudaPredict, ReadsCudaVisibleDevicesAsTheDriverDoes) {
+  EXPECT_EQ(cuda_visible_count(nullptr, 4), 4u);
+  EXPECT_EQ(cuda_visible_count("", 4), 0u);
+  EXPECT_EQ(cuda_visible_count("-1", 4), 0u);
+  EXPECT_EQ(cuda_visible_count("NoDevFiles", 4), 0u);
+  EXPECT_EQ(cuda_visible_count("2", 4), 1u);
+  EXPECT_EQ(cuda_visible_count("0, 3,1", 4), 3u);
+  EXPECT_EQ(cuda_visible_count("0,1,2,3,0", 4), 4u) << "never more than the machine has";
+  EXPECT_EQ(cuda_visible_count("1,7,2", 4), 1u) << "the list ends at an index past the count";
+  EXPECT_EQ(cuda_visible_count("1,x,2", 4), 1u);
+  EXPECT_EQ(cuda_visible_count("0,", 4), 1u);
+  EXPECT_EQ(cuda_visible_count("GPU-7d4a6e84-28a5-34ce-cd98-1d0fa3ebe495,1", 2), 2u);
+  EXPECT_EQ(cuda_visible_count("MIG-7d4a6e84-28a5-34ce-cd98-1d0fa3ebe495", 2), std::nullopt);
+  EXPECT_EQ(cuda_visible_count("0", 0), 0u);
+}
+
 class CudaBackendArch : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaBackendArch, CompilesACubinThenHitsTheCodeCache) {

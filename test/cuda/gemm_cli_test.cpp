@@ -3,10 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "core/cuda_driver.h"
@@ -103,6 +106,32 @@ TEST(GemmCli, CompilesAheadOfTheDriverAndNothingTwice) {
   ASSERT_EQ(hit.exit_code, 0) << hit.output;
   EXPECT_THAT(hit.output, HasSubstr("compiled nothing, measured nothing"));
   EXPECT_TRUE(compiled_ahead(trace).empty()) << "compiled ahead for a tuning-cache hit";
+  // The hit is answered for the device NVML reports, before the driver would start.
+  EXPECT_THAT(hit.output, HasSubstr("without starting the CUDA driver"));
+  for (const nlohmann::json& e : trace_events(trace)) {
+    EXPECT_FALSE(e["name"] == "open" && e["args"]["detail"] == "CUDA driver")
+        << "the driver was started for a tuning-cache hit";
+  }
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  CliResult json_hit = run_cli(cache.path(), json_args);
+  ASSERT_EQ(json_hit.exit_code, 0) << json_hit.output;
+  EXPECT_THAT(json_hit.output, HasSubstr("\"from_cache\": true"));
+  EXPECT_THAT(json_hit.output, HasSubstr("without starting the CUDA driver"));
+
+  // A device that CUDA_VISIBLE_DEVICES hides is not answered for from NVML's list.
+  const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::optional<std::string> saved =
+      before ? std::optional<std::string>(before) : std::nullopt;
+  ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  CliResult hidden = run_cli(cache.path(), args);
+  if (saved) {
+    ::setenv("CUDA_VISIBLE_DEVICES", saved->c_str(), 1);
+  } else {
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
+  }
+  EXPECT_NE(hidden.exit_code, 0) << hidden.output;
+  EXPECT_THAT(hidden.output, Not(HasSubstr("without starting the CUDA driver")));
 }
 
 }  // namespace

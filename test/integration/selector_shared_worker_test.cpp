@@ -94,5 +94,67 @@ TEST(SelectorSharedWorker, ProblemsWithTheirOwnSettingsShareOneWorker) {
   EXPECT_THAT(refused.error().message, HasSubstr("another Selector"));
 }
 
+// Selector::cached answers what select() would serve from the tuning cache, and nothing else,
+// starting no worker (`ktune gemm` asks it before the CUDA driver is up).
+TEST(SelectorCached, AnswersOnlyWhatSelectWouldServe) {
+  TempDir dir("selector-cached");
+  const std::filesystem::path trace = dir.path() / "trace.json";
+  Result<Spec> spec = load_spec(kSpec);
+  ASSERT_TRUE(spec) << spec.error().message;
+  Result<SpecChoices> choices = make_spec_choices(*spec);
+  ASSERT_TRUE(choices) << choices.error().message;
+  Result<Problem> problem = make_problem(*spec, spec->problems.front());
+  ASSERT_TRUE(problem) << problem.error().message;
+  auto backend = CpuBackend::create({}, dir.path() / "cache");
+  ASSERT_TRUE(backend) << backend.error().message;
+  std::unique_ptr<TuningCache> cache = make_memory_cache();
+  SelectorOptions o;
+  o.out = nullptr;
+  o.progress = nullptr;
+  o.bench.budget_ms = 1;
+  o.bench.min_runs = 1;
+  o.bench.warmup_runs = 0;
+  o.close_call_rounds = 1;
+
+  ASSERT_EQ(::setenv("KTUNE_TRACE", trace.c_str(), 1), 0);  // a worker would write there
+  {
+    Selector asking(*backend, *cache, o);
+    auto none = asking.cached(*problem, choices->candidates, choices->reference.get());
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_FALSE(*none) << "an answer from an empty cache";
+  }
+  ::unsetenv("KTUNE_TRACE");
+  EXPECT_TRUE(!std::filesystem::exists(trace) || worker_pids(trace).empty())
+      << "a lookup started a worker";
+
+  Selector tuner(*backend, *cache, o);
+  auto tuned = tuner.select(*problem, choices->candidates, choices->reference.get());
+  ASSERT_TRUE(tuned) << tuned.error().message;
+  ASSERT_FALSE(tuned->from_cache);
+
+  Selector asking(*backend, *cache, o);
+  auto hit = asking.cached(*problem, choices->candidates, choices->reference.get());
+  ASSERT_TRUE(hit) << hit.error().message;
+  ASSERT_TRUE(*hit);
+  EXPECT_TRUE((*hit)->from_cache);
+  EXPECT_EQ((*hit)->record.winner, tuned->record.winner);
+  EXPECT_EQ((*hit)->winner_index, tuned->winner_index);
+  EXPECT_EQ(asking.worker_restarts(), 0);
+
+  // Another tolerance is another key; a selector that does not read the cache answers nothing.
+  SelectorOptions looser = o;
+  looser.tolerance = Tolerance{.rtol = 0.5};
+  Selector other_key(*backend, *cache, looser);
+  auto miss = other_key.cached(*problem, choices->candidates, choices->reference.get());
+  ASSERT_TRUE(miss);
+  EXPECT_FALSE(*miss);
+  SelectorOptions no_read = o;
+  no_read.read_cache = false;
+  Selector not_reading(*backend, *cache, no_read);
+  auto off = not_reading.cached(*problem, choices->candidates, choices->reference.get());
+  ASSERT_TRUE(off);
+  EXPECT_FALSE(*off);
+}
+
 }  // namespace
 }  // namespace ktune::test

@@ -13,6 +13,8 @@
 #include "ktune/tuning/devices.h"
 #include "options.h"
 #if KTUNE_HAVE_CUDA
+#include "core/cuda_predict.h"
+#include "select/progress_line.h"
 #include "tuning/cuda_compile_ahead.h"
 #endif
 
@@ -57,26 +59,51 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   checked.isolate = checked.isolate && !f.options.compile_only;  // compiling runs no worker
   if (int code = preflight(checked); code != 0) return code;
   const GemmShape shape{f.m, f.n, f.k, *dtype, std::move(*epilogue)};
-  // The templates start compiling for the GPU that NVML predicts while the driver starts.
-  const std::unique_ptr<CudaCompileAhead> ahead = compile_gemm_ahead(shape, f.options, ctx);
-  trace::Span backend_span("backend", "cli");
-  auto backend = open_gemm_backend(f.options, ctx, ahead.get());
-  if (!backend) return kExitError;
-  backend_span.end();
-  if (!f.options.selector.json) return tune_gemm(*backend, shape, f.options, ctx, t0).exit_code;
-  ResultDocument doc("gemm", "");
-  GemmOptions options = f.options;
-  options.json = &doc;
-  const int code = tune_gemm(*backend, shape, options, ctx, t0).exit_code;
-  if (!options.compile_only) {
+  // The tuning (or the hit) on `backend`, its JSON document printed with --json.
+  const auto run = [&](const CudaBackend& backend, bool cache_only) -> GemmRun {
+    GemmOptions options = f.options;
+    options.cache_only = cache_only;
+    if (!options.selector.json) return tune_gemm(backend, shape, options, ctx, t0);
+    ResultDocument doc("gemm", "");
+    options.json = &doc;
+    const GemmRun r = tune_gemm(backend, shape, options, ctx, t0);
+    if (!r.answered || options.compile_only) return r;
     const double total_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto cache = options.selector.no_cache ? std::nullopt : std::optional(ctx.cache_dir);
     std::fflush(stderr);
     const auto where = cache ? std::optional(cache_location(ctx)) : std::nullopt;
-    fmt::print("{}", doc.text(cache, where, total_s, code));
+    fmt::print("{}", doc.text(cache, where, total_s, r.exit_code));
+    return r;
+  };
+  const std::optional<CudaDeviceInfo> predicted = predict_gemm_device(f.options, ctx);
+  // A tuning-cache hit for the device NVML reports needs no driver (0.1-0.2 s to start): asked
+  // first, on a backend made without it.
+  bool asked = false;
+  if (predicted) {
+    if (std::optional<CudaBackend> ahead = backend_for_cache_hits(f.options, ctx, *predicted)) {
+      const ScopedCudaDeviceHint hint(*predicted);
+      asked = true;
+      if (const GemmRun r = run(*ahead, /*cache_only=*/true); r.answered) {
+        if (f.options.selector.verbose && !f.options.selector.quiet) {
+          std::fflush(stdout);  // after the answer, not inside it where both go to one file
+          progress_note(stderr,
+                        fmt::format("answered from the tuning cache for {} ({}, {} SMs, "
+                                    "from NVML) without starting the CUDA driver",
+                                    predicted->name, predicted->arch(), predicted->sm_count));
+        }
+        return r.exit_code;
+      }
+    }
   }
-  return code;
+  // The templates start compiling for the GPU that NVML predicts while the driver starts.
+  const std::unique_ptr<CudaCompileAhead> ahead =
+      compile_gemm_ahead(shape, f.options, ctx, predicted, /*check_cache=*/!asked);
+  trace::Span backend_span("backend", "cli");
+  auto backend = open_gemm_backend(f.options, ctx, ahead.get());
+  if (!backend) return kExitError;
+  backend_span.end();
+  return run(*backend, /*cache_only=*/false).exit_code;
 #endif
 }
 

@@ -81,18 +81,6 @@ CudaGemmRequest gemm_request(const GemmShape& shape, const GemmOptions& options)
           options.graph_calls};
 }
 
-// The device NVML predicts for the options' (first) device; nullopt where nothing is compiled
-// ahead (--arch, --compile-only, a shared tuning cache) or NVML cannot tell.
-std::optional<CudaDeviceInfo> predict_device_ahead(const GemmOptions& options,
-                                                   const CliContext& ctx) {
-  // A shared tuning cache (Redis) is not opened twice for it.
-  if (!options.arch.empty() || options.compile_only || !ctx.cache_url.empty()) return std::nullopt;
-  // Before the driver starts: within a process, NVML's initialisation waits for a cuInit under
-  // way (about 20 ms before it, 0.1-0.2 s behind it on an H200 host).
-  const trace::Span span("predict device", "cli");
-  return predict_cuda_device(first_listed_device(options.selector.devices, options.device));
-}
-
 // The options of the backend open_gemm_backend opens (and of the one compiling ahead for it:
 // its flags are part of every compile's key).
 CudaCompileOptions gemm_compile_options(const GemmOptions& options) {
@@ -105,6 +93,16 @@ CudaCompileOptions gemm_compile_options(const GemmOptions& options) {
 }
 
 }  // namespace
+
+std::optional<CudaDeviceInfo> predict_gemm_device(const GemmOptions& options,
+                                                  const CliContext& ctx) {
+  // A shared tuning cache (Redis) is not opened twice for it.
+  if (!options.arch.empty() || options.compile_only || !ctx.cache_url.empty()) return std::nullopt;
+  // Before the driver starts: within a process, NVML's initialisation waits for a cuInit under
+  // way (about 20 ms before it, 0.1-0.2 s behind it on an H200 host).
+  const trace::Span span("predict device", "cli");
+  return predict_cuda_device(first_listed_device(options.selector.devices, options.device));
+}
 
 std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const CliContext& ctx,
                                              const CudaCompileAhead* ahead) {
@@ -122,18 +120,41 @@ std::optional<CudaBackend> open_gemm_backend(const GemmOptions& options, const C
   return std::move(*backend);
 }
 
+std::optional<CudaBackend> backend_for_cache_hits(const GemmOptions& options, const CliContext& ctx,
+                                                  const CudaDeviceInfo& predicted) {
+  const SelectorFlags& f = options.selector;
+  if (f.no_cache || f.retune || !f.devices.empty() || options.compile_only ||
+      !ctx.cache_url.empty() || !std::filesystem::exists(sqlite_cache_file(ctx.cache_dir))) {
+    return std::nullopt;
+  }
+  Result<CudaBackend> backend =
+      CudaBackend::for_device(gemm_compile_options(options), ctx.cache_dir, predicted);
+  if (!backend) return std::nullopt;
+  return std::move(*backend);
+}
+
 std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
                                                      const GemmOptions& options,
                                                      const CliContext& ctx) {
-  std::optional<CudaDeviceInfo> device = predict_device_ahead(options, ctx);
-  auto plan = [shape, options, ctx](const CudaBackend& backend) -> std::vector<ChoicePtr> {
+  return compile_gemm_ahead(shape, options, ctx, predict_gemm_device(options, ctx),
+                            /*check_cache=*/true);
+}
+
+std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
+                                                     const GemmOptions& options,
+                                                     const CliContext& ctx,
+                                                     std::optional<CudaDeviceInfo> device,
+                                                     bool check_cache) {
+  auto plan = [shape, options, ctx,
+               check_cache](const CudaBackend& backend) -> std::vector<ChoicePtr> {
     // The candidates as tune_gemm makes them, filtered by the predicted device's rules.
     CudaGemmTuning tuning =
         cuda_gemm_tuning(backend, gemm_request(shape, options),
                          to_selector_options(options.selector, cuda_gemm_selector_defaults()));
     // A tuning cache that answers for this device compiles nothing. Without its file (a cold
     // run) there is nothing to ask, and creating it is the tuning's to do.
-    if (tuning.options.read_cache && std::filesystem::exists(sqlite_cache_file(ctx.cache_dir))) {
+    if (check_cache && tuning.options.read_cache &&
+        std::filesystem::exists(sqlite_cache_file(ctx.cache_dir))) {
       std::unique_ptr<TuningCache> cache = open_sqlite_in(ctx);
       if (!cache) return {};
       const Selector keyer(backend, *cache, tuning.options);
@@ -160,7 +181,7 @@ std::unique_ptr<CudaCompileAhead> compile_spec_ahead(const Spec& spec, std::size
   std::optional<CudaDeviceInfo> device;
   if (problem < spec.problems.size() &&
       !(reads && std::filesystem::exists(sqlite_cache_file(ctx.cache_dir)))) {
-    device = predict_device_ahead(options, ctx);
+    device = predict_gemm_device(options, ctx);
   }
   auto plan = [&spec, problem, host](const CudaBackend& backend) -> std::vector<ChoicePtr> {
     const ProblemDecl& decl = spec.problems[problem];
@@ -203,7 +224,16 @@ GemmRun tune_gemm(const CudaBackend& backend, const GemmShape& shape, const Gemm
   Selector selector(backend, *cache, with_device_lock(sopts, ctx));
   setup_span.end();
 
-  auto sel = selector.select(problem, tuning.candidates, tuning.reference.get());
+  Result<Selection> sel = make_error(ErrorCode::kInternal, "tune_gemm: no selection");
+  if (f.cache_only) {
+    // A lookup only: anything else (an error included) is the tuning's, with the driver.
+    Result<std::optional<Selection>> hit =
+        selector.cached(problem, tuning.candidates, tuning.reference.get());
+    if (!hit || !*hit) return {.answered = false};
+    sel = std::move(**hit);
+  } else {
+    sel = selector.select(problem, tuning.candidates, tuning.reference.get());
+  }
   if (!sel) {
     fmt::print(stderr, "error: {}\n", sel.error().message);
     if (f.json) f.json->add_failure(problem.name, sel.error().message);

@@ -46,6 +46,9 @@ struct GemmOptions {
   SelectorFlags selector;  // over cuda_gemm_selector_defaults()
   std::string spec_name;   // `ktune tune` on an op spec: the spec's name, stored as the label
   ResultDocument* json = nullptr;  // --json: the outcome is added to it
+  // Answer from the tuning cache or not at all (GemmRun::answered): for a backend made without
+  // the driver (backend_for_cache_hits), which must not tune.
+  bool cache_only = false;
 };
 
 // The CUDA backend for options.arch and options.device; on failure (no GPU and no --arch) prints
@@ -71,6 +74,25 @@ void add_gemm_candidate_flags(CLI::App& cmd, GemmOptions& options,
 [[nodiscard]] std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
                                                                    const GemmOptions& options,
                                                                    const CliContext& ctx);
+// The same for the device `predicted` (predict_gemm_device's answer, asked once); without
+// `check_cache`, the plan does not ask the tuning cache first (the caller has).
+[[nodiscard]] std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(
+    const GemmShape& shape, const GemmOptions& options, const CliContext& ctx,
+    std::optional<CudaDeviceInfo> predicted, bool check_cache);
+
+// The device NVML predicts for the options' (first) device (core/cuda_predict.h), before the
+// driver starts; nullopt where nothing is done ahead of the driver (--arch, --compile-only, a
+// shared tuning cache) or NVML cannot tell.
+[[nodiscard]] std::optional<CudaDeviceInfo> predict_gemm_device(const GemmOptions& options,
+                                                                const CliContext& ctx);
+
+// A backend for the `predicted` device made without the driver (CudaBackend::for_device), to ask
+// the tuning cache (GemmOptions::cache_only) before the driver starts: a hit needs no GPU.
+// nullopt where the cache cannot answer (not read, no file yet, --devices) or the backend cannot
+// be made. Build the candidates under a ScopedCudaDeviceHint of `predicted`.
+[[nodiscard]] std::optional<CudaBackend> backend_for_cache_hits(const GemmOptions& options,
+                                                                const CliContext& ctx,
+                                                                const CudaDeviceInfo& predicted);
 // The same for problem `problem` of a CUDA kernel spec (`host`: the CPU backend of a host
 // reference, as tune_spec gets it): its templates, for the backend that open_gemm_backend(options)
 // opens. Only where the tuning cache has no file yet or is not read (--retune, --no-cache):
@@ -82,6 +104,7 @@ void add_gemm_candidate_flags(CLI::App& cmd, GemmOptions& options,
 struct GemmRun {
   int exit_code = 0;
   bool from_cache = false;
+  bool answered = true;  // false: options.cache_only and the cache had no answer (nothing printed)
 };
 
 // Tunes `shape` over the full candidate set and prints the pick, cuBLAS, the best of each kind,

@@ -149,6 +149,13 @@ class Selector {
   [[nodiscard]] Result<Selection> select(const Problem& problem, std::vector<ChoicePtr>& candidates,
                                          Choice* reference, const SelectorOptions& options);
 
+  // What select() would answer from the tuning cache, reported as it reports a hit, or nothing
+  // (no record that answers, or options.read_cache off): compiles, runs and locks nothing, so
+  // that a backend made without the driver (CudaBackend::for_device) can ask it.
+  [[nodiscard]] Result<std::optional<Selection>> cached(const Problem& problem,
+                                                        std::vector<ChoicePtr>& candidates,
+                                                        const Choice* reference);
+
   // Measures candidates of `problem` again after select() has compiled and verified them:
   // `rounds` rounds, each measuring every candidate once with `round_bench`, alternating, so
   // that drift hits them alike; the statistics of the round medians, in the order given. For
