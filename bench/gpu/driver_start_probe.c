@@ -52,12 +52,12 @@ static void* nvml(void* arg) {
 // 2 (NVML_INIT_FLAG_NO_ATTACH: the GPUs are not attached at init).
 static void nvml_steps(unsigned flags) {
   double last = now_ms() - t0;
-#define STEP(what, call)                                                  \
-  do {                                                                    \
-    const int rc_ = (call);                                               \
-    const double at_ = now_ms() - t0;                                     \
-    printf("  %-28s %7.1f ms (rc %d)\n", what, at_ - last, rc_);          \
-    last = at_;                                                           \
+#define STEP(what, call)                                         \
+  do {                                                           \
+    const int rc_ = (call);                                      \
+    const double at_ = now_ms() - t0;                            \
+    printf("  %-28s %7.1f ms (rc %d)\n", what, at_ - last, rc_); \
+    last = at_;                                                  \
   } while (0)
   void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW);
   if (!h) {

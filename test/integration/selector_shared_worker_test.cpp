@@ -44,6 +44,18 @@ std::set<std::string> worker_pids(const std::filesystem::path& trace) {
   return pids;
 }
 
+// Quiet, and one short measurement per candidate: these tests are about who answers, not speed.
+SelectorOptions quick_options() {
+  SelectorOptions o;
+  o.out = nullptr;
+  o.progress = nullptr;
+  o.bench.budget_ms = 1;
+  o.bench.min_runs = 1;
+  o.bench.warmup_runs = 0;
+  o.close_call_rounds = 1;
+  return o;
+}
+
 TEST(SelectorSharedWorker, ProblemsWithTheirOwnSettingsShareOneWorker) {
   TempDir dir("shared-worker");
   const std::filesystem::path trace = dir.path() / "trace.json";
@@ -55,13 +67,7 @@ TEST(SelectorSharedWorker, ProblemsWithTheirOwnSettingsShareOneWorker) {
   auto backend = CpuBackend::create({}, dir.path() / "cache");
   ASSERT_TRUE(backend) << backend.error().message;
   std::unique_ptr<TuningCache> cache = make_memory_cache();
-  SelectorOptions base;
-  base.out = nullptr;
-  base.progress = nullptr;
-  base.bench.budget_ms = 1;
-  base.bench.min_runs = 1;
-  base.bench.warmup_runs = 0;
-  base.close_call_rounds = 1;
+  SelectorOptions base = quick_options();
   ASSERT_TRUE(base.isolate);
   Selector selector(*backend, *cache, base);
 
@@ -108,13 +114,7 @@ TEST(SelectorCached, AnswersOnlyWhatSelectWouldServe) {
   auto backend = CpuBackend::create({}, dir.path() / "cache");
   ASSERT_TRUE(backend) << backend.error().message;
   std::unique_ptr<TuningCache> cache = make_memory_cache();
-  SelectorOptions o;
-  o.out = nullptr;
-  o.progress = nullptr;
-  o.bench.budget_ms = 1;
-  o.bench.min_runs = 1;
-  o.bench.warmup_runs = 0;
-  o.close_call_rounds = 1;
+  const SelectorOptions o = quick_options();
 
   ASSERT_EQ(::setenv("KTUNE_TRACE", trace.c_str(), 1), 0);  // a worker would write there
   {
