@@ -5,14 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "core/cuda_driver.h"
+#include "core/cuda_predict.h"
 #include "support/cli_run.h"
 
 namespace ktune::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // $KTUNE_TEST_SOURCE_DIR overrides the source folder compiled in, as in data_path.
 std::string source_path(const std::string& rel) {
@@ -114,10 +118,26 @@ TEST(GemmSpec, TunesTheExampleOnTheGpuThenHitsTheTuningCache) {
   EXPECT_THAT(first.output, HasSubstr("Tuned gemm 1024x1024x1024 bf16"));
   EXPECT_THAT(first.output, HasSubstr("Tuned 1 problem(s)"));
   EXPECT_THAT(first.output, HasSubstr("(0 from the tuning cache)"));
-  CliResult second = run_cli(cache.path(), args);
+  std::vector<std::string> verbose = args;
+  verbose.push_back("-v");
+  CliResult second = run_cli(cache.path(), verbose);
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_THAT(second.output, HasSubstr("compiled nothing, measured nothing"));
   EXPECT_THAT(second.output, HasSubstr("(1 from the tuning cache)"));
+  // Answered for the device NVML reports, before the driver would start (where NVML predicts).
+  if (predict_cuda_device(0)) {
+    EXPECT_THAT(second.output, HasSubstr("without starting the CUDA driver"));
+    // A problem the cache does not answer starts the driver there, and is tuned.
+    std::vector<std::string> two = verbose;
+    two.insert(two.end(), {"--problem", "skinny32"});
+    CliResult mixed = run_cli(cache.path(), two);
+    ASSERT_EQ(mixed.exit_code, 0) << mixed.output;
+    EXPECT_THAT(mixed.output, HasSubstr("answered 1 problem(s) from the tuning cache"));
+    EXPECT_THAT(mixed.output, Not(HasSubstr("without starting the CUDA driver")));
+    EXPECT_THAT(mixed.output, HasSubstr("AUTOTUNE gemm(M=32,N=8192,K=8192,bf16)"));
+    EXPECT_THAT(mixed.output, HasSubstr("Tuned 2 problem(s)"));
+    EXPECT_THAT(mixed.output, HasSubstr("(1 from the tuning cache)"));
+  }
   // The key is ktune gemm's: the same shape through it is a hit as well.
   CliResult gemm = run_cli(
       cache.path(), {"gemm", "--m", "1024", "--n", "1024", "--k", "1024", "--dtype", "bf16"});

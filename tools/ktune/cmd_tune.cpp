@@ -27,6 +27,8 @@
 #include "select/resume.h"
 #include "tune_flags.h"
 #if KTUNE_HAVE_CUDA
+#include "core/cuda_predict.h"
+#include "select/progress_line.h"
 #include "tuning/cuda_compile_ahead.h"
 #endif
 
@@ -131,18 +133,15 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   if (!o.selector.max_evals) o.selector.max_evals = spec.search.max_evals;
   if (!o.selector.time_limit_s) o.selector.time_limit_s = spec.search.time_limit_s;
   if (!o.selector.search_seed && spec.search.seed != 0) o.selector.search_seed = spec.search.seed;
-  // The first wanted problem's templates compile while the driver starts.
+  // A problem the tuning cache answers for the device NVML reports needs no driver: each is asked
+  // first, on a backend made without it, until one is not answered. The driver starts there,
+  // with that problem's templates compiling meanwhile (`ktune gemm`'s order, gemm_run.h).
+  const std::optional<CudaDeviceInfo> predicted = predict_gemm_device(o, ctx);
+  std::optional<CudaBackend> answering =
+      predicted ? backend_for_cache_hits(o, ctx, *predicted) : std::nullopt;
   std::unique_ptr<CudaCompileAhead> ahead;
-  if (const std::optional<std::size_t> first = first_wanted(f, spec)) {
-    const ProblemDecl& decl = spec.problems[*first];
-    ahead = compile_gemm_ahead({*problem_size(decl, "M"), *problem_size(decl, "N"),
-                                *problem_size(decl, "K"), spec.op.dtype, spec.epilogue},
-                               o, ctx);
-  }
-  auto backend = open_gemm_backend(o, ctx, ahead.get());
-  if (!backend) return kExitError;
-
-  int failures = 0, tuned = 0, hits = 0;
+  std::optional<CudaBackend> backend;
+  int failures = 0, tuned = 0, hits = 0, answered_ahead = 0;
   for (std::size_t i = 0; i < spec.problems.size() && !interrupted(); ++i) {
     const ProblemDecl& decl = spec.problems[i];
     // parse_op_spec made sure that every problem binds M, N and K.
@@ -150,6 +149,28 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                           *problem_size(decl, "K"), spec.op.dtype, spec.epilogue};
     if (!wanted(f, decl, i, decl.name)) continue;
     o.json = f.json.get();
+    if (answering) {
+      const ScopedCudaDeviceHint hint(*predicted);
+      GemmOptions only = o;
+      only.cache_only = true;
+      if (const GemmRun hit = tune_gemm(*answering, shape, only, ctx); hit.answered) {
+        ++answered_ahead;
+        if (hit.exit_code != 0) {
+          ++failures;
+          continue;
+        }
+        ++tuned;
+        hits += hit.from_cache;
+        std::fflush(stdout);
+        continue;
+      }
+      answering.reset();  // from here on, the driver's
+    }
+    if (!backend) {
+      ahead = compile_gemm_ahead(shape, o, ctx, predicted, /*check_cache=*/answered_ahead == 0);
+      backend = open_gemm_backend(o, ctx, ahead.get());
+      if (!backend) return kExitError;
+    }
     const GemmRun run = tune_gemm(*backend, shape, o, ctx);
     if (run.exit_code != 0) {
       ++failures;
@@ -158,6 +179,13 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     ++tuned;
     hits += run.from_cache;
     std::fflush(stdout);
+  }
+  if (answered_ahead > 0 && f.selector.verbose && !f.selector.quiet) {
+    progress_note(
+        stderr, fmt::format("answered {} problem(s) from the tuning cache for {} ({}, {} "
+                            "SMs, from NVML){}",
+                            answered_ahead, predicted->name, predicted->arch(), predicted->sm_count,
+                            backend ? "" : " without starting the CUDA driver"));
   }
   return report(f, ctx, t0, tuned, hits, failures);
 #endif
