@@ -81,10 +81,10 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
   // first, on a backend made without it.
   bool asked = false;
   if (predicted) {
-    if (std::optional<CudaBackend> ahead = backend_for_cache_hits(f.options, ctx, *predicted)) {
+    if (std::optional<CudaBackend> answering = backend_for_cache_hits(f.options, ctx, *predicted)) {
       const ScopedCudaDeviceHint hint(*predicted);
       asked = true;
-      if (const GemmRun r = run(*ahead, /*cache_only=*/true); r.answered) {
+      if (const GemmRun r = run(*answering, /*cache_only=*/true); r.answered) {
         if (f.options.selector.verbose && !f.options.selector.quiet) {
           std::fflush(stdout);  // after the answer, not inside it where both go to one file
           progress_note(stderr,
