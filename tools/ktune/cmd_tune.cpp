@@ -142,6 +142,15 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   std::unique_ptr<CudaCompileAhead> ahead;
   std::optional<CudaBackend> backend;
   int failures = 0, tuned = 0, hits = 0, answered_ahead = 0;
+  const auto count = [&](const GemmRun& run) {
+    if (run.exit_code != 0) {
+      ++failures;
+      return;
+    }
+    ++tuned;
+    hits += run.from_cache;
+    std::fflush(stdout);
+  };
   for (std::size_t i = 0; i < spec.problems.size() && !interrupted(); ++i) {
     const ProblemDecl& decl = spec.problems[i];
     // parse_op_spec made sure that every problem binds M, N and K.
@@ -149,36 +158,25 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
                           *problem_size(decl, "K"), spec.op.dtype, spec.epilogue};
     if (!wanted(f, decl, i, decl.name)) continue;
     o.json = f.json.get();
+    bool asked = false;
     if (answering) {
       const ScopedCudaDeviceHint hint(*predicted);
       GemmOptions only = o;
       only.cache_only = true;
+      asked = true;
       if (const GemmRun hit = tune_gemm(*answering, shape, only, ctx); hit.answered) {
         ++answered_ahead;
-        if (hit.exit_code != 0) {
-          ++failures;
-          continue;
-        }
-        ++tuned;
-        hits += hit.from_cache;
-        std::fflush(stdout);
+        count(hit);
         continue;
       }
       answering.reset();  // from here on, the driver's
     }
     if (!backend) {
-      ahead = compile_gemm_ahead(shape, o, ctx, predicted, /*check_cache=*/answered_ahead == 0);
+      ahead = compile_gemm_ahead(shape, o, ctx, predicted, /*check_cache=*/!asked);
       backend = open_gemm_backend(o, ctx, ahead.get());
       if (!backend) return kExitError;
     }
-    const GemmRun run = tune_gemm(*backend, shape, o, ctx);
-    if (run.exit_code != 0) {
-      ++failures;
-      continue;
-    }
-    ++tuned;
-    hits += run.from_cache;
-    std::fflush(stdout);
+    count(tune_gemm(*backend, shape, o, ctx));
   }
   if (answered_ahead > 0 && f.selector.verbose && !f.selector.quiet) {
     progress_note(
