@@ -135,13 +135,6 @@ std::optional<CudaBackend> backend_for_cache_hits(const GemmOptions& options, co
 
 std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
                                                      const GemmOptions& options,
-                                                     const CliContext& ctx) {
-  return compile_gemm_ahead(shape, options, ctx, predict_gemm_device(options, ctx),
-                            /*check_cache=*/true);
-}
-
-std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
-                                                     const GemmOptions& options,
                                                      const CliContext& ctx,
                                                      std::optional<CudaDeviceInfo> device,
                                                      bool check_cache) {

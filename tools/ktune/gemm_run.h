@@ -67,15 +67,10 @@ void add_gemm_candidate_flags(CLI::App& cmd, GemmOptions& options,
                               std::string_view applies_to = "");
 
 // The templates of `shape` compiled while the driver starts (tuning/cuda_compile_ahead.h), for
-// the GPU that NVML predicts, unless options.arch, compile_only or a shared (Redis) tuning cache
-// leaves nothing to do there, or the tuning cache already answers the problem for that device.
-// Call it before open_gemm_backend (NVML waits for a cuInit under way); keep it alive while the
-// tuning runs.
-[[nodiscard]] std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
-                                                                   const GemmOptions& options,
-                                                                   const CliContext& ctx);
-// The same for the device `predicted` (predict_gemm_device's answer, asked once); without
-// `check_cache`, the plan does not ask the tuning cache first (the caller has).
+// the device `predicted` (predict_gemm_device's answer; nullopt: nothing is compiled ahead),
+// unless the tuning cache already answers the problem for that device (asked only with
+// `check_cache`: callers that asked it first, backend_for_cache_hits, pass false). Call it before
+// open_gemm_backend (NVML waits for a cuInit under way); keep it alive while the tuning runs.
 [[nodiscard]] std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(
     const GemmShape& shape, const GemmOptions& options, const CliContext& ctx,
     std::optional<CudaDeviceInfo> predicted, bool check_cache);
