@@ -8,6 +8,9 @@
 #   KTUNE_GPU_BUILD=<new build> bash bench/gpu/bundle.sh
 #   bash bench/gpu/ab_cold.sh OUTDIR [REPS] [MxNxK ...]      (default: run.sh's shapes)
 #   python3 bench/gpu/ab_cold_summary.py OUTDIR
+# Two settings of one build instead: AB_BASE_ARGS and AB_NEW_ARGS, `ktune gemm` flags for each
+# side (word-split), with gpu-bundle-base optional (missing: both sides run gpu-bundle), e.g.
+#   AB_BASE_ARGS="--max-runs 100" AB_NEW_ARGS="--max-runs 50" bash bench/gpu/ab_cold.sh OUT 4
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: ab_cold.sh OUTDIR [REPS] [MxNxK ...]}
@@ -21,6 +24,11 @@ mkdir -p "$out"
 # shellcheck source=bench/gpu/env.sh
 . "$root/bench/gpu/env.sh"
 base=$root/gpu-bundle-base
+read -r -a base_args <<<"${AB_BASE_ARGS:-}"
+read -r -a new_args <<<"${AB_NEW_ARGS:-}"
+if [ ! -x "$base/bin/ktune" ] && [ $((${#base_args[@]} + ${#new_args[@]})) -gt 0 ]; then
+  base=$bundle  # the same build, two settings
+fi
 [ -x "$base/bin/ktune" ] || { echo "error: $base/bin/ktune is missing" >&2; exit 2; }
 # As run.sh: the libraries read once, and one untimed tuning of another shape per build.
 for d in ${libdirs//:/ }; do cat "$d"/libcublas*.so* "$d"/libnvrtc*.so* >/dev/null 2>&1; done
@@ -35,7 +43,8 @@ for rep in $(seq 1 "$reps"); do
     IFS=x read -r m n k <<<"$shape"
     for build in base new; do
       b=$bundle
-      [ "$build" = base ] && b=$base
+      args=("${new_args[@]}")
+      [ "$build" = base ] && b=$base && args=("${base_args[@]}")
       tag=$build-$shape-$rep
       cache=$(mktemp -d)
       # The last run's released worker tears down its CUDA context after its process has
@@ -44,7 +53,7 @@ for rep in $(seq 1 "$reps"); do
       start=$(date +%s%N)
       CUDA_CACHE_PATH=$cache/nv KTUNE_WORKER=$b/bin/ktune-worker \
         LD_LIBRARY_PATH=$b/lib:$LD_LIBRARY_PATH timeout 120 "$b/bin/ktune" --cache-dir "$cache" \
-        gemm --m "$m" --n "$n" --k "$k" --dtype bf16 --trace "$out/$tag.json" \
+        gemm --m "$m" --n "$n" --k "$k" --dtype bf16 "${args[@]}" --trace "$out/$tag.json" \
         >"$out/$tag.log" 2>&1 || echo "$tag: exit $?"
       # The process's wall time, what a user waits for ("Tuned ... in" ends before the exit).
       echo "wall $((($(date +%s%N) - start) / 1000000)) ms" >>"$out/$tag.log"

@@ -6,6 +6,8 @@
 //
 //   gcc -O2 -pthread -o probe bench/gpu/driver_start_probe.c -ldl
 //   for i in 1 2 3; do for m in nvml cuda seq both cuda-first; do ./probe $m; sleep 0.2; done; done
+//   for i in 1 2 3; do sleep 3; ./probe steps; sleep 3; ./probe steps-noattach; done
+//   ./probe cuda & ./probe cuda; wait     (two processes starting the driver at once)
 //
 // Modes: nvml, cuda (each alone); seq (NVML, then cuInit); both (NVML on a thread started just
 // before cuInit on the main one); cuda-first (cuInit, then NVML); steps, steps-noattach (each
