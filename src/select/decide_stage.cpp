@@ -25,13 +25,22 @@ double median(const CandidateRecord& r) { return r.stats ? r.stats->median_ns : 
 
 double median_of(std::vector<double> v) { return compute_stats(std::move(v)).median_ns; }
 
+// The round medians of the rounds a finalist took part in (one it sat out holds 0).
+std::vector<double> taken(const std::vector<double>& rounds) {
+  std::vector<double> out;
+  for (double r : rounds) {
+    if (r > 0) out.push_back(r);
+  }
+  return out;
+}
+
 // The leader among the contenders (indices into d.finalists): the fastest by the median of its
 // rounds, unless another's paired round ratios to it have a median below 1 (then the smallest
 // such): the load a round saw cancels in a ratio, not in a median of times. The earlier on ties.
 std::size_t leader_of(const Decision& d, const std::vector<std::size_t>& contenders) {
   const std::size_t first =
       *std::min_element(contenders.begin(), contenders.end(), [&](std::size_t a, std::size_t b) {
-        return median_of(d.rounds_ns[a]) < median_of(d.rounds_ns[b]);
+        return median_of(taken(d.rounds_ns[a])) < median_of(taken(d.rounds_ns[b]));
       });
   std::size_t leader = first;
   double best = 1;
@@ -52,8 +61,9 @@ std::size_t leader_of(const Decision& d, const std::vector<std::size_t>& contend
 // without rounds, of the alive candidates' first measurements.
 double measured_spread(const std::vector<CandidateRecord>& records, const Decision& d) {
   std::vector<double> spreads;
-  for (const std::vector<double>& r : d.rounds_ns) {
-    if (r.size() >= 3) spreads.push_back(relative_spread(compute_stats(r)));
+  for (const std::vector<double>& rounds : d.rounds_ns) {
+    std::vector<double> r = taken(rounds);
+    if (r.size() >= 3) spreads.push_back(relative_spread(compute_stats(std::move(r))));
   }
   if (spreads.empty()) {
     for (const CandidateRecord& r : records) {
@@ -67,8 +77,16 @@ double measured_spread(const std::vector<CandidateRecord>& records, const Decisi
 
 std::vector<std::size_t> deciding_candidates(const std::vector<CandidateRecord>& records,
                                              double band, int max) {
+  std::vector<std::size_t> all(records.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return deciding_among(records, all, band, max);
+}
+
+std::vector<std::size_t> deciding_among(const std::vector<CandidateRecord>& records,
+                                        const std::vector<std::size_t>& among, double band,
+                                        int max) {
   std::vector<std::size_t> ok;
-  for (std::size_t i = 0; i < records.size(); ++i) {
+  for (std::size_t i : among) {
     if (alive(records[i]) && records[i].stats) ok.push_back(i);
   }
   if (ok.size() < 2) return {};
@@ -79,12 +97,102 @@ std::vector<std::size_t> deciding_candidates(const std::vector<CandidateRecord>&
     const BenchStats& s = *records[i].stats;
     if (s.median_ns <= best * (1 + band) || s.min_ns <= best * (1 + band)) close.push_back(i);
   }
+  // In candidate order before the sort, whatever the order of `among`, so that the same
+  // candidates give the same finalists in the same order.
+  std::sort(close.begin(), close.end());
   std::stable_sort(close.begin(), close.end(), [&](std::size_t a, std::size_t b) {
     return median(records[a]) < median(records[b]);
   });
   if (close.size() > static_cast<std::size_t>(std::max(max, 0))) close.resize(std::max(max, 0));
   if (close.size() < 2) close.clear();
   return close;
+}
+
+BenchOptions decide_round_bench(const SelectorOptions& o) {
+  // One warm-up, then timed runs for a tenth of the budget (one for a kernel slower than that).
+  // Robustness comes from the many rounds and their pairing, not from runs within a round, so a
+  // long kernel costs two calls a round rather than four.
+  BenchOptions round = o.bench;
+  round.warmup_runs = 1;
+  round.budget_ms = o.bench.budget_ms / 10;
+  round.min_runs = 1;
+  round.max_runs =
+      o.decide_round_runs > 0 ? o.decide_round_runs : std::clamp(o.bench.max_runs / 8, 1, 25);
+  return round;
+}
+
+DecideRounds::DecideRounds(std::vector<std::size_t> finalists) {
+  d.finalists = std::move(finalists);
+  d.rounds_ns.resize(d.finalists.size());
+  d.dropped.assign(d.finalists.size(), false);
+  contenders.resize(d.finalists.size());
+  for (std::size_t j = 0; j < contenders.size(); ++j) contenders[j] = j;
+}
+
+std::size_t DecideRounds::judge(double resolution) {
+  // Out: the contenders significantly slower than the leader. Unresolved: one that may still be
+  // more than `resolution` faster than it.
+  const std::size_t leader = leader_of(d, contenders);
+  bool unresolved = false;
+  std::vector<std::size_t> kept;
+  for (std::size_t j : contenders) {
+    if (j == leader) {
+      kept.push_back(j);
+      continue;
+    }
+    const MedianInterval ci = median_interval(d.ratios(d.finalists[j], d.finalists[leader]));
+    if (ci.low > 1) {
+      d.dropped[j] = true;
+      continue;
+    }
+    kept.push_back(j);
+    if (ci.low < 1 - resolution) unresolved = true;
+  }
+  contenders = std::move(kept);
+  resolved = !unresolved;
+  return leader;
+}
+
+int DecideRounds::least_rounds() const {
+  int least = d.rounds;
+  for (std::size_t j : contenders) {
+    least = std::min(least, static_cast<int>(taken(d.rounds_ns[j]).size()));
+  }
+  return least;
+}
+
+void DecideRounds::add(const std::vector<std::vector<double>>& medians) {
+  const std::size_t n = medians.empty() ? 0 : medians.front().size();
+  for (std::size_t k = 0; k < contenders.size(); ++k) {
+    std::vector<double>& to = d.rounds_ns[contenders[k]];
+    to.insert(to.end(), medians[k].begin(), medians[k].end());
+  }
+  d.rounds += static_cast<int>(n);
+}
+
+DecideRounds DecideRounds::carried_to(const std::vector<std::size_t>& finalists) const {
+  if (finalists == d.finalists) return *this;
+  DecideRounds out(finalists);
+  out.contenders.clear();
+  out.d.rounds = d.rounds;
+  out.d.noisy = d.noisy;
+  bool newcomer = false;
+  for (std::size_t j = 0; j < finalists.size(); ++j) {
+    const auto was = std::find(d.finalists.begin(), d.finalists.end(), finalists[j]);
+    if (was == d.finalists.end()) {
+      out.d.rounds_ns[j].assign(static_cast<std::size_t>(d.rounds), 0.0);  // sat them out
+      out.contenders.push_back(j);
+      newcomer = true;
+      continue;
+    }
+    const std::size_t from = static_cast<std::size_t>(was - d.finalists.begin());
+    out.d.rounds_ns[j] = d.rounds_ns[from];
+    out.d.dropped[j] = d.dropped[from];
+    if (!d.dropped[from]) out.contenders.push_back(j);
+  }
+  // The same finalists in another order are still resolved.
+  out.resolved = resolved && !newcomer && finalists.size() == d.finalists.size();
+  return out;
 }
 
 double LoadWatch::others(StageRunner& runner) const {
@@ -112,55 +220,68 @@ std::vector<double> Decision::ratios(std::size_t a, std::size_t b) const {
   const std::vector<double>& rb = rounds_ns[jb - finalists.begin()];
   std::vector<double> out;
   for (std::size_t r = 0; r < std::min(ra.size(), rb.size()); ++r) {
-    if (rb[r] > 0) out.push_back(ra[r] / rb[r]);
+    if (ra[r] > 0 && rb[r] > 0) out.push_back(ra[r] / rb[r]);
   }
   return out;
 }
 
 Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
-                      std::vector<CandidateRecord>& records, const LoadWatch& load) {
+                      std::vector<CandidateRecord>& records, const LoadWatch& load,
+                      const DecideRounds* seed) {
   const SelectorOptions& o = ctx.options;
-  Decision d;
-  if (o.close_call_rounds <= 0 || o.close_call_band <= 0) return d;
+  if (o.close_call_rounds <= 0 || o.close_call_band <= 0) return Decision{};
   // Noise in the first measurements (other processes busy, or a wide spread) can push the
   // fastest candidate out of the band: then a wider band decides.
   const bool noisy_start = load.others(runner) >= o.busy_load * load.cores ||
                            measured_spread(records, Decision{}) > o.noise_spread;
-  const std::vector<std::size_t> finalists =
+  std::vector<std::size_t> finalists =
       noisy_start ? deciding_candidates(records, std::max(o.close_call_band, o.noisy_band),
                                         std::max(o.decide_max, o.noisy_decide_max))
                   : deciding_candidates(records, o.close_call_band, o.decide_max);
-  if (finalists.empty()) return d;
+  if (finalists.empty()) return Decision{};
+  // Rounds the search measured while it waited on compiles (SpeculativeDecide) carry over: a
+  // finalist measured there keeps its rounds (and stays out if it dropped out), a new one sat
+  // them out and takes part from here; rounds pair only where both took part.
+  DecideRounds st = seed ? seed->carried_to(finalists) : DecideRounds(finalists);
+  Decision& d = st.d;
+  const int ahead = d.rounds;  // rounds measured before this stage
   ProgressLine progress(
-      o.progress, {.title = ctx.title,
-                   .header = fmt::format(
-                       "{}: deciding between {} candidates in alternating rounds{}", ctx.title,
-                       finalists.size(), noisy_start ? " (noisy: a wider band)" : ""),
-                   .doing = fmt::format("deciding between {}{}, rounds", finalists.size(),
-                                        noisy_start ? " (noisy)" : ""),
-                   .done_word = fmt::format("decided between {}, rounds", finalists.size()),
-                   .plain_steps = false,
-                   .total = static_cast<std::size_t>(o.close_call_rounds)});
-  d.finalists = finalists;
-  d.rounds_ns.resize(finalists.size());
-  d.dropped.assign(finalists.size(), false);
-  std::vector<std::size_t> contenders(finalists.size());  // into d.finalists
-  for (std::size_t j = 0; j < contenders.size(); ++j) contenders[j] = j;
+      o.progress,
+      {.title = ctx.title,
+       .header = fmt::format(
+           "{}: deciding between {} candidates in alternating rounds{}{}", ctx.title,
+           d.finalists.size(), noisy_start ? " (noisy: a wider band)" : "",
+           ahead > 0 ? fmt::format(" ({} rounds measured while compiling)", ahead) : std::string()),
+       .doing = fmt::format("deciding between {}{}, rounds", d.finalists.size(),
+                            noisy_start ? " (noisy)" : ""),
+       .done_word = fmt::format("decided between {}, rounds", d.finalists.size()),
+       .plain_steps = false,
+       .total = static_cast<std::size_t>(o.close_call_rounds)});
   const int batch = std::clamp(o.decide_batch, 1, o.close_call_rounds);
-  // A round: one warm-up, then timed runs for a tenth of the budget (one for a kernel slower
-  // than that). Robustness comes from the many rounds and their pairing, not from runs within
-  // a round, so a long kernel costs two calls a round rather than four.
-  BenchOptions round = o.bench;
-  round.warmup_runs = 1;
-  round.budget_ms = o.bench.budget_ms / 10;
-  round.min_runs = 1;
-  round.max_runs =
-      o.decide_round_runs > 0 ? o.decide_round_runs : std::clamp(o.bench.max_runs / 8, 1, 25);
-  int cap = o.close_call_rounds;
-  while (d.rounds < cap && contenders.size() > 1) {
+  const BenchOptions round = decide_round_bench(o);
+  int cap = o.close_call_rounds;  // rounds of the least measured contender
+  // Noise: spend more rounds, up to noisy_rounds, on a pick the noise leaves open.
+  const auto more_if_noisy = [&] {
+    const bool busy = load.others(runner) >= o.busy_load * load.cores;
+    if ((busy || measured_spread(records, d) > o.noise_spread) && cap < o.noisy_rounds) {
+      cap = o.noisy_rounds;
+      d.noisy = true;
+      progress.set_total(static_cast<std::size_t>(cap));
+    }
+  };
+  const auto show = [&](std::size_t leader, int rounds) {
+    progress.best(ctx.candidates[d.finalists[leader]]->name(),
+                  median_of(taken(d.rounds_ns[leader])));
+    for (int k = 0; k < rounds; ++k) progress.step();
+  };
+  if (st.resolved) show(leader_of(d, st.contenders), st.least_rounds());
+  if (!st.resolved && ahead > 0 && st.least_rounds() >= cap) more_if_noisy();
+  while (!st.resolved && st.least_rounds() < cap && st.contenders.size() > 1) {
     std::vector<Choice*> choices;
-    for (std::size_t j : contenders) choices.push_back(ctx.candidates[d.finalists[j]].get());
-    const int n = std::min(batch, cap - d.rounds);
+    for (std::size_t j : st.contenders) choices.push_back(ctx.candidates[d.finalists[j]].get());
+    // Judged every `batch` rounds of the least measured contender.
+    const int least = st.least_rounds();
+    const int n = std::min(batch - least % batch, cap - least);
     auto again = runner.remeasure(choices, n, round);
     if (!again || again->size() != choices.size()) {
       select_progress(o.progress,
@@ -168,48 +289,18 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
                                   again ? "wrong number of statistics" : again.error().message));
       break;
     }
-    for (std::size_t k = 0; k < contenders.size(); ++k) {
-      std::vector<double>& to = d.rounds_ns[contenders[k]];
-      to.insert(to.end(), (*again)[k].begin(), (*again)[k].end());
-    }
-    d.rounds += n;
-    // Out: the contenders significantly slower than the leader. Unresolved: one that may still
-    // be more than `resolution` faster than it.
-    const std::size_t leader = leader_of(d, contenders);
-    progress.best(ctx.candidates[d.finalists[leader]]->name(), median_of(d.rounds_ns[leader]));
-    for (int k = 0; k < n; ++k) progress.step();
-    bool unresolved = false;
-    std::vector<std::size_t> kept;
-    for (std::size_t j : contenders) {
-      if (j == leader) {
-        kept.push_back(j);
-        continue;
-      }
-      const MedianInterval ci = median_interval(d.ratios(d.finalists[j], d.finalists[leader]));
-      if (ci.low > 1) {
-        d.dropped[j] = true;
-        continue;
-      }
-      kept.push_back(j);
-      if (ci.low < 1 - o.resolution) unresolved = true;
-    }
-    contenders = std::move(kept);
-    if (!unresolved) break;
-    // Noise: spend more rounds, up to noisy_rounds, on a pick the noise leaves open.
-    const bool busy = load.others(runner) >= o.busy_load * load.cores;
-    if ((busy || measured_spread(records, d) > o.noise_spread) && cap < o.noisy_rounds) {
-      cap = o.noisy_rounds;
-      d.noisy = true;
-      progress.set_total(static_cast<std::size_t>(cap));
-    }
+    st.add(*again);
+    show(st.judge(o.resolution), n);
+    if (!st.resolved) more_if_noisy();
   }
-  progress.set_total(static_cast<std::size_t>(d.rounds));  // the rounds it took
+  progress.set_total(static_cast<std::size_t>(d.rounds - ahead));  // the rounds it took
   progress.finish();
   for (std::size_t j = 0; j < d.finalists.size(); ++j) {
-    if (!d.rounds_ns[j].empty()) records[d.finalists[j]].stats = compute_stats(d.rounds_ns[j]);
+    std::vector<double> r = taken(d.rounds_ns[j]);
+    if (!r.empty()) records[d.finalists[j]].stats = compute_stats(std::move(r));
   }
   if (d.rounds == 0) return Decision{};  // the first measurements stand
-  d.leader = d.finalists[leader_of(d, contenders)];
+  d.leader = d.finalists[leader_of(d, st.contenders)];
   return d;
 }
 

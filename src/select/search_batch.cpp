@@ -36,6 +36,7 @@ void run_spread(Search& s, RunOne& one, const std::vector<std::size_t>& proposed
       s.replay(i);
     } else if (ran[i]) {
       s.evaluated[i] = 1;
+      s.measured.push_back(i);
       ++s.run.evaluated;
       s.tell(i, s.records[i].outcome == Outcome::kOk);
     }
@@ -173,6 +174,9 @@ Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference
     if (result) result = s.prepare(reference);
     if (result && !order.empty()) {  // empty: resumed candidates only, nothing to measure
       RunOne one(ctx, s.runner, /*measure=*/true, s.records, s.stand_in, order.size());
+      // Idle while no compiled candidate waits: decide rounds among the finalists so far
+      // (speculative_decide.h), one device only.
+      SpeculativeDecide* ahead = s.runner.devices() == 1 ? s.ahead : nullptr;
       std::size_t k = 0;  // candidates handed out
       // The next compiled candidate: in candidate order without a reference, else the first
       // to finish compiling; nullopt once all are handed out.
@@ -184,6 +188,12 @@ Status run_batch_overlapped(Search& s, const Backend& backend, Choice* reference
           i = order[k];
           cv.wait(lock, [&] { return compiled[i] != 0; });
         } else {
+          while (ahead && ready.empty() && !s.out_of_time()) {
+            lock.unlock();
+            const bool measured = ahead->step(s.measured);
+            lock.lock();
+            if (!measured) break;
+          }
           cv.wait(lock, [&] { return !ready.empty(); });
           i = ready.front();
           ready.pop_front();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "select/search_loop.h"
+#include "select/speculative_decide.h"
 
 namespace ktune::search_batch {
 
@@ -34,6 +35,10 @@ struct Search {
   std::vector<char> evaluated;       // per candidate
   const std::vector<char>& resumed;  // per candidate, or empty
   SearchRun run;
+  // Decide rounds while waiting on compiles (null: none), among `measured`: the candidates
+  // evaluated so far (resumed ones from the start), in the order they were.
+  SpeculativeDecide* ahead = nullptr;
+  std::vector<std::size_t> measured = {};
 
   [[nodiscard]] bool out_of_time() {
     if (time_limit_s && seconds_since(start) >= *time_limit_s) run.out_of_time = true;
@@ -52,6 +57,7 @@ struct Search {
   void finish(RunOne& one, std::size_t i) {
     const bool ok = records[i].outcome == Outcome::kOk && one.run(i);
     evaluated[i] = 1;
+    measured.push_back(i);
     ++run.evaluated;
     tell(i, ok);
   }

@@ -85,6 +85,13 @@ Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
            .evaluated = std::vector<char>(n, 0),
            .resumed = resumed,
            .run = {}};
+  // Decide rounds in the measuring thread's idle time: with overlap, on one device, and not
+  // while a stand-in is chosen (candidates are then taken in order, not as they compile).
+  std::optional<SpeculativeDecide> ahead;
+  if (overlap && ctx.options.decide_ahead && !stand_in && ctx.candidates.size() > 1) {
+    ahead.emplace(ctx, runner, records);
+    s.ahead = &*ahead;
+  }
   s.run.strategy = resolved.name;
   s.run.max_evals = resolved.max_evals;
   s.run.candidates = n;
@@ -93,6 +100,7 @@ Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
   for (std::size_t i = 0; i < n; ++i) {
     if (s.is_resumed(i)) {
       s.evaluated[i] = 1;
+      s.measured.push_back(i);
       ++s.run.evaluated;
     }
   }
@@ -143,6 +151,7 @@ Result<SearchRun> search_stage(const SelectContext& ctx, const Backend& backend,
       records[i].message = why;
     }
   }
+  if (ahead) s.run.decided_ahead = ahead->rounds();
   return s.run;
 }
 

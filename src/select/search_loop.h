@@ -37,6 +37,9 @@ struct SearchRun {
   double compile_s = 0;      // wall time of the compile batches (with overlap: until the last
                              // compile of each batch finished)
   double measure_s = 0;      // wall time of verifying and measuring the batches
+  // Decide rounds measured while the search waited on compiles (speculative_decide.h), for the
+  // decide stage to go on from; nullopt: none.
+  std::optional<DecideRounds> decided_ahead;
 };
 
 // Compiles, verifies and measures what the strategy of ctx.options.search proposes (the

@@ -196,7 +196,8 @@ Result<Selection> select_with(const SelectContext& ctx, const Backend& backend, 
   Decision decision;
   if (!single) {
     trace::Span span("decide", "select", ctx.title);
-    decision = decide_stage(ctx, runner, records, load);
+    decision = decide_stage(ctx, runner, records, load,
+                            searched->decided_ahead ? &*searched->decided_ahead : nullptr);
   }
   trace::Span reverify_span("reverify", "select", ctx.title);
   auto winner = reverify_stage(ctx, runner, records, decision);

@@ -124,6 +124,10 @@ void run_stage(const SelectContext& ctx, StageRunner& runner, bool measure,
 // than two are.
 [[nodiscard]] std::vector<std::size_t> deciding_candidates(
     const std::vector<CandidateRecord>& records, double band, int max);
+// The same among the candidates `among` only (the others' records are not read).
+[[nodiscard]] std::vector<std::size_t> deciding_among(const std::vector<CandidateRecord>& records,
+                                                      const std::vector<std::size_t>& among,
+                                                      double band, int max);
 
 // Other processes' CPU use from the start of measuring (StageRunner::cpu_clock).
 struct LoadWatch {
@@ -151,12 +155,43 @@ struct Decision {
   [[nodiscard]] std::vector<double> ratios(std::size_t a, std::size_t b) const;
 };
 
+// The decide stage's rounds: what it carries from one batch of rounds to the next, and what
+// rounds measured before it (SpeculativeDecide) hand to it. A finalist's entry for a round it sat
+// out (it dropped out before, or joined after) is 0; rounds pair only where both took part.
+struct DecideRounds {
+  Decision d;                           // d.rounds: rounds measured, by anyone
+  std::vector<std::size_t> contenders;  // into d.finalists: those not dropped
+  bool resolved = false;                // the last judgement left no contender that may be faster
+  explicit DecideRounds(std::vector<std::size_t> finalists = {});
+  // After a batch of rounds: a contender significantly slower than the leader (the sign test's
+  // interval of its paired round ratios above 1) drops out; resolved once none left may be more
+  // than `resolution` faster than the leader. The leader, an index into d.finalists.
+  std::size_t judge(double resolution);
+  // Rounds the least measured contender took part in.
+  [[nodiscard]] int least_rounds() const;
+  // Rounds of the contenders appended: medians[k] for contenders[k], the same count for each.
+  void add(const std::vector<std::vector<double>>& medians);
+  // These rounds for other finalists: one measured here keeps its rounds (and stays out if it
+  // dropped out), a new one sat them out, and those no longer finalists are left. Resolved as
+  // these were when the finalists are the same (in any order); else only after the next
+  // judgement.
+  [[nodiscard]] DecideRounds carried_to(const std::vector<std::size_t>& finalists) const;
+};
+
+// How each decide round measures a candidate (SelectorOptions::decide_round_runs).
+[[nodiscard]] BenchOptions decide_round_bench(const SelectorOptions& o);
+
 // decide: the deciding candidates measured again in alternating rounds (SelectorOptions says
 // how many and when it stops), so that neither a drift of the machine nor a stall in one
 // measurement can decide; their statistics replaced by those of their round medians. When
 // re-measuring fails before the first batch, the first measurements stand.
+//
+// `seed`: rounds measured before the stage (SpeculativeDecide, while the search waited on
+// compiles), carried to the finalists the stage finds (DecideRounds::carried_to); the stage goes
+// on from them. Rounds are counted for the least measured contender.
 Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
-                      std::vector<CandidateRecord>& records, const LoadWatch& load);
+                      std::vector<CandidateRecord>& records, const LoadWatch& load,
+                      const DecideRounds* seed = nullptr);
 
 // pick: the alive candidate of the lowest tier (decision null: all one tier) with the smallest
 // median; ties go to the earlier candidate, so the pick is deterministic for a given candidate

@@ -150,6 +150,9 @@ void add_selector_flags(CLI::App& cmd, SelectorFlags& f, const SelectorFlagDefau
   cmd.add_flag("--no-abandon", f.no_abandon,
                "Measure every candidate to its full budget, even one whose first runs are "
                "clearly slower than the best so far");
+  cmd.add_flag("--no-decide-ahead", f.no_decide_ahead,
+               "On a GPU or OpenCL device, run every round of the decide stage after the "
+               "search, instead of starting them while the search waits on compiles");
   if (d.host_flags) {
     cmd.add_option("--memory-limit-mb", f.memory_limit_mb,
                    "Stop a candidate whose worker's resident memory exceeds this, as "
@@ -217,6 +220,7 @@ SelectorOptions to_selector_options(const SelectorFlags& flags, SelectorOptions 
   if (f.in_process) o.isolate = false;
   if (f.run_timeout_ms) o.run_timeout = std::chrono::milliseconds(*f.run_timeout_ms);
   if (f.no_abandon) o.abandon = false;
+  if (f.no_decide_ahead) o.decide_ahead = false;
   if (f.memory_limit_mb) o.worker.memory_limit_bytes = *f.memory_limit_mb << 20;
   // The CLI exits soon after its selections: it need not wait for each worker's exit (a CUDA
   // context's teardown, 60-80 ms and more on an H200; WorkerOptions::wait_at_shutdown).

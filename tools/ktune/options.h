@@ -33,6 +33,7 @@ struct SelectorFlags {
   bool in_process = false;
   std::optional<long> run_timeout_ms;
   bool no_abandon = false;
+  bool no_decide_ahead = false;
   std::optional<std::size_t> memory_limit_mb;  // 0: no limit
   std::string json_log;
   bool json = false;  // --json (`tune`, `gemm`; json_out.h): the tables go to stderr
@@ -67,7 +68,8 @@ inline const CLI::Range kSizeRange(std::int64_t{1}, std::int64_t{1} << 31);
 
 // Registers --jobs/-j, --budget-ms, --min-runs, --max-runs, --warmup-runs, --close-call-band,
 // --no-flush, --no-cache, --retune, --seed, --top, --quiet/-q, --in-process, --run-timeout-ms,
-// --no-abandon, --memory-limit-mb, --json-log, --strategy, --max-evals, --time-limit-s and
+// --no-abandon, --no-decide-ahead, --memory-limit-mb, --json-log, --strategy, --max-evals,
+// --time-limit-s and
 // --search-seed on `cmd`, bound to `flags`.
 void add_selector_flags(CLI::App& cmd, SelectorFlags& flags, const SelectorFlagDefaults& d);
 

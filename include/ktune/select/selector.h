@@ -64,6 +64,10 @@ struct SelectorOptions {
   // measurements are noisy (busy_load or noise_spread below) and the pick is unresolved.
   int close_call_rounds = 15;
   int noisy_rounds = 30;
+  // On devices (measuring overlapped with compiling), the decide stage's rounds start while the
+  // search waits on compiles, among the finalists measured so far; the decide stage goes on from
+  // them (select/speculative_decide.h). Off: they all run after the search.
+  bool decide_ahead = true;
   // Noise: other processes' CPU use, as a fraction of the cores ktune measures on, and the
   // relative spread (1.4826 MAD / median) of repeated measurements, above which measurements
   // count as noisy; a pick made in such noise that is not resolved is reported as untrusted.

@@ -99,7 +99,9 @@ class FakeLibrary final : public Choice {
 // A Backend for the compile stage's signature: fake choices never call it.
 class FakeBackend final : public Backend {
  public:
-  [[nodiscard]] DeviceKind kind() const override { return DeviceKind::kCpu; }
+  // kCpu by default; a device kind makes select_with overlap measuring with compiling.
+  DeviceKind device_kind = DeviceKind::kCpu;
+  [[nodiscard]] DeviceKind kind() const override { return device_kind; }
   [[nodiscard]] std::string device_fingerprint() const override { return "fake device"; }
   [[nodiscard]] std::string toolchain_fingerprint() const override { return "fake toolchain"; }
   [[nodiscard]] Result<Artifact> compile(const KernelSource&) const override {
@@ -147,6 +149,7 @@ class FakeRunner final : public StageRunner {
   std::vector<std::vector<std::string>> remeasure_calls;
   std::vector<int> remeasure_rounds;
   std::vector<std::optional<BenchOptions>> remeasure_bench;  // each call's round settings
+  std::vector<std::size_t> remeasure_after;                  // each call's ran.size()
   std::map<std::string, int> verifications;                  // verify-only calls by name
 
   [[nodiscard]] Status prepare(Choice*) override {
@@ -221,6 +224,7 @@ class FakeRunner final : public StageRunner {
     remeasure_calls.push_back(names);
     remeasure_rounds.push_back(rounds);
     remeasure_bench.push_back(bench);
+    remeasure_after.push_back(ran.size());
     if (remeasure_fails) return make_error(ErrorCode::kInternal, "the worker went away");
     std::vector<std::vector<double>> out;
     for (const std::string& n : names) {
