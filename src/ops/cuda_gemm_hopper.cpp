@@ -125,10 +125,14 @@ Status small_tile_supports(const std::string& where, const Config& c, const Gemm
 // other's MMAs) needs two tiles in a block: where the tiles do not outnumber the SMs (one each)
 // a group would idle, and the cooperative config of the same tile serves. Where they do, the
 // cooperative 128x128 on two groups cannot pay: its ping-pong twin ran 1-23% faster on every
-// such shape measured, plain and fused. And 64x256 in ping-pong serves fused epilogues only:
-// without one it ran 3-13% slower than the best config on every plain shape, while with SiLU or
-// bias + residual at 4096x14336x4096 it was the fastest in some runs (H200 2026-11-25,
-// docs/benchmarks.md). Each rule keeps a compile off the cold tuning's critical path.
+// such shape measured, plain and fused. And ping-pong serves fused epilogues only: what it hides
+// is the epilogue. Without one, 64x256 in ping-pong ran 3-13% slower than the best config on
+// every plain shape (H200 2026-11-25), and 128x128 (plain and cluster) 3-13% slower than the
+// cooperative 256x128 and cluster 128x256 at 4096^3, 8192^3, 2048x2048x8192 and 4096x14336x4096
+// (`ktune gemm --no-abandon --top 80`, H200 2026-11-26, docs/benchmarks.md), restrided 29%
+// slower at 4096x4098x4090; while with SiLU it was the fastest at 8192^3 and 4096x14336x4096.
+// Its compiles are the slowest of the TMA configs (0.41-0.43 s alone against 0.27-0.35), so each
+// rule keeps a compile off the cold tuning's critical path.
 Status pingpong_supports(const std::string& where, const Config& c, const GemmDims& d,
                          const Epilogue& e, std::int64_t sms, TmaKind kind) {
   const std::int64_t bm = param(c, "BLOCK_M"), bn = param(c, "BLOCK_N");
@@ -140,20 +144,22 @@ Status pingpong_supports(const std::string& where, const Config& c, const GemmDi
                                   "(two in a block), got {}",
                                   where, sms, bm, bn, tiles));
   }
-  if (pingpong && bm == 64 && e.empty()) {
+  if (pingpong && e.empty()) {
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("{}: ping-pong on 64x{} tiles cannot pay without a fused "
-                                  "epilogue (128x128 serves plain GEMMs)",
-                                  where, bn));
+                      fmt::format("{}: ping-pong cannot pay without a fused epilogue (the "
+                                  "cooperative configs serve plain GEMMs)",
+                                  where));
   }
   const bool twin = kind != TmaKind::kCluster && !pingpong && bm == 128 && bn == 128 &&
                     param(c, "CONSUMERS") == 2;
   if (twin && tiles > sms) {
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: cooperative 128x128 on two consumer groups cannot pay; "
-                                  "expected at most {} tiles, got {} (its PINGPONG 1 twin serves "
-                                  "them)",
-                                  where, sms, tiles));
+                                  "expected at most {} tiles, got {} ({})",
+                                  where, sms, tiles,
+                                  e.empty() ? "the cooperative 256x128 and 128x256 configs serve "
+                                              "plain GEMMs"
+                                            : "its PINGPONG 1 twin serves them"));
   }
   return {};
 }

@@ -154,32 +154,40 @@ TEST(CudaGemmTma, LaunchIsPersistentWithTwoTensorMaps) {
 
 // The filter runs before compiling: a config that cannot serve the shape is never compiled.
 TEST(CudaGemmTma, SupportsOnlyAlignedNonEmptyProblems) {
-  auto t = tma_template(DType::kBF16);
-  ASSERT_NE(t, nullptr);
-  for (const ChoicePtr& c : all_choices(t)) {
-    // (Ping-pong needs more tiles than SMs: 2000 x 2048 has 256 of 128x128. On 64x256 tiles it
-    // serves fused epilogues only: PingPongOnlyWhereBlocksTakeTwoTiles.)
-    if (c->name().contains("PINGPONG1") && c->name().contains("BLOCK_M64_")) continue;
-    const bool pp = c->name().contains("PINGPONG1");
-    EXPECT_TRUE(
-        c->supports(cuda_gemm_problem(pp ? 2000 : 1000, pp ? 2048 : 1000, 1000, DType::kBF16))
-            .has_value());
-    EXPECT_TRUE(c->supports(cuda_gemm_problem(pp ? 2047 : 999, pp ? 2048 : 136, 8, DType::kBF16))
-                    .has_value());  // any M
-    Status k_odd = c->supports(cuda_gemm_problem(64, 64, 1001, DType::kBF16));
-    ASSERT_FALSE(k_odd.has_value());
-    EXPECT_THAT(k_odd.error().message, HasSubstr("K=1001"));
-    EXPECT_THAT(k_odd.error().message, HasSubstr("cuda_gemm_tma_bf16"));
-    EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 1004, 64, DType::kBF16)).has_value());
-    Problem offset = cuda_gemm_problem(64, 64, 64, DType::kBF16);
-    offset.args[1].tensor.offset = 4;  // 8 bytes: TMA needs 16
-    Status misaligned = c->supports(offset);
-    ASSERT_FALSE(misaligned.has_value());
-    EXPECT_THAT(misaligned.error().message, HasSubstr("offset"));
-    Status empty = c->supports(cuda_gemm_problem(0, 64, 64, DType::kBF16));
-    ASSERT_FALSE(empty.has_value());
-    EXPECT_THAT(empty.error().message, HasSubstr("non-zero"));
-    EXPECT_FALSE(c->supports(cuda_gemm_problem(64, 64, 64, DType::kF16)).has_value());  // dtype
+  // Ping-pong serves fused epilogues only (PingPongOnlyWhereBlocksTakeTwoTilesWithAnEpilogue): its
+  // configs are checked with SiLU fused, the others plain.
+  const Epilogue silu = *Epilogue::parse("silu");
+  for (const bool fused : {false, true}) {
+    const Epilogue e = fused ? silu : Epilogue{};
+    auto t = tma_template(DType::kBF16, e);
+    ASSERT_NE(t, nullptr);
+    for (const ChoicePtr& c : all_choices(t)) {
+      const bool pp = c->name().contains("PINGPONG1");
+      if (pp != fused) continue;
+      const auto problem = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+        return cuda_gemm_problem(m, n, k, DType::kBF16, 0, e);
+      };
+      // (Ping-pong needs more tiles than SMs: 2000 x 2048 has 256 of 128x128 and of 64x256.)
+      EXPECT_TRUE(c->supports(problem(pp ? 2000 : 1000, pp ? 2048 : 1000, 1000)).has_value())
+          << c->name();
+      EXPECT_TRUE(c->supports(problem(pp ? 2047 : 999, pp ? 2048 : 136, 8)).has_value())
+          << c->name();  // any M
+      Status k_odd = c->supports(problem(64, 64, 1001));
+      ASSERT_FALSE(k_odd.has_value());
+      EXPECT_THAT(k_odd.error().message, HasSubstr("K=1001"));
+      EXPECT_THAT(k_odd.error().message, HasSubstr("cuda_gemm_tma_bf16"));
+      EXPECT_FALSE(c->supports(problem(64, 1004, 64)).has_value());
+      Problem offset = problem(64, 64, 64);
+      offset.args[1].tensor.offset = 4;  // 8 bytes: TMA needs 16
+      Status misaligned = c->supports(offset);
+      ASSERT_FALSE(misaligned.has_value());
+      EXPECT_THAT(misaligned.error().message, HasSubstr("offset"));
+      Status empty = c->supports(problem(0, 64, 64));
+      ASSERT_FALSE(empty.has_value());
+      EXPECT_THAT(empty.error().message, HasSubstr("non-zero"));
+      EXPECT_FALSE(
+          c->supports(cuda_gemm_problem(64, 64, 64, DType::kF16, 0, e)).has_value());  // dtype
+    }
   }
 }
 
@@ -232,7 +240,7 @@ TEST(CudaGemmTma, TilesOfEmptyRowsOrColumnsCannotPay) {
           choices.push_back(std::move(c));
       }
     }
-    // Ping-pong configs have their own rule (PingPongOnlyWhereBlocksTakeTwoTiles).
+    // Ping-pong configs have their own rule (PingPongOnlyWhereBlocksTakeTwoTilesWithAnEpilogue).
     std::erase_if(choices, [](const ChoicePtr& c) { return c->name().contains("PINGPONG1"); });
     ASSERT_EQ(choices.size(), 13u);
     int m32 = 0;
@@ -286,51 +294,57 @@ TEST(CudaGemmTma, SmallTileOnlyWhereLargerTilesLeaveSMsIdle) {
 
 // Clusters of two blocks sharing B by multicast: 128x256 tiles, where the pairs of tiles fill
 // every SM twice over (132 without a GPU), and there instead of the plain 128x256 configs; an
-// even grid of at most one block per SM.
+// even grid of at most one block per SM. (The ping-pong configs with an epilogue fused: they
+// serve no other.)
 TEST(CudaGemmTma, ClustersOfTwoOnlyForLargeOutputs) {
-  auto t = cluster_template(DType::kBF16);
-  ASSERT_NE(t, nullptr);
-  const std::vector<Config> configs = all_configs(t->space());
+  const std::vector<Config> configs = all_configs(cluster_template(DType::kBF16)->space());
   ASSERT_EQ(configs.size(), 4u);
   for (const Config& c : configs) {
     const bool pingpong = param(c, "PINGPONG") == 1;
+    const Epilogue e = pingpong ? parse("silu") : Epilogue{};
+    const auto problem = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+      return cuda_gemm_problem(m, n, k, DType::kBF16, 0, e);
+    };
+    auto t = cluster_template(DType::kBF16, e);
+    ASSERT_NE(t, nullptr);
     EXPECT_EQ(param(c, "BLOCK_M"), 128) << c.str();
     EXPECT_EQ(param(c, "BLOCK_N"), pingpong ? 128 : 256) << c.str();
     EXPECT_EQ(param(c, "CONSUMERS"), 2) << c.str();
     ChoicePtr choice = t->choice(c);
     // 4096^2: 512 tiles of 128x256, 256 pairs (1024 and 512 of 128x128); 4096 x 14336 more.
-    EXPECT_TRUE(choice->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16))) << c.str();
-    EXPECT_TRUE(choice->supports(cuda_gemm_problem(4096, 14336, 4096, DType::kBF16))) << c.str();
+    EXPECT_TRUE(choice->supports(problem(4096, 4096, 4096))) << c.str();
+    EXPECT_TRUE(choice->supports(problem(4096, 14336, 4096))) << c.str();
     // 2048 x 2048: 64 pairs of 128x256 tiles, 128 of 128x128.
-    Status small = choice->supports(cuda_gemm_problem(2048, 2048, 8192, DType::kBF16));
+    Status small = choice->supports(problem(2048, 2048, 8192));
     ASSERT_FALSE(small.has_value()) << c.str();
     EXPECT_THAT(small.error().message, HasSubstr("a cluster of 2 cannot pay"));
     EXPECT_THAT(small.error().message, HasSubstr(pingpong ? "got 128" : "got 64"));
-    EXPECT_FALSE(choice->supports(cuda_gemm_problem(64, 4096, 4096, DType::kBF16)));
+    EXPECT_FALSE(choice->supports(problem(64, 4096, 4096)));
     // The plain twin of the cooperative 128x256: where the cluster serves, not offered.
-    ChoicePtr plain = tma_template(DType::kBF16)->choice(c);
-    Status twin = plain->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16));
+    ChoicePtr plain = tma_template(DType::kBF16, e)->choice(c);
+    Status twin = plain->supports(problem(4096, 4096, 4096));
     EXPECT_EQ(twin.has_value(), pingpong) << c.str();
     if (!twin) {
       EXPECT_THAT(twin.error().message, HasSubstr("the cuda_gemm_tma_cluster twin serves them"));
     }
-    EXPECT_TRUE(plain->supports(cuda_gemm_problem(2048, 2048, 8192, DType::kBF16))) << c.str();
-    Result<LaunchGeometry> g =
-        t->desc().launch(c, cuda_gemm_problem(4096, 4096, 4096, DType::kBF16));
+    EXPECT_TRUE(plain->supports(problem(2048, 2048, 8192))) << c.str();
+    Result<LaunchGeometry> g = t->desc().launch(c, problem(4096, 4096, 4096));
     ASSERT_TRUE(g.has_value()) << g.error().message;
     EXPECT_EQ(g->grid[0], 132u) << c.str();  // 66 clusters of 2
     EXPECT_EQ(g->block[0], 384u);
     // An odd number of tile rows: the last pair's second row is past M.
-    Result<LaunchGeometry> odd = t->desc().launch(c, cuda_gemm_problem(300, 512, 64, DType::kBF16));
+    Result<LaunchGeometry> odd = t->desc().launch(c, problem(300, 512, 64));
     ASSERT_TRUE(odd.has_value());
     EXPECT_EQ(odd->grid[0] % 2, 0u);
   }
 }
 
 // Ping-pong (two consumer groups on alternate tiles) where the tiles outnumber the SMs (132
-// without a GPU), so that a block takes two; there the cooperative 128x128 on two groups, its
-// twin, is not offered. 64x256 in ping-pong only with a fused epilogue. Plain and restrided alike.
-TEST(CudaGemmTma, PingPongOnlyWhereBlocksTakeTwoTiles) {
+// without a GPU), so that a block takes two, and with a fused epilogue only (what it hides is
+// the epilogue); there the cooperative 128x128 on two groups, its twin, is not offered, nor
+// without an epilogue (the larger cooperative tiles serve plain GEMMs). Plain, cluster and
+// restrided alike.
+TEST(CudaGemmTma, PingPongOnlyWhereBlocksTakeTwoTilesWithAnEpilogue) {
   const Epilogue silu = *Epilogue::parse("silu");
   for (const bool fused : {false, true}) {
     const Epilogue e = fused ? silu : Epilogue{};
@@ -339,34 +353,49 @@ TEST(CudaGemmTma, PingPongOnlyWhereBlocksTakeTwoTiles) {
       if (c->name().contains("BLOCK_N64_")) continue;  // NarrowTileOnlyForSkinnyOrDecodeOutputs
       if (c->name().contains("BLOCK_M64_BLOCK_N128_CONSUMERS1_")) continue;  // SmallTileOnly...
       const bool pp = c->name().contains("PINGPONG1");
-      const bool wide = pp && c->name().contains("BLOCK_M64_");
       const bool twin = !pp && c->name().contains("BLOCK_M128_BLOCK_N128_CONSUMERS2_");
       pingpong += pp;
       // 1024^2: 64 tiles of 128x128, 64 of 64x256; 2048^2: 256 and 256.
       Status few = c->supports(cuda_gemm_problem(1024, 1024, 1024, DType::kBF16, 0, e));
       EXPECT_EQ(few.has_value(), !pp) << c->name();
       if (!few) {
-        EXPECT_THAT(few.error().message, HasSubstr("ping-pong cannot pay"));
+        EXPECT_THAT(few.error().message, HasSubstr("ping-pong cannot pay; expected more than"));
       }
       Status many = c->supports(cuda_gemm_problem(2048, 2048, 8192, DType::kBF16, 0, e));
-      EXPECT_EQ(many.has_value(), !twin && (fused || !wide)) << c->name();
+      EXPECT_EQ(many.has_value(), !twin && (fused || !pp)) << c->name();
       if (!many) {
-        EXPECT_THAT(many.error().message, HasSubstr(twin ? "its PINGPONG 1 twin serves them"
-                                                         : "cannot pay without a fused epilogue"));
+        EXPECT_THAT(many.error().message,
+                    HasSubstr(!twin   ? "ping-pong cannot pay without a fused epilogue"
+                              : fused ? "its PINGPONG 1 twin serves them"
+                                      : "the cooperative 256x128 and 128x256 configs serve"));
       }
     }
     EXPECT_EQ(pingpong, 4);
+    // The cluster's ping-pong configs: 4096^2 has 512 pairs of 128x128 tiles.
+    int cluster = 0;
+    for (const ChoicePtr& c : all_choices(cluster_template(DType::kBF16, e))) {
+      if (!c->name().contains("PINGPONG1")) continue;
+      ++cluster;
+      EXPECT_EQ(c->supports(cuda_gemm_problem(4096, 4096, 4096, DType::kBF16, 0, e)).has_value(),
+                fused)
+          << c->name();
+    }
+    EXPECT_EQ(cluster, 2);
   }
   // Restrided: 2000 x 2001 (N odd) has 256 tiles of 128x128 and of 64x256.
-  const Problem odd = cuda_gemm_problem(2000, 2001, 1024, DType::kBF16);
-  int offered = 0;
-  for (ChoicePtr& c : cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true).candidates) {
-    if (c->name().starts_with("restride+") && c->name().contains("PINGPONG1")) {
-      EXPECT_EQ(c->supports(odd).has_value(), c->name().contains("BLOCK_M128_")) << c->name();
-      ++offered;
+  for (const bool fused : {false, true}) {
+    const Epilogue e = fused ? silu : Epilogue{};
+    const Problem odd = cuda_gemm_problem(2000, 2001, 1024, DType::kBF16, 0, e);
+    int offered = 0, supported = 0;
+    for (ChoicePtr& c : cuda_gemm_candidates(DType::kBF16, 0, &odd, false, e, true).candidates) {
+      if (c->name().starts_with("restride+") && c->name().contains("PINGPONG1")) {
+        supported += c->supports(odd).has_value();
+        ++offered;
+      }
     }
+    EXPECT_EQ(offered, 4);
+    EXPECT_EQ(supported, fused ? 4 : 0);
   }
-  EXPECT_EQ(offered, 4);
 }
 
 // Rows TMA cannot read (N or K not a multiple of 8): on Hopper, "restride+cuda_gemm_tma_restrided"
@@ -389,8 +418,9 @@ TEST(CudaGemmTma, RestridedCandidatesServeUnalignedRows) {
   const CudaGemmCandidates set = cuda_gemm_candidates(DType::kBF16, 0, &odd, false, {}, true);
   std::vector<const Choice*> seq = restrided(set);
   ASSERT_EQ(seq.size(), 17u);
-  // Ping-pong: 77 tiles of 128x128 here, fewer than the SMs (PingPongOnlyWhereBlocksTakeTwoTiles);
-  // the 64x64 tile: 143 of 64x128, as many as the SMs or more (NarrowTileOnlyFor...).
+  // Ping-pong: 77 tiles of 128x128 here, fewer than the SMs
+  // (PingPongOnlyWhereBlocksTakeTwoTilesWithAnEpilogue); the 64x64 tile: 143 of 64x128, as many as
+  // the SMs or more (NarrowTileOnlyFor...).
   std::erase_if(seq, [](const Choice* c) { return c->name().contains("PINGPONG1"); });
   ASSERT_EQ(seq.size(), 13u);
   for (const Choice* c : seq) {
@@ -552,10 +582,12 @@ TEST_F(CudaGemmTmaGpu, EveryConfigMatchesCublasOnRaggedAndManyTileShapes) {
   expect_all_ok(DType::kBF16, cuda_gemm_problem(16, 4096, 512, DType::kBF16));
   // Skinny: 141 tiles of 64x64 (N <= 64), so that a block of the narrow tile takes two.
   expect_all_ok(DType::kBF16, cuda_gemm_problem(9000, 40, 1000, DType::kBF16));
-  // Ping-pong (more tiles than SMs): 3 k tiles, fewer than the ring's slots, so that one
-  // group's next tile starts in the slots of the other's; an odd count of tiles per block; f16.
-  expect_all_ok(DType::kBF16, cuda_gemm_problem(2000, 2056, 136, DType::kBF16));
-  expect_all_ok(DType::kF16, cuda_gemm_problem(2100, 2056, 520, DType::kF16));
+  // Ping-pong (more tiles than SMs, an epilogue fused): 3 k tiles, fewer than the ring's slots,
+  // so that one group's next tile starts in the slots of the other's; an odd count of tiles per
+  // block; f16.
+  const Epilogue silu = parse("silu");
+  expect_all_ok(DType::kBF16, cuda_gemm_problem(2000, 2056, 136, DType::kBF16, 0, silu), silu);
+  expect_all_ok(DType::kF16, cuda_gemm_problem(2100, 2056, 520, DType::kF16, 0, silu), silu);
 }
 
 // N or K not a multiple of 8: the restrided candidates (copies, then TMA on them) on odd and
