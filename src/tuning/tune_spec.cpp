@@ -46,21 +46,41 @@ std::function<std::vector<Metric>(const Problem&)> metrics_hook(const Spec& spec
   };
 }
 
-// One problem through the selector over `choices`, with its problem made here.
-SpecProblemTuning select_one(const Spec& spec, std::size_t i, Selector& selector,
-                             SpecChoices& choices, const SpecTuneRequest& request) {
+// One problem through the selector over `choices`, with its problem made here. With
+// request.cache_only, `quiet` (the selector without output) asks the cache first: nullopt when it
+// has no answer, nothing printed and no hook called.
+std::optional<SpecProblemTuning> select_one(const Spec& spec, std::size_t i, Selector& selector,
+                                            Selector& quiet, SpecChoices& choices,
+                                            const SpecTuneRequest& request) {
   SpecProblemTuning out;
   out.index = i;
   out.name = spec.problems[i].name;
   auto problem = make_problem(spec, spec.problems[i]);
   if (!problem) {
+    if (request.cache_only) return std::nullopt;  // the tuning pass reports it
     out.selection = std::unexpected(problem.error());
     return out;
   }
   out.problem_name = problem->name;
+  if (request.cache_only) {
+    auto hit = quiet.cached(*problem, choices.candidates, choices.reference.get());
+    if (!hit || !*hit) return std::nullopt;
+  }
   if (request.before) request.before(spec.problems[i], choices);
   for (const ChoicePtr& c : choices.candidates) out.candidates.push_back(c->name());
-  out.selection = selector.select(*problem, choices.candidates, choices.reference.get());
+  if (!request.cache_only) {
+    out.selection = selector.select(*problem, choices.candidates, choices.reference.get());
+    return out;
+  }
+  // Answered: again through the selector that reports it, as select() reports a hit.
+  auto hit = selector.cached(*problem, choices.candidates, choices.reference.get());
+  if (!hit) {
+    out.selection = std::unexpected(hit.error());
+  } else if (!*hit) {
+    return std::nullopt;  // the record went away in between: the tuning pass takes it
+  } else {
+    out.selection = std::move(**hit);
+  }
   return out;
 }
 
@@ -146,40 +166,50 @@ Result<SpecTuning> tune_spec(const Spec& spec, const Backend& backend, TuningCac
   }
   SpecTuning out;
   Selector selector(backend, cache, options);
+  SelectorOptions quiet_options = options;
+  quiet_options.out = nullptr;
+  quiet_options.progress = nullptr;
+  quiet_options.json_log.clear();
+  Selector quiet(backend, cache, quiet_options);
   const bool per_problem = spec_choices_per_problem(spec);
   if (!per_problem) {
     auto choices = make_spec_choices(spec, request.backend_flags);
     if (!choices) return std::unexpected(choices.error());
     out.shared_choices = std::move(*choices);
   }
-  for (std::size_t i = 0; i < spec.problems.size(); ++i) {
+  for (std::size_t i = request.first; i < spec.problems.size(); ++i) {
     if (interrupted()) {
       out.interrupted = true;
       break;
     }
     const ProblemDecl& decl = spec.problems[i];
-    SpecProblemTuning one;
+    std::optional<SpecProblemTuning> one;
     if (per_problem) {
       if (!problem_selected(request.problems, decl, i)) continue;
       auto choices =
           make_spec_choices(spec, request.backend_flags,
                             SpecTarget{backend.device_limits(), &decl, request.host_backend});
-      if (!choices) {
-        one.index = i;
-        one.name = decl.name;
-        one.selection = std::unexpected(choices.error());
-      } else {
-        one = select_one(spec, i, selector, *choices, request);
+      if (!choices && !request.cache_only) {
+        one.emplace();
+        one->index = i;
+        one->name = decl.name;
+        one->selection = std::unexpected(choices.error());
+      } else if (choices) {
+        one = select_one(spec, i, selector, quiet, *choices, request);
       }
     } else {
       // The problem is made first: one whose sizes do not evaluate is an error whether or not it
       // was selected by its Problem::name.
       auto problem = make_problem(spec, decl);
       if (problem && !problem_selected(request.problems, decl, i, problem->name)) continue;
-      one = select_one(spec, i, selector, *out.shared_choices, request);
+      one = select_one(spec, i, selector, quiet, *out.shared_choices, request);
     }
-    if (request.after) request.after(one);
-    out.problems.push_back(std::move(one));
+    if (!one) {  // cache_only, and not answered
+      out.unanswered = i;
+      break;
+    }
+    if (request.after) request.after(*one);
+    out.problems.push_back(std::move(*one));
   }
   out.interrupted = out.interrupted || interrupted();
   return out;

@@ -131,5 +131,59 @@ TEST(CudaSpecGpu, CompilesTheFirstProblemAheadOfTheDriver) {
   for (const auto& [kernel, n] : runs) EXPECT_EQ(n, 1) << kernel << " compiled twice";
 }
 
+// Problems the tuning cache answers need no driver (as `ktune gemm`'s hits): asked first, in spec
+// order, on a backend for the device NVML reports; the driver starts at the first problem not
+// answered, whose templates compile meanwhile.
+TEST(CudaSpecGpu, AnswersHitsBeforeTheDriverAndTunesTheRest) {
+  if (!cuda_device_info(0)) GTEST_SKIP() << "[SKIP] no CUDA GPU";
+  if (!predict_cuda_device(0)) GTEST_SKIP() << "[SKIP] NVML predicts no device here";
+  ScratchDir cache("cuda-spec-hits");
+  const std::string spec = data_path("cuda_spec/gemm_cublas.yaml");
+  const auto opened_driver = [](const std::filesystem::path& trace) {
+    for (const nlohmann::json& e : trace_events(trace)) {
+      if (e["name"] == "open" && e["args"]["detail"] == "CUDA driver") return true;
+    }
+    return false;
+  };
+  CliResult first =
+      run_cli(cache.path(), {"tune", spec, "--problem", "square", "--budget-ms", "5"});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_THAT(first.output, HasSubstr("(0 from the tuning cache)"));
+
+  const std::filesystem::path hit_trace = cache.path() / "hit.json";
+  CliResult hit = run_cli(cache.path(), {"tune", spec, "--problem", "square", "--budget-ms", "5",
+                                         "-v", "--trace", hit_trace.string()});
+  ASSERT_EQ(hit.exit_code, 0) << hit.output;
+  EXPECT_THAT(hit.output, HasSubstr("(1 from the tuning cache)"));
+  EXPECT_THAT(hit.output, HasSubstr("answered 1 problem(s) from the tuning cache for "));
+  EXPECT_THAT(hit.output, HasSubstr("without starting the CUDA driver"));
+  EXPECT_FALSE(opened_driver(hit_trace)) << hit.output;
+
+  // Both problems: square answered, odd tuned on the driver (its templates compiled ahead).
+  const std::filesystem::path mixed_trace = cache.path() / "mixed.json";
+  CliResult mixed = run_cli(
+      cache.path(), {"tune", spec, "--budget-ms", "5", "-v", "--trace", mixed_trace.string()});
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.output;
+  EXPECT_THAT(mixed.output, HasSubstr("answered 1 problem(s) from the tuning cache for "));
+  EXPECT_THAT(mixed.output, Not(HasSubstr("without starting the CUDA driver")));
+  EXPECT_THAT(mixed.output, HasSubstr("Tuned 2 problem(s)"));
+  EXPECT_THAT(mixed.output, HasSubstr("(1 from the tuning cache)"));
+  EXPECT_TRUE(opened_driver(mixed_trace));
+  EXPECT_FALSE(compiled_ahead(mixed_trace).empty()) << "odd's templates not compiled ahead";
+  // The answered problem's table comes before the tuned one's, as in spec order.
+  const std::size_t square = mixed.output.find("AUTOTUNE gemm_cuda(square)");
+  ASSERT_NE(square, std::string::npos) << mixed.output;
+  EXPECT_LT(square, mixed.output.find("AUTOTUNE gemm_cuda(odd)")) << mixed.output;
+
+  // Everything answered: no driver.
+  const std::filesystem::path all_trace = cache.path() / "all.json";
+  CliResult all = run_cli(cache.path(),
+                          {"tune", spec, "--budget-ms", "5", "-v", "--trace", all_trace.string()});
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_THAT(all.output, HasSubstr("(2 from the tuning cache)"));
+  EXPECT_THAT(all.output, HasSubstr("answered 2 problem(s) from the tuning cache for "));
+  EXPECT_FALSE(opened_driver(all_trace)) << all.output;
+}
+
 }  // namespace
 }  // namespace ktune::test

@@ -204,10 +204,16 @@ void print_over_limits(std::FILE* out, const ProblemDecl& problem, const SpecCho
 
 // The selected problems through tune_spec (candidates shared, or built per problem for device
 // kernels and size_defines), each problem's table printed by the Selector; --dispatch-table
-// written after tuning.
+// written after tuning. `open(first)` gives the backend that tunes from problem `first` on
+// (null: it failed and said why). With `answering` (a backend made without the CUDA driver), the
+// tuning cache answers the selected problems first, in spec order, and open() is called at the
+// first it does not answer, if any (with -v, "answered N problem(s) from the tuning cache for
+// <answering_device>" says how many it answered).
 int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
-                  const Backend& backend, const SelectorOptions& sopts,
-                  std::span<const std::string> flags, std::chrono::steady_clock::time_point t0) {
+                  const std::function<const Backend*(std::size_t first)>& open,
+                  const SelectorOptions& sopts, std::span<const std::string> flags,
+                  std::chrono::steady_clock::time_point t0, const Backend* answering,
+                  const std::string& answering_device = {}) {
   SpecTuneRequest request;
   request.problems = f.problems;
   request.backend_flags.assign(flags.begin(), flags.end());
@@ -218,7 +224,6 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   }
   request.host_backend = *host;
   SelectorOptions options = sopts;
-  if (!apply_devices(f.selector, backend, options)) return kExitUsage;
   std::unique_ptr<TuningCache> cache = open_tuning_cache(f.selector.no_cache, ctx);
   if (!cache) return kExitError;
   Counts n;
@@ -248,16 +253,42 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     }
     std::fflush(out);
   };
-  auto tuned = tune_spec(spec, backend, *cache, with_device_lock(options, ctx), request);
-  if (!tuned) {
-    fmt::print(stderr, "error: {}\n", tuned.error().message);
-    return kExitError;
+  const auto finish = [&](Result<SpecTuning> tuned, const Backend& backend) {
+    if (!tuned) {
+      fmt::print(stderr, "error: {}\n", tuned.error().message);
+      return kExitError;
+    }
+    if (!f.dispatch_table.empty() && !tuned->interrupted && tuned->shared_choices) {
+      if (!write_table(f, spec, *tuned->shared_choices, backend, *cache, options)) ++n.failures;
+    }
+    return report(f, ctx, t0, n.tuned, n.hits, n.failures);
+  };
+  if (answering) {
+    request.cache_only = true;
+    Result<SpecTuning> answered = tune_spec(spec, *answering, *cache, options, request);
+    request.cache_only = false;
+    if (answered && !answered->problems.empty() && f.selector.verbose && !f.selector.quiet) {
+      progress_note(
+          stderr,
+          fmt::format("answered {} problem(s) from the tuning cache for {}{}",
+                      answered->problems.size(), answering_device,
+                      answered->unanswered ? std::string() : " without starting the CUDA driver"));
+    }
+    if (!answered || !answered->unanswered) return finish(std::move(answered), *answering);
+    request.first = *answered->unanswered;
   }
-  if (!f.dispatch_table.empty() && !tuned->interrupted && tuned->shared_choices &&
-      !write_table(f, spec, *tuned->shared_choices, backend, *cache, options)) {
-    ++n.failures;
-  }
-  return report(f, ctx, t0, n.tuned, n.hits, n.failures);
+  const Backend* backend = open(request.first);
+  if (!backend) return kExitError;
+  if (!apply_devices(f.selector, *backend, options)) return kExitUsage;
+  return finish(tune_spec(spec, *backend, *cache, with_device_lock(options, ctx), request),
+                *backend);
+}
+
+int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
+                  const Backend& backend, const SelectorOptions& sopts,
+                  std::span<const std::string> flags, std::chrono::steady_clock::time_point t0) {
+  return tune_problems(
+      f, ctx, spec, [&](std::size_t) { return &backend; }, sopts, flags, t0, nullptr);
 }
 
 // --compile-only: every problem's candidates and reference compiled in parallel (--jobs),
@@ -309,19 +340,37 @@ int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
   target.selector = f.selector;  // --verbose's compile hook
   // With --devices, the first device listed is the one compiled for and deciding.
   target.device = first_listed_device(f.selector.devices, f.gemm.device);
-  // The first wanted problem's templates compile while the driver starts.
-  std::unique_ptr<CudaCompileAhead> ahead;
-  if (const std::optional<std::size_t> first = first_wanted(f, spec)) {
-    if (auto host = host_backend(f, ctx, spec)) {
-      ahead = compile_spec_ahead(spec, *first, target, ctx, *host);
-    }
-  }
-  auto backend = open_gemm_backend(target, ctx, ahead.get());
-  if (!backend) return kExitError;
-  if (f.gemm.compile_only) return compile_problems(f, ctx, spec, *backend, t0);
   // One worker per GPU: it sees only this one, as its device 0 (--devices: one per device).
   sopts.worker.env.emplace_back("CUDA_VISIBLE_DEVICES", cuda_visible_device(target.device));
-  return tune_problems(f, ctx, spec, *backend, sopts, {}, t0);
+  // As for op: cuda.gemm specs: the problems the tuning cache answers for the device NVML
+  // reports need no driver, so they are asked first (in spec order, on a backend made without
+  // it); the driver starts at the first one not answered, whose templates compile meanwhile.
+  const std::optional<CudaDeviceInfo> predicted = predict_gemm_device(target, ctx);
+  std::optional<CudaBackend> answering =
+      predicted ? backend_for_cache_hits(target, ctx, *predicted) : std::nullopt;
+  std::unique_ptr<CudaCompileAhead> ahead;
+  std::optional<CudaBackend> backend;
+  const auto open = [&](std::size_t first) -> const Backend* {
+    // The first problem to tune: `first` after the cache's answers, else the first wanted.
+    const std::optional<std::size_t> problem =
+        answering ? std::optional<std::size_t>(first) : first_wanted(f, spec);
+    if (problem) {
+      if (auto host = host_backend(f, ctx, spec)) {
+        ahead = compile_spec_ahead(spec, *problem, target, ctx, *host, predicted,
+                                   /*asked=*/answering.has_value());
+      }
+    }
+    backend = open_gemm_backend(target, ctx, ahead.get());
+    return backend ? &*backend : nullptr;
+  };
+  if (f.gemm.compile_only) {
+    if (!open(0)) return kExitError;
+    return compile_problems(f, ctx, spec, *backend, t0);
+  }
+  return tune_problems(f, ctx, spec, open, sopts, {}, t0, answering ? &*answering : nullptr,
+                       predicted ? fmt::format("{} ({}, {} SMs, from NVML)", predicted->name,
+                                               predicted->arch(), predicted->sm_count)
+                                 : std::string());
 #endif
 }
 

@@ -166,15 +166,14 @@ std::unique_ptr<CudaCompileAhead> compile_gemm_ahead(const GemmShape& shape,
                                             ctx.cache_dir, options.selector.jobs, std::move(plan));
 }
 
-std::unique_ptr<CudaCompileAhead> compile_spec_ahead(const Spec& spec, std::size_t problem,
-                                                     const GemmOptions& options,
-                                                     const CliContext& ctx,
-                                                     std::shared_ptr<const Backend> host) {
+std::unique_ptr<CudaCompileAhead> compile_spec_ahead(
+    const Spec& spec, std::size_t problem, const GemmOptions& options, const CliContext& ctx,
+    std::shared_ptr<const Backend> host, std::optional<CudaDeviceInfo> predicted, bool asked) {
   const bool reads = !options.selector.no_cache && !options.selector.retune;
   std::optional<CudaDeviceInfo> device;
   if (problem < spec.problems.size() &&
-      !(reads && std::filesystem::exists(sqlite_cache_file(ctx.cache_dir)))) {
-    device = predict_gemm_device(options, ctx);
+      (asked || !(reads && std::filesystem::exists(sqlite_cache_file(ctx.cache_dir))))) {
+    device = std::move(predicted);
   }
   auto plan = [&spec, problem, host](const CudaBackend& backend) -> std::vector<ChoicePtr> {
     const ProblemDecl& decl = spec.problems[problem];

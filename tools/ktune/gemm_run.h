@@ -90,11 +90,12 @@ void add_gemm_candidate_flags(CLI::App& cmd, GemmOptions& options,
                                                                 const CudaDeviceInfo& predicted);
 // The same for problem `problem` of a CUDA kernel spec (`host`: the CPU backend of a host
 // reference, as tune_spec gets it): its templates, for the backend that open_gemm_backend(options)
-// opens. Only where the tuning cache has no file yet or is not read (--retune, --no-cache):
-// the spec's keys are tune_spec's to make.
+// opens, on the device `predicted`. Only where the tuning cache will not answer the problem:
+// `asked` (a cache-only tune_spec run stopped at it), or the cache has no file yet or is not
+// read (--retune, --no-cache); elsewhere the spec's keys are tune_spec's to make.
 [[nodiscard]] std::unique_ptr<CudaCompileAhead> compile_spec_ahead(
     const Spec& spec, std::size_t problem, const GemmOptions& options, const CliContext& ctx,
-    std::shared_ptr<const Backend> host);
+    std::shared_ptr<const Backend> host, std::optional<CudaDeviceInfo> predicted, bool asked);
 
 struct GemmRun {
   int exit_code = 0;

@@ -76,6 +76,13 @@ struct SpecTuneRequest {
   // configs left out over the device's limits), and after it with its outcome.
   std::function<void(const ProblemDecl&, const SpecChoices&)> before;
   std::function<void(const SpecProblemTuning&)> after;
+  // Answers from the tuning cache only (Selector::cached: nothing compiled, run or locked), in
+  // spec order: the first selected problem the cache does not answer ends the run
+  // (SpecTuning::unanswered), with nothing printed for it and neither hook called. For a
+  // backend made without the driver (CudaBackend::for_device), before one that can tune.
+  bool cache_only = false;
+  // The first problem to consider (the ones before it answered by a cache_only run).
+  std::size_t first = 0;
 };
 
 struct SpecTuning {
@@ -84,6 +91,9 @@ struct SpecTuning {
   // made after tuning; unset when they were built per problem.
   std::optional<SpecChoices> shared_choices;
   bool interrupted = false;  // Ctrl-C (the CLI's SIGINT flag) stopped it between problems
+  // With SpecTuneRequest::cache_only: the first selected problem the cache did not answer
+  // (nullopt: it answered every one).
+  std::optional<std::size_t> unanswered;
 };
 
 // Tunes the selected problems of a kernel spec (not op: specs) on `backend` with `options`

@@ -121,6 +121,51 @@ TEST_F(TuneSpecTest, TunesTheSelectedProblemsThenAnswersFromTheCache) {
   EXPECT_TRUE(all->problems[1].selection->from_cache);
 }
 
+// cache_only (what `ktune tune` asks before the CUDA driver starts): the problems the cache
+// answers, in spec order, up to the first it does not; nothing compiled or run for that one, no
+// hook called. Then a run from there (request.first) tunes it and goes on.
+TEST_F(TuneSpecTest, CacheOnlyAnswersUpToTheFirstMissThenTheRestRunFromThere) {
+  const Spec s = spec();
+  auto backend = CpuBackend::create({}, dir_.path() / "cache");
+  ASSERT_TRUE(backend) << backend.error().message;
+  auto cache = make_memory_cache();
+  SpecTuneRequest request;
+  request.problems = {"small"};
+  ASSERT_TRUE(tune_spec(s, *backend, *cache, fast(s), request));
+  request.problems.clear();
+  std::vector<std::string> before, after;
+  request.before = [&](const ProblemDecl& d, const SpecChoices&) { before.push_back(d.name); };
+  request.after = [&](const SpecProblemTuning& one) { after.push_back(one.name); };
+  request.cache_only = true;
+  auto answered = tune_spec(s, *backend, *cache, fast(s), request);
+  ASSERT_TRUE(answered) << answered.error().message;
+  ASSERT_EQ(answered->problems.size(), 1u);
+  ASSERT_TRUE(answered->problems[0].selection);
+  EXPECT_TRUE(answered->problems[0].selection->from_cache);
+  EXPECT_EQ(answered->unanswered, 1u);
+  EXPECT_EQ(before, std::vector<std::string>{"small"});
+  EXPECT_EQ(after, std::vector<std::string>{"small"});
+  EXPECT_EQ(cache->list()->size(), 1u);  // skinny: nothing measured, nothing stored
+
+  request.cache_only = false;
+  request.first = *answered->unanswered;
+  auto rest = tune_spec(s, *backend, *cache, fast(s), request);
+  ASSERT_TRUE(rest) << rest.error().message;
+  ASSERT_EQ(rest->problems.size(), 1u);
+  EXPECT_EQ(rest->problems[0].name, "skinny");
+  ASSERT_TRUE(rest->problems[0].selection);
+  EXPECT_FALSE(rest->problems[0].selection->from_cache);
+  EXPECT_FALSE(rest->unanswered);
+
+  // Every problem answered: no miss to report.
+  request.cache_only = true;
+  request.first = 0;
+  auto all = tune_spec(s, *backend, *cache, fast(s), request);
+  ASSERT_TRUE(all) << all.error().message;
+  EXPECT_EQ(all->problems.size(), 2u);
+  EXPECT_FALSE(all->unanswered);
+}
+
 TEST_F(TuneSpecTest, AProblemThatFailsIsAnEntryAndTheOthersAreTuned) {
   // Every candidate is wrong at n = 3 only: that problem has no valid candidate.
   write_text(dir_.path(), "copy.cpp",
