@@ -243,6 +243,7 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
   // finalist measured there keeps its rounds (and stays out if it dropped out), a new one sat
   // them out and takes part from here; rounds pair only where both took part.
   DecideRounds st = seed ? seed->carried_to(finalists) : DecideRounds(finalists);
+  if (st.contenders.empty()) st = DecideRounds(finalists);  // nothing carried can decide
   Decision& d = st.d;
   const int ahead = d.rounds;  // rounds measured before this stage
   ProgressLine progress(

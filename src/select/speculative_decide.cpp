@@ -32,7 +32,7 @@ bool SpeculativeDecide::step(const std::vector<std::size_t>& measured) {
   trace::Span span("decide-ahead", "select", choice->name());
   auto again = runner_.remeasure({choice}, 1, round_);
   if (!again || again->size() != 1 || (*again)[0].size() != 1) {
-    failed_ = true;  // the decide stage measures afresh, and says why it cannot
+    failed_ = true;  // the decide stage measures afresh
     st_.reset();
     partial_.clear();
     return false;

@@ -13,7 +13,7 @@
 //
 // Used on one device only, and not while a stand-in for a missing reference is being chosen
 // (candidates are taken in order there). Re-measuring that fails once ends it for the search:
-// the decide stage then measures as it always did, and says why it could not.
+// the decide stage then measures afresh (and says so if re-measuring fails there too).
 #pragma once
 
 #include <cstddef>
