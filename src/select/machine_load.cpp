@@ -1,4 +1,5 @@
-// read_cpu_clock: /proc/stat and /proc/<pid>/stat (machine_load.h). Clock ticks are 10 ms on
+// read_cpu_clock: /proc/stat and /proc/<pid>/stat (machine_load.h; the latter through
+// core/proc_files.h). Clock ticks are 10 ms on
 // Linux, so a span shorter than a few hundred milliseconds reads coarsely; the selection reads
 // it over its whole measurement, which lasts seconds.
 #include "select/machine_load.h"
@@ -7,11 +8,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/proc_files.h"
 
 namespace ktune {
 namespace {
@@ -25,35 +26,10 @@ double tick_s() {
 }
 
 // utime + stime + cutime + cstime of /proc/<pid>/stat in seconds; 0 when the process is gone.
-// The fields are counted after the command name's closing parenthesis, which may itself hold
-// spaces and parentheses.
-double process_cpu_s(const std::string& pid) {
-  std::ifstream in("/proc/" + pid + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return 0;
-  const auto close = line.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(line.substr(close + 1));
-  std::string field;
-  double ticks = 0;
-  // After ")": state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
-  // utime(14) stime cutime cstime(17).
-  for (int i = 3; i <= 17 && fields >> field; ++i) {
-    if (i >= 14) ticks += std::strtod(field.c_str(), nullptr);
-  }
-  return ticks * tick_s();
-}
-
-// Pids of this process's live children, from every thread's children list.
-std::vector<std::string> child_pids() {
-  std::vector<std::string> pids;
-  std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-    std::ifstream in(task.path() / "children");
-    std::string pid;
-    while (in >> pid) pids.push_back(pid);
-  }
-  return pids;
+double process_cpu_s(pid_t pid) {
+  const std::optional<ProcStat> s = read_proc_stat(pid);
+  if (!s) return 0;
+  return static_cast<double>(s->utime + s->stime + s->cutime + s->cstime) * tick_s();
 }
 
 }  // namespace
@@ -71,8 +47,10 @@ std::optional<CpuClock> read_cpu_clock() {
   c.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   c.machine_s = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tick_s();
-  c.ours_s = process_cpu_s("self");
-  for (const std::string& pid : child_pids()) c.ours_s += process_cpu_s(pid);
+  // This process, and its live children (from every thread's children list).
+  const pid_t self = ::getpid();
+  c.ours_s = process_cpu_s(self);
+  for (pid_t pid : proc_children(self)) c.ours_s += process_cpu_s(pid);
   return c;
 }
 

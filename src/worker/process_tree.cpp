@@ -1,11 +1,7 @@
-// Process trees and threads through /proc (process_tree.h).
-//
-// Only small files are read, each with one read() into a stack buffer: the parent calls these
-// every 10 ms while a candidate runs, and the guardian calls kill_tree while ktune is dying.
+// Process trees and threads through /proc (process_tree.h), its files read and parsed by
+// core/proc_files.h.
 #include "worker/process_tree.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -17,99 +13,16 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/unique_fd.h"
+#include "core/proc_files.h"
 
 namespace ktune::worker_detail {
 namespace {
 
-// The file's first bytes (at most 4 KiB: every file read here is shorter), or nullopt with
-// errno set when it cannot be opened or read.
-std::optional<std::string> read_small(const char* path) {
-  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
-  if (!fd) return std::nullopt;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd.get(), buf, sizeof buf)) < 0 && errno == EINTR) {
-  }
-  if (n < 0) return std::nullopt;
-  return std::string(buf, static_cast<std::size_t>(n));
-}
-
-// The numeric entries of a /proc folder (pids, or thread ids under task/).
-std::vector<pid_t> numeric_entries(const char* path) {
-  std::vector<pid_t> out;
-  DIR* dir = ::opendir(path);
-  if (dir == nullptr) return out;
-  while (const dirent* e = ::readdir(dir)) {
-    char* end = nullptr;
-    const long v = std::strtol(e->d_name, &end, 10);
-    if (end != e->d_name && *end == '\0' && v > 0) out.push_back(static_cast<pid_t>(v));
-  }
-  ::closedir(dir);
-  return out;
-}
-
-struct StatLine {
-  char state = '?';
-  pid_t ppid = 0;
-  std::uint64_t start_time = 0;
-};
-
-// /proc/<pid>/stat past the command name (which may hold spaces and parentheses).
-std::optional<StatLine> read_stat(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  const std::optional<std::string> text = read_small(path);
-  if (!text) return std::nullopt;
-  const std::size_t close = text->rfind(')');
-  if (close == std::string::npos || close + 2 >= text->size()) return std::nullopt;
-  StatLine s;
-  s.state = (*text)[close + 2];
-  const char* p = text->c_str() + close + 3;
-  // Fields after the state: ppid is the first, starttime the 19th.
-  for (int field = 1; field <= 19 && *p != '\0'; ++field) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(p, &end, 10);
-    if (field == 1) s.ppid = static_cast<pid_t>(v);
-    if (field == 19) s.start_time = v;
-    p = end;
-  }
-  return s;
-}
-
-// Whether the kernel has children files (CONFIG_PROC_CHILDREN): asked once, of ourselves.
-bool children_files_exist() {
-  static const bool exist = ::access("/proc/thread-self/children", R_OK) == 0;
-  return exist;
-}
-
-// The direct children of `pid`, from each of its threads' children files.
-std::vector<pid_t> children_of(pid_t pid) {
-  std::vector<pid_t> out;
-  char path[96];
-  std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(pid));
-  for (pid_t tid : numeric_entries(path)) {
-    std::snprintf(path, sizeof path, "/proc/%d/task/%d/children", static_cast<int>(pid),
-                  static_cast<int>(tid));
-    const std::optional<std::string> text = read_small(path);
-    if (!text) continue;
-    const char* p = text->c_str();
-    for (;;) {
-      char* end = nullptr;
-      const long v = std::strtol(p, &end, 10);
-      if (end == p) break;
-      out.push_back(static_cast<pid_t>(v));
-      p = end;
-    }
-  }
-  return out;
-}
-
 // Without children files: one pass over every process's parent.
 std::vector<pid_t> children_by_scan(pid_t pid, std::vector<std::pair<pid_t, pid_t>>& parents) {
   if (parents.empty()) {
-    for (pid_t p : numeric_entries("/proc")) {
-      if (std::optional<StatLine> s = read_stat(p)) parents.emplace_back(p, s->ppid);
+    for (pid_t p : proc_numeric_entries("/proc")) {
+      if (std::optional<ProcStat> s = read_proc_stat(p)) parents.emplace_back(p, s->ppid);
     }
   }
   std::vector<pid_t> out;
@@ -126,22 +39,22 @@ bool contains(const std::vector<ProcessId>& v, pid_t pid) {
 }  // namespace
 
 std::optional<ProcessId> process_id(pid_t pid) {
-  const std::optional<StatLine> s = read_stat(pid);
+  const std::optional<ProcStat> s = read_proc_stat(pid);
   if (!s || s->state == 'Z' || s->state == 'X') return std::nullopt;
   return ProcessId{pid, s->start_time};
 }
 
 std::vector<ProcessId> descendants(pid_t root) {
   std::vector<ProcessId> out;
-  const bool by_files = children_files_exist();
+  const bool by_files = proc_children_files();
   std::vector<std::pair<pid_t, pid_t>> parents;  // filled once, by the scan only
   std::vector<pid_t> frontier = {root};
   while (!frontier.empty() && out.size() < 4096) {
     const pid_t p = frontier.back();
     frontier.pop_back();
-    for (pid_t c : by_files ? children_of(p) : children_by_scan(p, parents)) {
+    for (pid_t c : by_files ? proc_children(p) : children_by_scan(p, parents)) {
       if (c == root || contains(out, c)) continue;
-      const std::optional<StatLine> s = read_stat(c);
+      const std::optional<ProcStat> s = read_proc_stat(c);
       if (!s) continue;
       frontier.push_back(c);
       if (s->state != 'Z' && s->state != 'X') out.push_back({c, s->start_time});
@@ -179,14 +92,9 @@ void kill_tree(pid_t root, bool include_root, const std::vector<ProcessId>& know
 std::optional<TreeMemory> tree_memory(pid_t root, std::vector<ProcessId>* found) {
   // A kibibyte field of a /proc/<pid>/ file; false when the file cannot be read.
   auto field_kib = [](pid_t pid, const char* file, const char* field, std::size_t& out) {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/%s", static_cast<int>(pid), file);
-    const std::optional<std::string> text = read_small(path);
-    if (!text) return false;
-    const char* at = std::strstr(text->c_str(), field);
-    if (at == nullptr) return false;
-    out = std::strtoull(at + std::strlen(field), nullptr, 10) * 1024;
-    return true;
+    const std::optional<std::size_t> bytes = proc_kib_field(pid, file, field);
+    if (bytes) out = *bytes;
+    return bytes.has_value();
   };
   TreeMemory m;
   if (!field_kib(root, "status", "VmRSS:", m.resident_bytes)) return std::nullopt;
@@ -219,14 +127,14 @@ std::optional<TreeMemory> tree_memory(pid_t root, std::vector<ProcessId>* found)
 std::vector<pid_t> threads(pid_t pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(pid));
-  return numeric_entries(path);
+  return proc_numeric_entries(path);
 }
 
 ThreadState thread_state(pid_t pid, pid_t tid, std::string* what) {
   char path[96];
   std::snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", static_cast<int>(pid),
                 static_cast<int>(tid));
-  const std::optional<std::string> text = read_small(path);
+  const std::optional<std::string> text = read_proc_file(path);
   if (!text) return errno == ENOENT || errno == ESRCH ? ThreadState::kGone : ThreadState::kUnknown;
   std::string line = text->substr(0, text->find('\n'));
   if (what != nullptr) *what = line;

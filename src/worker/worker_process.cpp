@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/measurement_env.h"
+#include "core/proc_files.h"
 #include "worker/process_tree.h"
 
 extern char** environ;
@@ -325,22 +326,10 @@ std::string signal_text(int signal) {
 }
 
 std::optional<MemoryUse> read_memory_use(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
-  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
-  if (!fd) return std::nullopt;
-  char buf[4096];
-  std::size_t size = 0;
-  ssize_t n;
-  while (size < sizeof buf - 1 && (n = ::read(fd.get(), buf + size, sizeof buf - 1 - size)) > 0) {
-    size += static_cast<std::size_t>(n);
-  }
-  buf[size] = '\0';
-  auto field_kib = [&buf](const char* name) -> std::size_t {
-    const char* at = std::strstr(buf, name);
-    return at != nullptr ? std::strtoull(at + std::strlen(name), nullptr, 10) : 0;
-  };
-  return MemoryUse{field_kib("VmRSS:") * 1024, field_kib("VmSize:") * 1024};
+  const std::optional<std::string> status = read_proc_file(pid, "status");
+  if (!status) return std::nullopt;
+  return MemoryUse{proc_kib_field(*status, "VmRSS:").value_or(0),
+                   proc_kib_field(*status, "VmSize:").value_or(0)};
 }
 
 void OutputTail::append(std::string_view data) {
