@@ -97,6 +97,14 @@ std::optional<std::size_t> proc_kib_field(pid_t pid, const char* file, const cha
   return proc_kib_field(*text, field);
 }
 
+std::optional<ProcMemory> read_proc_memory(pid_t pid) {
+  const std::optional<std::string> status = read_proc_file(pid, "status");
+  if (!status) return std::nullopt;
+  const std::optional<std::size_t> resident = proc_kib_field(*status, "VmRSS:");
+  if (!resident) return std::nullopt;
+  return ProcMemory{*resident, proc_kib_field(*status, "VmSize:").value_or(0)};
+}
+
 std::vector<pid_t> proc_children(pid_t pid) {
   std::vector<pid_t> out;
   char path[96];

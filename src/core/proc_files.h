@@ -44,6 +44,14 @@ struct ProcStat {
 // The same in a file's text already read (several fields of one read).
 [[nodiscard]] std::optional<std::size_t> proc_kib_field(const std::string& text, const char* field);
 
+// VmRSS and VmSize of /proc/<pid>/status in bytes, from one read; nullopt when the file cannot
+// be read (the process is gone) or holds no VmRSS (a zombie).
+struct ProcMemory {
+  std::size_t resident_bytes = 0;  // VmRSS
+  std::size_t virtual_bytes = 0;   // VmSize
+};
+[[nodiscard]] std::optional<ProcMemory> read_proc_memory(pid_t pid);
+
 // The direct children of `pid`, from each of its threads' children files
 // (/proc/<pid>/task/<tid>/children; empty where the kernel has none: proc_children_files).
 [[nodiscard]] std::vector<pid_t> proc_children(pid_t pid);

@@ -90,16 +90,9 @@ void kill_tree(pid_t root, bool include_root, const std::vector<ProcessId>& know
 }
 
 std::optional<TreeMemory> tree_memory(pid_t root, std::vector<ProcessId>* found) {
-  // A kibibyte field of a /proc/<pid>/ file; false when the file cannot be read.
-  auto field_kib = [](pid_t pid, const char* file, const char* field, std::size_t& out) {
-    const std::optional<std::size_t> bytes = proc_kib_field(pid, file, field);
-    if (bytes) out = *bytes;
-    return bytes.has_value();
-  };
-  TreeMemory m;
-  if (!field_kib(root, "status", "VmRSS:", m.resident_bytes)) return std::nullopt;
-  field_kib(root, "status", "VmSize:", m.virtual_bytes);
-  m.processes = 1;
+  const std::optional<ProcMemory> own = read_proc_memory(root);
+  if (!own) return std::nullopt;
+  TreeMemory m{own->resident_bytes, own->virtual_bytes, 1};
   std::vector<ProcessId> tree = descendants(root);
   if (!tree.empty()) {
     // A forked child shares its parent's pages until either writes them, so VmRSS summed over
@@ -107,15 +100,14 @@ std::optional<TreeMemory> tree_memory(pid_t root, std::vector<ProcessId>* found)
     // read as 320 MiB. The proportional set size charges a page shared by n processes 1/n to
     // each, so its sum is what the tree holds. A process whose smaps_rollup cannot be read
     // (made non-dumpable, or a kernel before 4.14) counts its VmRSS: never less than its share.
-    auto resident = [&field_kib](pid_t pid, std::size_t& out) {
-      return field_kib(pid, "smaps_rollup", "\nPss:", out) ||
-             field_kib(pid, "status", "VmRSS:", out);
+    const auto resident = [](pid_t pid) {
+      std::optional<std::size_t> bytes = proc_kib_field(pid, "smaps_rollup", "\nPss:");
+      return bytes ? bytes : proc_kib_field(pid, "status", "VmRSS:");
     };
-    resident(root, m.resident_bytes);
+    if (const std::optional<std::size_t> bytes = resident(root)) m.resident_bytes = *bytes;
     for (const ProcessId& d : tree) {
-      std::size_t bytes = 0;
-      if (resident(d.pid, bytes)) {
-        m.resident_bytes += bytes;
+      if (const std::optional<std::size_t> bytes = resident(d.pid)) {
+        m.resident_bytes += *bytes;
         ++m.processes;
       }
     }

@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "core/measurement_env.h"
-#include "core/proc_files.h"
 #include "worker/process_tree.h"
 
 extern char** environ;
@@ -323,13 +322,6 @@ std::string signal_text(int signal) {
       abbrev != nullptr ? "SIG" + std::string(abbrev) : fmt::format("signal {}", signal);
   if (descr != nullptr) text += fmt::format(" ({})", descr);
   return text;
-}
-
-std::optional<MemoryUse> read_memory_use(pid_t pid) {
-  const std::optional<std::string> status = read_proc_file(pid, "status");
-  if (!status) return std::nullopt;
-  return MemoryUse{proc_kib_field(*status, "VmRSS:").value_or(0),
-                   proc_kib_field(*status, "VmSize:").value_or(0)};
 }
 
 void OutputTail::append(std::string_view data) {

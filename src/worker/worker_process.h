@@ -75,11 +75,4 @@ void kill_group(pid_t pid, int& status, const std::vector<ProcessId>& known = {}
 // "SIGSEGV (Segmentation fault)".
 [[nodiscard]] std::string signal_text(int signal);
 
-struct MemoryUse {
-  std::size_t resident_bytes = 0;  // VmRSS
-  std::size_t virtual_bytes = 0;   // VmSize
-};
-// From /proc/<pid>/status; nullopt when it cannot be read (the process is gone).
-[[nodiscard]] std::optional<MemoryUse> read_memory_use(pid_t pid);
-
 }  // namespace ktune::worker_detail

@@ -29,6 +29,7 @@
 #include <optional>
 #include <system_error>
 
+#include "core/proc_files.h"
 #include "worker/process_tree.h"
 #include "worker/worker_checks.h"
 #include "worker/worker_process.h"
@@ -101,7 +102,7 @@ std::optional<Loss> Worker::State::watch_tree() {
   if (options.memory_limit_bytes > 0 && walk) {
     use = worker_detail::tree_memory(pid, &now);
   } else if (options.memory_limit_bytes > 0) {
-    if (std::optional<worker_detail::MemoryUse> own = worker_detail::read_memory_use(pid)) {
+    if (const std::optional<ProcMemory> own = read_proc_memory(pid)) {
       use = worker_detail::TreeMemory{own->resident_bytes, own->virtual_bytes, 1};
     }
   } else if (walk) {

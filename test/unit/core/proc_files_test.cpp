@@ -1,5 +1,6 @@
 // A process's /proc files (core/proc_files.h): /proc/<pid>/stat past a command name with spaces
-// and parentheses, kibibyte fields, children, CPU time that grows, and a process that is gone.
+// and parentheses, kibibyte fields and memory, children, CPU time that grows, and a process that
+// is gone.
 #include "core/proc_files.h"
 
 #include <gtest/gtest.h>
@@ -38,6 +39,10 @@ TEST(ProcFiles, KibibyteFieldsInBytes) {
   EXPECT_EQ(*rss % 1024, 0u);
   EXPECT_FALSE(proc_kib_field(::getpid(), "status", "NoSuchField:"));
   EXPECT_EQ(proc_kib_field("Name:\tx\nVmSize:\t  12 kB\n", "VmSize:"), 12u * 1024);
+  const std::optional<ProcMemory> memory = read_proc_memory(::getpid());
+  ASSERT_TRUE(memory);
+  EXPECT_GT(memory->resident_bytes, 1u << 20);
+  EXPECT_GE(memory->virtual_bytes, memory->resident_bytes);
 }
 
 // A child named with spaces and parentheses is still parsed (the name ends at the last ')'); it
@@ -70,6 +75,7 @@ TEST(ProcFiles, ChildWithATrickyNameThenGone) {
   ::waitpid(child, nullptr, 0);
   EXPECT_FALSE(read_proc_stat(child));
   EXPECT_FALSE(proc_kib_field(child, "status", "VmRSS:"));
+  EXPECT_FALSE(read_proc_memory(child));
   EXPECT_FALSE(read_proc_file(child, "status"));
 }
 
