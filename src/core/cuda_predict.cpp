@@ -2,6 +2,7 @@
 #include "core/cuda_predict.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <charconv>
 #include <cstdlib>
@@ -106,6 +107,11 @@ std::optional<unsigned> cuda_visible_count(const char* visible, unsigned count) 
     rest.remove_prefix(comma + 1);
   }
   return n;
+}
+
+std::string prediction_text(const CudaDeviceInfo& predicted) {
+  return fmt::format("{} ({}, {} SMs, from NVML)", predicted.name, predicted.arch(),
+                     predicted.sm_count);
 }
 
 std::optional<CudaDeviceInfo> predict_cuda_device(int index) {

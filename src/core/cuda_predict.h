@@ -17,6 +17,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "core/cuda_driver.h"
 
@@ -27,6 +28,9 @@ namespace ktune {
 // nullopt without NVML, with GPUs of more than one model, with MIG enabled, for an index that
 // CUDA_VISIBLE_DEVICES hides, or for a compute capability whose cores per SM are not known here.
 [[nodiscard]] std::optional<CudaDeviceInfo> predict_cuda_device(int index);
+
+// A prediction as messages name it: "NVIDIA H200 (sm_90a, 132 SMs, from NVML)".
+[[nodiscard]] std::string prediction_text(const CudaDeviceInfo& predicted);
 
 // How many devices CUDA_VISIBLE_DEVICES (`visible`; nullptr: unset) leaves CUDA on a machine of
 // `count` GPUs, as the driver reads it: entries up to the first that names no device (an index

@@ -54,10 +54,9 @@ std::string CudaCompileAhead::mismatch(const CudaDeviceInfo& opened) const {
     return {};
   }
   return fmt::format(
-      "compiled ahead for {} ({}, {} SMs, from NVML), but the driver opened {} ({}, {} SMs): "
-      "those compiles were for another device",
-      device_->name, device_->arch(), device_->sm_count, opened.name, opened.arch(),
-      opened.sm_count);
+      "compiled ahead for {}, but the driver opened {} ({}, {} SMs): those compiles were for "
+      "another device",
+      prediction_text(*device_), opened.name, opened.arch(), opened.sm_count);
 }
 
 void CudaCompileAhead::wait() {

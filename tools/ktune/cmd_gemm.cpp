@@ -87,10 +87,9 @@ int run_gemm(const GemmFlags& f, const CliContext& ctx) {
       if (const GemmRun r = run(*answering, /*cache_only=*/true); r.answered) {
         if (f.options.selector.verbose && !f.options.selector.quiet) {
           std::fflush(stdout);  // after the answer, not inside it where both go to one file
-          progress_note(stderr,
-                        fmt::format("answered from the tuning cache for {} ({}, {} SMs, "
-                                    "from NVML) without starting the CUDA driver",
-                                    predicted->name, predicted->arch(), predicted->sm_count));
+          progress_note(stderr, fmt::format("answered from the tuning cache for {} without "
+                                            "starting the CUDA driver",
+                                            prediction_text(*predicted)));
         }
         return r.exit_code;
       }

@@ -24,11 +24,11 @@
 #include "ktune/tuning/tune_spec.h"
 #include "mpi_comm.h"
 #include "options.h"
+#include "select/progress_line.h"
 #include "select/resume.h"
 #include "tune_flags.h"
 #if KTUNE_HAVE_CUDA
 #include "core/cuda_predict.h"
-#include "select/progress_line.h"
 #include "tuning/cuda_compile_ahead.h"
 #endif
 
@@ -105,6 +105,16 @@ int report(const TuneFlags& f, const CliContext& ctx, std::chrono::steady_clock:
 
 // The index of the spec's first problem that --problems selects (by its declared name), if any:
 // the one whose candidates compile ahead of the driver.
+// With -v: how many problems the tuning cache answered for the device NVML predicted (`device`,
+// prediction_text), before the driver started or without it.
+[[maybe_unused]] void note_answered(const TuneFlags& f, std::size_t problems,
+                                    const std::string& device, bool driver_started) {
+  if (!f.selector.verbose || f.selector.quiet) return;
+  progress_note(
+      stderr, fmt::format("answered {} problem(s) from the tuning cache for {}{}", problems, device,
+                          driver_started ? "" : " without starting the CUDA driver"));
+}
+
 [[maybe_unused]] std::optional<std::size_t> first_wanted(const TuneFlags& f, const Spec& spec) {
   for (std::size_t i = 0; i < spec.problems.size(); ++i) {
     if (wanted(f, spec.problems[i], i, spec.problems[i].name)) return i;
@@ -178,12 +188,8 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     }
     count(tune_gemm(*backend, shape, o, ctx));
   }
-  if (answered_ahead > 0 && f.selector.verbose && !f.selector.quiet) {
-    progress_note(
-        stderr, fmt::format("answered {} problem(s) from the tuning cache for {} ({}, {} "
-                            "SMs, from NVML){}",
-                            answered_ahead, predicted->name, predicted->arch(), predicted->sm_count,
-                            backend ? "" : " without starting the CUDA driver"));
+  if (answered_ahead > 0) {
+    note_answered(f, answered_ahead, prediction_text(*predicted), /*driver_started=*/backend.has_value());
   }
   return report(f, ctx, t0, tuned, hits, failures);
 #endif
@@ -267,12 +273,9 @@ int tune_problems(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     request.cache_only = true;
     Result<SpecTuning> answered = tune_spec(spec, *answering, *cache, options, request);
     request.cache_only = false;
-    if (answered && !answered->problems.empty() && f.selector.verbose && !f.selector.quiet) {
-      progress_note(
-          stderr,
-          fmt::format("answered {} problem(s) from the tuning cache for {}{}",
-                      answered->problems.size(), answering_device,
-                      answered->unanswered ? std::string() : " without starting the CUDA driver"));
+    if (answered && !answered->problems.empty()) {
+      note_answered(f, answered->problems.size(), answering_device,
+                    /*driver_started=*/answered->unanswered.has_value());
     }
     if (!answered || !answered->unanswered) return finish(std::move(answered), *answering);
     request.first = *answered->unanswered;
@@ -368,9 +371,7 @@ int run_cuda_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     return compile_problems(f, ctx, spec, *backend, t0);
   }
   return tune_problems(f, ctx, spec, open, sopts, {}, t0, answering ? &*answering : nullptr,
-                       predicted ? fmt::format("{} ({}, {} SMs, from NVML)", predicted->name,
-                                               predicted->arch(), predicted->sm_count)
-                                 : std::string());
+                       predicted ? prediction_text(*predicted) : std::string());
 #endif
 }
 
