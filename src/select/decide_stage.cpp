@@ -121,6 +121,10 @@ BenchOptions decide_round_bench(const SelectorOptions& o) {
   return round;
 }
 
+int decide_batch_rounds(const SelectorOptions& o) {
+  return std::clamp(o.decide_batch, 1, std::max(o.close_call_rounds, 1));
+}
+
 DecideRounds::DecideRounds(std::vector<std::size_t> finalists) {
   d.finalists = std::move(finalists);
   d.rounds_ns.resize(d.finalists.size());
@@ -258,7 +262,7 @@ Decision decide_stage(const SelectContext& ctx, StageRunner& runner,
        .done_word = fmt::format("decided between {}, rounds", d.finalists.size()),
        .plain_steps = false,
        .total = static_cast<std::size_t>(o.close_call_rounds)});
-  const int batch = std::clamp(o.decide_batch, 1, o.close_call_rounds);
+  const int batch = decide_batch_rounds(o);
   const BenchOptions round = decide_round_bench(o);
   int cap = o.close_call_rounds;  // rounds of the least measured contender
   // Noise: spend more rounds, up to noisy_rounds, on a pick the noise leaves open.

@@ -180,6 +180,8 @@ struct DecideRounds {
 
 // How each decide round measures a candidate (SelectorOptions::decide_round_runs).
 [[nodiscard]] BenchOptions decide_round_bench(const SelectorOptions& o);
+// Rounds between two judgements (SelectorOptions::decide_batch, within 1..close_call_rounds).
+[[nodiscard]] int decide_batch_rounds(const SelectorOptions& o);
 
 // decide: the deciding candidates measured again in alternating rounds (SelectorOptions says
 // how many and when it stops), so that neither a drift of the machine nor a stall in one

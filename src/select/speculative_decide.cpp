@@ -1,8 +1,6 @@
 // SpeculativeDecide (speculative_decide.h).
 #include "select/speculative_decide.h"
 
-#include <algorithm>
-
 #include "core/trace.h"
 
 namespace ktune {
@@ -43,8 +41,7 @@ bool SpeculativeDecide::step(const std::vector<std::size_t>& measured) {
   for (double m : partial_) round.push_back({m});
   partial_.clear();
   st.add(round);
-  const int batch = std::clamp(o.decide_batch, 1, o.close_call_rounds);
-  if (st.least_rounds() % batch == 0) (void)st.judge(o.resolution);
+  if (st.least_rounds() % decide_batch_rounds(o) == 0) (void)st.judge(o.resolution);
   return true;
 }
 

@@ -72,18 +72,23 @@ class SpeculativeDecideTest : public SelectFixture {
     }
     return out;
   }
+  // a (100 ns), b and c, c compiling for 300 ms (the others at once), selected with `reference`
+  // (null: none).
+  Result<Selection> select_three(double b_ns, double c_ns, Choice* reference) {
+    candidates_ = fake_candidates({{.name = "a"}, {.name = "b"}, {.name = "c", .compile_ms = 300}});
+    runner_.fixed = {
+        {"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, b_ns}}, {"c", {Outcome::kOk, c_ns}}};
+    return select(candidates_, reference);
+  }
   FakeChoice reference_{{.name = "ref"}};
+  std::vector<ChoicePtr> candidates_;
 };
 
 // a and b measured, c still compiling: their rounds run in the wait, one candidate per call, and
 // resolve the pick (b is 3% slower in every round); c lands outside the band, so the decide stage
 // has nothing left to measure.
 TEST_F(SpeculativeDecideTest, RoundsInTheWaitForCompilesDecideBeforeTheLastLands) {
-  auto candidates =
-      fake_candidates({{.name = "a"}, {.name = "b"}, {.name = "c", .compile_ms = 300}});
-  runner_.fixed = {
-      {"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, 103}}, {"c", {Outcome::kOk, 500}}};
-  auto sel = select(candidates, &reference_);
+  auto sel = select_three(103, 500, &reference_);
   ASSERT_TRUE(sel) << sel.error().message;
   ASSERT_GE(runner_.ran.size(), 3u);
   ASSERT_EQ(runner_.ran[2], "c");  // then the pick's re-verification
@@ -104,11 +109,7 @@ TEST_F(SpeculativeDecideTest, RoundsInTheWaitForCompilesDecideBeforeTheLastLands
 // c lands last inside the band and faster: it joins the rounds from then on, against a (b dropped
 // out in the wait), and wins.
 TEST_F(SpeculativeDecideTest, ALateFinalistJoinsTheRoundsAndCanWin) {
-  auto candidates =
-      fake_candidates({{.name = "a"}, {.name = "b"}, {.name = "c", .compile_ms = 300}});
-  runner_.fixed = {
-      {"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, 106}}, {"c", {Outcome::kOk, 95}}};
-  auto sel = select(candidates, &reference_);
+  auto sel = select_three(106, 95, &reference_);
   ASSERT_TRUE(sel) << sel.error().message;
   EXPECT_EQ(sel->record.winner, "c");
   EXPECT_EQ(remeasured_after(2).size(), 10u);
@@ -130,11 +131,7 @@ TEST_F(SpeculativeDecideTest, ALateFinalistJoinsTheRoundsAndCanWin) {
 class AllRoundsAfterTheSearch : public SpeculativeDecideTest {
  protected:
   void expect(Choice* reference) {
-    auto candidates =
-        fake_candidates({{.name = "a"}, {.name = "b"}, {.name = "c", .compile_ms = 300}});
-    runner_.fixed = {
-        {"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, 103}}, {"c", {Outcome::kOk, 500}}};
-    auto sel = select(candidates, reference);
+    auto sel = select_three(103, 500, reference);
     ASSERT_TRUE(sel) << sel.error().message;
     EXPECT_EQ(sel->record.winner, "a");
     EXPECT_EQ(remeasured_after(3).size(), runner_.remeasure_calls.size());
@@ -151,14 +148,10 @@ TEST_F(AllRoundsAfterTheSearch, WhenOff) {
 TEST_F(AllRoundsAfterTheSearch, WithoutAReference) { expect(nullptr); }
 
 // Re-measuring that fails in the wait ends the rounds there; the decide stage starts afresh (and
-// says why it cannot go on), and the first measurements decide.
+// says so when it fails there too), and the first measurements decide.
 TEST_F(SpeculativeDecideTest, ReMeasuringThatFailsInTheWaitLeavesTheFirstMeasurements) {
-  auto candidates =
-      fake_candidates({{.name = "a"}, {.name = "b"}, {.name = "c", .compile_ms = 300}});
-  runner_.fixed = {
-      {"a", {Outcome::kOk, 100}}, {"b", {Outcome::kOk, 103}}, {"c", {Outcome::kOk, 500}}};
   runner_.remeasure_fails = true;
-  auto sel = select(candidates, &reference_);
+  auto sel = select_three(103, 500, &reference_);
   ASSERT_TRUE(sel) << sel.error().message;
   EXPECT_EQ(sel->record.winner, "a");
   EXPECT_EQ(remeasured_after(2).size(), 1u);  // one try in the wait
