@@ -119,8 +119,9 @@ def tune(
 
     Options (keywords, as `ktune tune`'s flags without the dashes): cache_dir, cache (a shared
     tuning cache, redis://HOST:PORT/DB; default $KTUNE_CACHE_URL), no_cache, retune,
-    budget_ms, min_runs, max_runs, warmup_runs, jobs, strategy, max_evals, time_limit_s, seed,
-    search_seed, in_process, no_flush, no_abandon, run_timeout_ms, memory_limit_mb, json_log,
+    budget_ms, min_runs, max_runs, warmup_runs, close_call_band, decide_rounds, jobs, strategy,
+    max_evals, time_limit_s, seed, search_seed, in_process, no_flush, no_abandon,
+    no_decide_ahead, run_timeout_ms, memory_limit_mb, json_log,
     allow_shared_cache_dir, devices; table=True prints the AUTOTUNE tables on stdout,
     progress=True the progress lines on stderr. devices ("all", [0, 1], or on the CPU core sets
     such as ["0-3", "4-7"]): measure on several devices at once, one worker each (`--devices`). cxx and cxxflags (added after the defaults): the C++ compiler (of

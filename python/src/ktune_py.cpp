@@ -181,6 +181,9 @@ struct TuneArgs {
   unsigned jobs = 0;
   std::optional<double> budget_ms;
   std::optional<int> min_runs, max_runs, warmup_runs;
+  std::optional<double> close_call_band;
+  std::optional<int> decide_rounds;
+  bool no_decide_ahead = false;
   std::optional<std::string> strategy;
   std::optional<std::uint64_t> max_evals;
   std::optional<double> time_limit_s;
@@ -217,6 +220,10 @@ void check_args(const TuneArgs& a) {
   }
   check_range(!a.warmup_runs || (*a.warmup_runs >= 0 && *a.warmup_runs <= 1'000'000), "warmup_runs",
               "0 to 1000000");
+  check_range(!a.close_call_band || (*a.close_call_band >= 0 && *a.close_call_band <= 10),
+              "close_call_band", "0 to 10");
+  check_range(!a.decide_rounds || (*a.decide_rounds >= 0 && *a.decide_rounds <= 1000),
+              "decide_rounds", "0 to 1000");
   check_range(!a.max_evals || *a.max_evals >= 1, "max_evals", "1 or more");
   check_range(!a.time_limit_s || (*a.time_limit_s >= 0.001 && *a.time_limit_s <= 31'536'000),
               "time_limit_s", "0.001 to 31536000");
@@ -244,6 +251,12 @@ SelectorOptions selector_options(const TuneArgs& a, SelectorOptions o,
           fmt::format("min_runs {} is above max_runs {}: expected min_runs <= max_runs",
                       o.bench.min_runs, o.bench.max_runs));
   }
+  o.close_call_band = a.close_call_band.value_or(o.close_call_band);
+  if (a.decide_rounds) {  // as --decide-rounds: twice as many while the machine is noisy
+    o.close_call_rounds = *a.decide_rounds;
+    o.noisy_rounds = 2 * *a.decide_rounds;
+  }
+  if (a.no_decide_ahead) o.decide_ahead = false;
   if (a.no_flush) o.bench.flush_cache = false;
   o.read_cache = !a.no_cache && !a.retune;
   o.write_cache = !a.no_cache;
@@ -688,10 +701,12 @@ NB_MODULE(_ktune, m) {
           [](TuneArgs* t, std::optional<std::string> cache_dir, bool allow_shared_cache_dir,
              bool no_cache, bool retune, unsigned jobs, std::optional<double> budget_ms,
              std::optional<int> min_runs, std::optional<int> max_runs,
-             std::optional<int> warmup_runs, std::optional<std::string> strategy,
-             std::optional<std::uint64_t> max_evals, std::optional<double> time_limit_s,
-             std::optional<std::uint64_t> seed, std::optional<std::uint64_t> search_seed,
-             bool in_process, bool no_flush, bool no_abandon, std::optional<long> run_timeout_ms,
+             std::optional<int> warmup_runs, std::optional<double> close_call_band,
+             std::optional<int> decide_rounds, bool no_decide_ahead,
+             std::optional<std::string> strategy, std::optional<std::uint64_t> max_evals,
+             std::optional<double> time_limit_s, std::optional<std::uint64_t> seed,
+             std::optional<std::uint64_t> search_seed, bool in_process, bool no_flush,
+             bool no_abandon, std::optional<long> run_timeout_ms,
              std::optional<std::size_t> memory_limit_mb, std::optional<std::string> json_log,
              bool table, bool progress, std::optional<std::string> cache,
              std::optional<std::string> devices) {
@@ -704,6 +719,9 @@ NB_MODULE(_ktune, m) {
                              min_runs,
                              max_runs,
                              warmup_runs,
+                             close_call_band,
+                             decide_rounds,
+                             no_decide_ahead,
                              std::move(strategy),
                              max_evals,
                              time_limit_s,
@@ -724,10 +742,11 @@ NB_MODULE(_ktune, m) {
           "no_cache"_a = false, "retune"_a = false, "jobs"_a = 0u,
           "budget_ms"_a.none() = nb::none(), "min_runs"_a.none() = nb::none(),
           "max_runs"_a.none() = nb::none(), "warmup_runs"_a.none() = nb::none(),
-          "strategy"_a.none() = nb::none(), "max_evals"_a.none() = nb::none(),
-          "time_limit_s"_a.none() = nb::none(), "seed"_a.none() = nb::none(),
-          "search_seed"_a.none() = nb::none(), "in_process"_a = false, "no_flush"_a = false,
-          "no_abandon"_a = false, "run_timeout_ms"_a.none() = nb::none(),
+          "close_call_band"_a.none() = nb::none(), "decide_rounds"_a.none() = nb::none(),
+          "no_decide_ahead"_a = false, "strategy"_a.none() = nb::none(),
+          "max_evals"_a.none() = nb::none(), "time_limit_s"_a.none() = nb::none(),
+          "seed"_a.none() = nb::none(), "search_seed"_a.none() = nb::none(), "in_process"_a = false,
+          "no_flush"_a = false, "no_abandon"_a = false, "run_timeout_ms"_a.none() = nb::none(),
           "memory_limit_mb"_a.none() = nb::none(), "json_log"_a.none() = nb::none(),
           "table"_a = false, "progress"_a = false, "cache"_a.none() = nb::none(),
           "devices"_a.none() = nb::none());

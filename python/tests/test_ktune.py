@@ -173,6 +173,19 @@ def test_wrong_types_are_type_errors(repo):
         ktune.cache.records(cache_dir=3)
 
 
+def test_decide_options_reach_the_decide_stage(repo):
+    # As --close-call-band, --decide-rounds and --no-decide-ahead: with every candidate a close
+    # call (a band of 10: within 11x of the fastest), the pick's ratio to the runner-up rests on
+    # the decide rounds, at most decide_rounds of them; with 0 rounds on none. The settings are
+    # part of the record's measure settings, so each is a tuning of its own (no_cache here).
+    common = dict(no_cache=True, no_abandon=True, close_call_band=10, **FAST)
+    [r] = ktune.tune(mm_spec(repo), problem="small", decide_rounds=2, no_decide_ahead=True,
+                     **common)
+    assert r.confidence is not None and 1 <= r.confidence["ratio_rounds"] <= 2, r.confidence
+    [r] = ktune.tune(mm_spec(repo), problem="small", decide_rounds=0, **common)
+    assert r.confidence is None or r.confidence["ratio_rounds"] == 0, r.confidence
+
+
 def test_bad_values_are_clear_errors(repo):
     with pytest.raises(ktune.InvalidArgumentError, match="budget_ms: expected 0.001 to"):
         ktune.tune(mm_spec(repo), budget_ms=0)
@@ -180,6 +193,10 @@ def test_bad_values_are_clear_errors(repo):
         ktune.tune(mm_spec(repo), strategy="fastest")
     with pytest.raises(ktune.InvalidArgumentError, match="min_runs 9 is above max_runs 3"):
         ktune.tune(mm_spec(repo), min_runs=9, max_runs=3)
+    with pytest.raises(ktune.InvalidArgumentError, match="close_call_band: expected 0 to 10"):
+        ktune.tune(mm_spec(repo), close_call_band=-0.5)
+    with pytest.raises(ktune.InvalidArgumentError, match="decide_rounds: expected 0 to 1000"):
+        ktune.tune(mm_spec(repo), decide_rounds=1001)
     with pytest.raises(ktune.InvalidArgumentError, match="m: expected 1 to"):
         ktune.gemm(0, 8, 8)
     with pytest.raises(ktune.InvalidArgumentError, match="dtype: 'i8': expected bf16, f16 or f32"):
