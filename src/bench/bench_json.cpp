@@ -39,16 +39,4 @@ void decode_json(JsonReader& r, const Json& j, const std::string& at, BenchOptio
   b.graph_calls = r.i32(j, at, "graph_calls");
 }
 
-OrderedJson encode_json(const Tolerance& t) {
-  return {{"rtol", json_number(t.rtol)},
-          {"atol", json_number(t.atol)},
-          {"max_rel_l2", json_number(t.max_rel_l2)}};
-}
-
-void decode_json(JsonReader& r, const Json& j, const std::string& at, Tolerance& t) {
-  t.rtol = r.f64(j, at, "rtol");
-  t.atol = r.f64(j, at, "atol");
-  t.max_rel_l2 = r.f64(j, at, "max_rel_l2");
-}
-
 }  // namespace ktune

@@ -22,8 +22,11 @@ TuningKey make_tuning_key(const KeyInputs& inputs) {
   if (const auto& v = inputs.verification) {
     h.add(v->reference ? "reference:" + *v->reference : std::string("no reference"));
     if (v->tolerance) {
-      h.add(fmt::format("tolerance {} {} {}", v->tolerance->rtol, v->tolerance->atol,
-                        v->tolerance->max_rel_l2));
+      // rms_atol only where set: the keys of tolerances without it are what they were.
+      h.add(fmt::format("tolerance {} {} {}{}", v->tolerance->rtol, v->tolerance->atol,
+                        v->tolerance->max_rel_l2,
+                        v->tolerance->rms_atol != 0 ? fmt::format(" rms {}", v->tolerance->rms_atol)
+                                                    : std::string()));
     }
     h.add(static_cast<std::int64_t>(v->seed));
   }

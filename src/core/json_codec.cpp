@@ -90,21 +90,6 @@ DataInit decode_init(JsonReader& r, const Json& j, const std::string& at) {
   return init;
 }
 
-// An output's own tolerance: three numbers >= 0 (a negative one would fail every element, NaN
-// would pass none: neither is what a spec can say).
-Tolerance decode_tolerance(JsonReader& r, const Json& j, const std::string& at) {
-  Tolerance t;
-  std::pair<const char*, double*> fields[] = {
-      {"rtol", &t.rtol}, {"atol", &t.atol}, {"max_rel_l2", &t.max_rel_l2}};
-  for (auto [key, dest] : fields) {
-    *dest = r.f64(j, at, key);
-    if (r.ok() && !(*dest >= 0)) {
-      r.fail(JsonReader::sub(at, key), fmt::format("expected a number >= 0, got {}", *dest));
-    }
-  }
-  return t;
-}
-
 std::optional<DType> dtype_named(std::string_view name) {
   auto d = parse_dtype(name);
   return d ? std::optional<DType>(*d) : std::nullopt;
@@ -224,11 +209,7 @@ OrderedJson encode_json(const Problem& p) {
       arg["tensor"] = encode_json(a.tensor);
       if (a.init.kind != InitKind::kRandom) arg["init"] = encode_init(a.init);
       // An output's own check; absent when unset, as in requests from before it existed.
-      if (a.tolerance) {
-        arg["tolerance"] = {{"rtol", json_number(a.tolerance->rtol)},
-                            {"atol", json_number(a.tolerance->atol)},
-                            {"max_rel_l2", json_number(a.tolerance->max_rel_l2)}};
-      }
+      if (a.tolerance) arg["tolerance"] = encode_json(*a.tolerance);
       if (a.nan_ok) arg["nan_ok"] = true;
     }
     args.push_back(std::move(arg));
@@ -259,7 +240,8 @@ void decode_json(JsonReader& r, const Json& j, const std::string& at, Problem& p
       }
       if (r.ok() && JsonReader::has(a, "tolerance")) {
         if (const Json* t = r.object(a, aat, "tolerance")) {
-          arg.tolerance = decode_tolerance(r, *t, JsonReader::sub(aat, "tolerance"));
+          arg.tolerance.emplace();
+          decode_json(r, *t, JsonReader::sub(aat, "tolerance"), *arg.tolerance);
         }
       }
       if (r.ok() && JsonReader::has(a, "nan_ok")) arg.nan_ok = r.boolean(a, aat, "nan_ok");
@@ -354,6 +336,33 @@ Outcome decode_outcome(JsonReader& r, const Json& obj, const std::string& at,
     auto o = parse_outcome(n);
     return o ? std::optional<Outcome>(*o) : std::nullopt;
   });
+}
+
+OrderedJson encode_json(const Tolerance& t) {
+  OrderedJson j = {{"rtol", json_number(t.rtol)},
+                   {"atol", json_number(t.atol)},
+                   {"max_rel_l2", json_number(t.max_rel_l2)}};
+  if (t.rms_atol != 0) j["rms_atol"] = json_number(t.rms_atol);
+  return j;
+}
+
+// Numbers >= 0 (a negative one would fail every element, NaN would pass none: neither is what a
+// spec or a request can mean).
+void decode_json(JsonReader& r, const Json& j, const std::string& at, Tolerance& t) {
+  std::pair<const char*, double*> fields[] = {{"rtol", &t.rtol},
+                                              {"atol", &t.atol},
+                                              {"max_rel_l2", &t.max_rel_l2},
+                                              {"rms_atol", &t.rms_atol}};
+  for (auto [key, dest] : fields) {
+    if (std::string_view(key) == "rms_atol" && !JsonReader::has(j, key)) {
+      *dest = 0;  // written only where set
+      continue;
+    }
+    *dest = r.f64(j, at, key);
+    if (r.ok() && !(*dest >= 0)) {
+      r.fail(JsonReader::sub(at, key), fmt::format("expected a number >= 0, got {}", *dest));
+    }
+  }
 }
 
 }  // namespace ktune

@@ -86,6 +86,7 @@ std::string Problem::key() const {
       if (a.tolerance) {
         key += fmt::format(" tol={},{},{}", a.tolerance->rtol, a.tolerance->atol,
                            a.tolerance->max_rel_l2);
+        if (a.tolerance->rms_atol != 0) key += fmt::format(",rms={}", a.tolerance->rms_atol);
       }
       if (a.nan_ok) key += " nan_ok";
     }

@@ -146,11 +146,17 @@ RequestFlow::Verdict RequestFlow::verify(const BenchmarkRequest& request,
   for (std::size_t i = 0; i < problem.args.size(); ++i) {
     if (!is_output(problem.args[i].param.role)) continue;
     // The output's own tolerance (args[i].tolerance, nan_ok) before the request's.
+    // Its allowance in units of the reference's RMS (rms_atol) is folded into atol here, once
+    // per request, for the device's screen and the host's comparison alike.
     const Tolerance t = output_tolerance(problem.args[i], request.tolerance);
-    if (p.reference) p.reference->tolerances[i] = t;
+    const auto scaled = [&](Tolerance u, const ReferenceOutputs& reference) {
+      return u.rms_atol > 0 ? scaled_to_rms(u, reference_rms(problem, reference, i)) : u;
+    };
+    if (p.reference) p.reference->tolerances[i] = scaled(t, *p.reference);
     if (p.stress_reference) {
-      p.stress_reference->tolerances[i] = t;
-      p.stress_reference->tolerances[i].atol *= p.stress_scale[i];
+      Tolerance s = t;
+      s.atol *= p.stress_scale[i];
+      p.stress_reference->tolerances[i] = scaled(s, *p.stress_reference);
     }
   }
   struct Call {

@@ -21,26 +21,35 @@ Status refuse_on_non_output(const Reader& r, const YAML::Node& at, const std::st
 
 }  // namespace
 
+Status parse_tolerance_fields(const Reader& r, const YAML::Node& node, const std::string& path,
+                              Tolerance& t) {
+  if (auto ok = r.check_keys(node, path, {"rtol", "atol", "max_rel_l2", "rms_atol"}); !ok) {
+    return ok;
+  }
+  std::pair<const char*, double*> fields[] = {{"rtol", &t.rtol},
+                                              {"atol", &t.atol},
+                                              {"max_rel_l2", &t.max_rel_l2},
+                                              {"rms_atol", &t.rms_atol}};
+  for (auto [key, dest] : fields) {
+    YAML::Node value = node[key];
+    if (!value.IsDefined()) continue;
+    auto number = r.number(value, field(path, key));
+    if (!number) return std::unexpected(number.error());
+    if (!(*number >= 0)) {
+      return r.fail(value, field(path, key),
+                    fmt::format("expected a number >= 0; got {}", *number));
+    }
+    *dest = *number;
+  }
+  return {};
+}
+
 Status parse_output_check(const Reader& r, const YAML::Node& node, const std::string& path,
                           ArgDecl& out) {
   if (YAML::Node tol = node["tolerance"]; tol.IsDefined()) {
     if (!is_output(out.role)) return refuse_on_non_output(r, tol, path, out, "tolerance");
-    const std::string at = field(path, "tolerance");
-    if (auto ok = r.check_keys(tol, at, {"rtol", "atol", "max_rel_l2"}); !ok) return ok;
     Tolerance t = default_tolerance(out.dtype);
-    std::pair<const char*, double*> fields[] = {
-        {"rtol", &t.rtol}, {"atol", &t.atol}, {"max_rel_l2", &t.max_rel_l2}};
-    for (auto [key, dest] : fields) {
-      YAML::Node value = tol[key];
-      if (!value.IsDefined()) continue;
-      auto number = r.number(value, field(at, key));
-      if (!number) return std::unexpected(number.error());
-      if (!(*number >= 0)) {
-        return r.fail(value, field(at, key),
-                      fmt::format("expected a number >= 0; got {}", *number));
-      }
-      *dest = *number;
-    }
+    if (auto ok = parse_tolerance_fields(r, tol, field(path, "tolerance"), t); !ok) return ok;
     out.tolerance = t;
   }
   if (YAML::Node nan_ok = node["nan_ok"]; nan_ok.IsDefined()) {

@@ -209,7 +209,6 @@ Status parse_reference(const Reader& r, const YAML::Node& node, const std::files
 
 Status parse_tolerance(const Reader& r, const YAML::Node& node, const std::vector<ArgDecl>& args,
                        std::optional<Tolerance>& out) {
-  if (auto ok = r.check_keys(node, "tolerance", {"rtol", "atol", "max_rel_l2"}); !ok) return ok;
   DType dtype = DType::kF32;
   for (const ArgDecl& a : args) {
     if (a.role == ArgRole::kOut || a.role == ArgRole::kInOut) {
@@ -218,19 +217,7 @@ Status parse_tolerance(const Reader& r, const YAML::Node& node, const std::vecto
     }
   }
   Tolerance tol = default_tolerance(dtype);
-  std::pair<const char*, double*> fields[] = {
-      {"rtol", &tol.rtol}, {"atol", &tol.atol}, {"max_rel_l2", &tol.max_rel_l2}};
-  for (auto [key, dest] : fields) {
-    YAML::Node value = node[key];
-    if (!value.IsDefined()) continue;
-    auto number = r.number(value, field("tolerance", key));
-    if (!number) return std::unexpected(number.error());
-    if (*number < 0) {
-      return r.fail(value, field("tolerance", key),
-                    fmt::format("expected a number >= 0; got {}", *number));
-    }
-    *dest = *number;
-  }
+  if (auto ok = parse_tolerance_fields(r, node, "tolerance", tol); !ok) return ok;
   out = tol;
   return {};
 }

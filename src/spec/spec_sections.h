@@ -39,6 +39,10 @@ namespace ktune::spec_detail {
 // args[i].init: (spec_init.cpp): the kind and its bound expressions into `out`.
 [[nodiscard]] Status parse_init(const Reader& r, const YAML::Node& node, const std::string& path,
                                 const std::set<std::string>& sizes, ArgDecl& out);
+// A tolerance: mapping at `path` (the spec's, or an output's) over `t` (the dtype's default):
+// rtol, atol, max_rel_l2 and rms_atol, each a number >= 0 (spec_output_check.cpp).
+[[nodiscard]] Status parse_tolerance_fields(const Reader& r, const YAML::Node& node,
+                                            const std::string& path, Tolerance& t);
 // args[i].tolerance: and args[i].nan_ok: (spec_output_check.cpp), on an out or inout buffer only;
 // `out`'s role is already parsed.
 [[nodiscard]] Status parse_output_check(const Reader& r, const YAML::Node& node,

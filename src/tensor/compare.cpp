@@ -201,11 +201,17 @@ Tolerance reduction_tolerance(DType dtype, std::int64_t terms) {
   if ((dtype == DType::kF32 || dtype == DType::kF64) && terms > 64) {
     t.atol *= static_cast<double>(terms) / 64.0;
   }
+  // Half types: 8 units in the last place of the output's magnitude (bf16 2^-8, f16 2^-11).
+  if (dtype == DType::kBF16 && terms > 1) t.rms_atol = 0x1p-5;
+  if (dtype == DType::kF16 && terms > 1) t.rms_atol = 0x1p-8;
   return t;
 }
 
 Comparison compare(const TensorSpec& spec, const std::byte* actual, const std::byte* expected,
-                   const Tolerance& tolerance) {
+                   const Tolerance& given) {
+  // The absolute allowance that scales with the output (rms_atol) from the reference's RMS.
+  const Tolerance tolerance =
+      given.rms_atol > 0 ? scaled_to_rms(given, view_rms(spec, expected)) : given;
   Comparison result;
   const DType dtype = spec.dtype;
   const std::size_t size = dtype_size(dtype);

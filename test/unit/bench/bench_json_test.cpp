@@ -52,6 +52,10 @@ TEST(BenchJson, OptionsAndToleranceRoundTrip) {
   EXPECT_EQ(t.rtol, 1e-3);
   EXPECT_EQ(t.atol, 0);
   EXPECT_EQ(t.max_rel_l2, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(t.rms_atol, 0);
+  // rms_atol is written where set only, so that documents without it read as before.
+  EXPECT_EQ(json_dump(encode_json(Tolerance{})).find("rms_atol"), std::string::npos);
+  EXPECT_EQ(round_trip(Tolerance{.rms_atol = 0x1p-5}).rms_atol, 0x1p-5);
 }
 
 TEST(BenchJson, NegativeRunsAreRefused) {

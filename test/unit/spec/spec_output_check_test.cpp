@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/json_codec.h"
 #include "spec_test_util.h"
 #include "support/npy_write.h"
 #include "support/temp_dir.h"
@@ -45,6 +46,23 @@ Problem problem_of(const std::string& text) {
   return p ? *p : Problem{};
 }
 
+TEST(SpecOutputCheck, RmsAtolReachesTheProblemItsKeyAndTheWorkerRequest) {
+  const Problem p = problem_of(spec_with(", tolerance: {rms_atol: 0.03}"));
+  ASSERT_TRUE(p.args[0].tolerance.has_value());
+  EXPECT_EQ(p.args[0].tolerance->rms_atol, 0.03);
+  EXPECT_EQ(p.args[0].tolerance->atol, default_tolerance(DType::kF32).atol);  // left out
+  EXPECT_THAT(p.key(), HasSubstr(" tol=0.0001,1e-05,0.0001,rms=0.03"));
+  Problem back;
+  JsonReader r(JsonWording::kDocument);
+  decode_json(r, Json::parse(json_dump(encode_json(p))), "problem", back);
+  ASSERT_TRUE(r.ok()) << r.failure()->what;
+  ASSERT_TRUE(back.args[0].tolerance.has_value());
+  EXPECT_EQ(back.args[0].tolerance->rms_atol, 0.03);
+  EXPECT_EQ(back.key(), p.key());
+  EXPECT_EQ(error_of(spec_with(", tolerance: {rms_atol: -0.5}")),
+            "4:72: args[0].tolerance.rms_atol: expected a number >= 0; got -0.5");
+}
+
 TEST(SpecOutputCheck, ToleranceAndNanOkReachTheProblemAndItsKey) {
   const Problem p =
       problem_of(spec_with(", tolerance: {rtol: 1e-2, max_rel_l2: 0.5}, nan_ok: true"));
@@ -73,8 +91,9 @@ TEST(SpecOutputCheck, MistakesSayWhereAndWhat) {
             "tolerance only on an out or inout buffer");
   EXPECT_EQ(error_of(spec_with(", tolerance: {rtol: -1}")),
             "4:68: args[0].tolerance.rtol: expected a number >= 0; got -1");
-  EXPECT_EQ(error_of(spec_with(", tolerance: {rtl: 1}")),
-            "4:62: args[0].tolerance.rtl: unknown key; expected one of rtol, atol, max_rel_l2");
+  EXPECT_EQ(
+      error_of(spec_with(", tolerance: {rtl: 1}")),
+      "4:62: args[0].tolerance.rtl: unknown key; expected one of rtol, atol, max_rel_l2, rms_atol");
   EXPECT_EQ(error_of(spec_with(", nan_ok: yes")),
             "4:58: args[0].nan_ok: got 'yes'; expected true or false");
   EXPECT_EQ(error_of("name: add\nkernel: {source: add.cpp, entry: add}\nargs:\n"

@@ -88,6 +88,37 @@ TEST(Compare, ReductionToleranceGrowsWithTheLength) {
   EXPECT_EQ(reduction_tolerance(DType::kBF16, 4096).atol, default_tolerance(DType::kBF16).atol);
 }
 
+// A bf16 GEMM output of RMS ~16 (K = 2519 products of unit-scale inputs) whose element near 0.48
+// is off by 9 units in its last place, as cuBLAS's split-K with partial sums in bf16 leaves it
+// (seen on an H200): wrong under the dtype's per-element default, fine with rms_atol (8 units in
+// the last place at the output's scale); an element off by an eighth of the RMS still fails.
+TEST(Compare, RmsAtolScalesTheAllowanceWithTheOutput) {
+  Pair p(TensorSpec::contiguous(DType::kBF16, {64, 64}));
+  for (std::int64_t i = 0; i < 64 * 64; ++i) {
+    const double v = 16.0 * p.expected_at(i) * std::sqrt(3.0);  // uniform in +-1: RMS 1/sqrt(3)
+    store_element(DType::kBF16, p.expected.data() + 2 * i, v);
+    store_element(DType::kBF16, p.at(i), v);
+  }
+  store_element(DType::kBF16, p.expected.data() + 2 * 37, 0.476562);
+  store_element(DType::kBF16, p.at(37), 0.511719);
+  const Tolerance gemm = reduction_tolerance(DType::kBF16, 2519);
+  EXPECT_EQ(p.run().outcome, Outcome::kWrongResult);
+  EXPECT_EQ(p.run(gemm).outcome, Outcome::kOk) << p.run(gemm).message;
+  store_element(DType::kBF16, p.at(37), 0.476562 + 2.0);
+  EXPECT_EQ(p.run(gemm).outcome, Outcome::kWrongResult);
+
+  // Folded into atol for a given RMS, once: what the worker hands its device's screen.
+  const Tolerance folded = scaled_to_rms(gemm, 16.0);
+  EXPECT_DOUBLE_EQ(folded.atol, gemm.atol + 0.5);
+  EXPECT_EQ(folded.rms_atol, 0);
+  EXPECT_EQ(p.run(folded).outcome, Outcome::kWrongResult);
+
+  EXPECT_EQ(reduction_tolerance(DType::kBF16, 4096).rms_atol, 0x1p-5);
+  EXPECT_EQ(reduction_tolerance(DType::kF16, 4096).rms_atol, 0x1p-8);
+  EXPECT_EQ(reduction_tolerance(DType::kF32, 4096).rms_atol, 0);
+  EXPECT_EQ(default_tolerance(DType::kBF16).rms_atol, 0);
+}
+
 TEST(Compare, UnwrittenElementIsDetectedFirst) {
   Pair p(TensorSpec::contiguous(DType::kF32, {4, 4}));
   HostBuffer poisoned = HostBuffer::allocate(4);
