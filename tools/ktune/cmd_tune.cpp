@@ -189,7 +189,8 @@ int run_gemm_spec(const TuneFlags& f, const CliContext& ctx, const Spec& spec,
     count(tune_gemm(*backend, shape, o, ctx));
   }
   if (answered_ahead > 0) {
-    note_answered(f, answered_ahead, prediction_text(*predicted), /*driver_started=*/backend.has_value());
+    note_answered(f, answered_ahead, prediction_text(*predicted),
+                  /*driver_started=*/backend.has_value());
   }
   return report(f, ctx, t0, tuned, hits, failures);
 #endif
