@@ -31,7 +31,9 @@ struct CheckResult {
 // read_reference() only when a comparison on the host needs it).
 struct ReferenceOutputs {
   std::vector<HostBuffer> outputs;
-  std::vector<Tolerance> tolerances;  // by argument index
+  // By argument index; the worker folds each one's rms_atol into atol once per request
+  // (scaled_to_rms, device/serve.cpp), so that a device's screen needs no RMS of its own.
+  std::vector<Tolerance> tolerances;
   // By argument index: each output's RMS (view_rms) when the device measured it; empty when the
   // host copies in `outputs` are all there is (reference_rms() measures them).
   std::vector<double> rms;
