@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace ktune {
@@ -32,6 +34,33 @@ std::vector<std::string> candidate_paths() {
     for (const char* n : kNames) paths.push_back(d + "/" + n);
   }
   return paths;
+}
+
+// The toolkit's header folder for the NVRTC at `library` (its file): where cuda_fp16.h is, next to
+// the library (lib/../include in a toolkit, targets/<arch>/lib/../include, the wheels'
+// nvidia/cuda_nvrtc/lib/../../cuda_runtime/include), else under $CUDA_HOME, $CUDA_PATH,
+// /usr/local/cuda, /usr (Debian's nvidia-cuda-toolkit). Empty when none has it.
+std::string toolkit_include_dir(const std::string& library) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> dirs;
+  if (!library.empty()) {
+    const fs::path lib = fs::canonical(library, ec);
+    if (!ec) {
+      dirs.push_back(lib.parent_path().parent_path() / "include");
+      dirs.push_back(lib.parent_path().parent_path().parent_path() / "cuda_runtime" / "include");
+    }
+  }
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') dirs.push_back(fs::path(v) / "include");
+  }
+  dirs.emplace_back("/usr/local/cuda/include");
+  dirs.emplace_back("/usr/include");
+  for (const fs::path& d : dirs) {
+    if (fs::is_regular_file(d / "cuda_fp16.h", ec)) return d.lexically_normal().string();
+  }
+  return {};
 }
 
 Result<NvrtcLibrary> open_nvrtc() {
@@ -69,6 +98,13 @@ Result<NvrtcLibrary> open_nvrtc() {
   if (nvrtcResult r = nv.Version(&nv.major, &nv.minor); r != NVRTC_SUCCESS) {
     return make_error(ErrorCode::kUnavailable, fmt::format("cuda: nvrtcVersion failed in {}: {}",
                                                            opened, nv.GetErrorString(r)));
+  }
+  // The file the loader took (a plain name is found through the loader's path).
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(nv.Version), &info) != 0 && info.dli_fname != nullptr) {
+    nv.include_dir = toolkit_include_dir(info.dli_fname);
+  } else {
+    nv.include_dir = toolkit_include_dir({});
   }
   int count = 0;
   if (nv.GetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {

@@ -44,12 +44,17 @@ struct NvrtcLibrary {
   int minor = 0;
   std::string path;                  // the name dlopen succeeded with, for messages
   std::vector<int> supported_archs;  // 75, 80, 86, 89, 90, ... (nvrtcGetSupportedArchs)
+  // The CUDA headers of the toolkit this NVRTC came with (the folder holding cuda_fp16.h), so
+  // that a kernel can #include <cuda_fp16.h>, <cuda_bf16.h>, <cuda/std/...>: NVRTC reads no
+  // header folder of its own. Empty when none was found.
+  std::string include_dir;
 };
 
 // The library, opened once per process (thread-safe). Tries libnvrtc.so.13, .so.12, .so through
 // the loader's search path, then the same names under $CUDA_HOME/lib64, $CUDA_PATH/lib64,
 // /usr/local/cuda/lib64 and /usr/local/cuda/targets/x86_64-linux/lib. kUnavailable, naming what
-// was tried, when none opens or a function is missing.
+// was tried, when none opens or a function is missing. The header folder is looked for next to
+// the library first, then under $CUDA_HOME, $CUDA_PATH, /usr/local/cuda and /usr.
 [[nodiscard]] Result<const NvrtcLibrary*> nvrtc_library();
 
 // "nvrtcCompileProgram: NVRTC_ERROR_COMPILATION"; empty Status for NVRTC_SUCCESS. `code` is the

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/artifact_digest.h"
+#include "core/utf8.h"
 
 namespace ktune {
 namespace {
@@ -91,7 +92,7 @@ std::string build_log(const OpenCLContext& ctx, cl_program program) {
   cl.GetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   constexpr std::size_t kMaxLog = 4000;
-  if (log.size() > kMaxLog) log = log.substr(0, kMaxLog) + "\n...";
+  if (log.size() > kMaxLog) log = std::string(utf8_prefix(log, kMaxLog)) + "\n...";
   return log;
 }
 

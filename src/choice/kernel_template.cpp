@@ -167,7 +167,11 @@ Status TemplateChoice::compile(const Backend& backend) {
   Result<KernelSource> source = tmpl_->render(config_);
   if (!source) return std::unexpected(source.error());
   Result<Artifact> artifact = backend.compile(*source);
-  if (!artifact) return std::unexpected(artifact.error());
+  if (!artifact) {
+    const std::string& note = tmpl_->desc().compile_error_note;
+    if (note.empty()) return std::unexpected(artifact.error());
+    return make_error(artifact.error().code, artifact.error().message + "\nnote: " + note);
+  }
   compile_s_ = artifact->from_cache ? 0 : artifact->compile_s;
   artifact_ = std::move(*artifact);
   compiled_for_ = backend.kind();

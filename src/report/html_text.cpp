@@ -8,6 +8,8 @@
 #include <cmath>
 #include <ctime>
 
+#include "core/utf8.h"
+
 namespace ktune::report_text {
 namespace {
 
@@ -94,9 +96,7 @@ std::string esc(std::string_view s) {
 // At most `max_bytes` of `s`, cut at a character boundary, with "…" when cut.
 std::string cut(std::string_view s, std::size_t max_bytes) {
   if (s.size() <= max_bytes) return std::string(s);
-  std::size_t n = max_bytes;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return std::string(s.substr(0, n)) + "\xE2\x80\xA6";
+  return std::string(utf8_prefix(s, max_bytes)) + "\xE2\x80\xA6";
 }
 
 bool finite_positive(double v) { return std::isfinite(v) && v > 0; }

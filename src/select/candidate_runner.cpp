@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/trace.h"
+#include "core/utf8.h"
 #include "device/cpu/cpu_device.h"
 #include "worker/device_handler.h"
 #include "worker/worker_protocol.h"
@@ -251,7 +252,7 @@ RunResult CandidateRunner::in_worker(const BenchmarkRequest& request, const Benc
     std::string tail = response->output_tail;
     while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
     if (const auto nl = tail.rfind('\n'); nl != std::string::npos) tail = tail.substr(nl + 1);
-    if (!tail.empty()) result.message += fmt::format("; last output: {}", tail.substr(0, 200));
+    if (!tail.empty()) result.message += fmt::format("; last output: {}", utf8_prefix(tail, 200));
   }
   return result;
 }

@@ -12,6 +12,7 @@
 
 #include "core/thread_pool.h"
 #include "core/trace.h"
+#include "core/utf8.h"
 #include "select/progress_line.h"
 #include "select/resume.h"
 
@@ -45,8 +46,11 @@ std::string no_valid_choice_message(const std::vector<CandidateRecord>& records)
   std::string first;
   for (const CandidateRecord& c : records) {
     if (c.outcome != Outcome::kOk) {
+      // A compiler's message whole (the backends bound it: 20 lines, 8 KiB): when nothing
+      // compiled, it is what the user reads, its notes at the end included.
+      const std::size_t keep = c.outcome == Outcome::kCompileError ? 8192 : 300;
       first = fmt::format("; first failure: {}: {}: {}", c.name, outcome_name(c.outcome),
-                          c.message.substr(0, 300));
+                          utf8_prefix(c.message, keep));
       break;
     }
   }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <system_error>
 
 #include "core/file_util.h"
@@ -151,6 +152,44 @@ Result<KernelTemplateDesc> template_desc(const Spec& spec, const KernelDecl& ker
   return desc;
 }
 
+// For the candidates of a source that declares a name a tuning parameter has (`template <int
+// BLOCK>` beside a parameter BLOCK): every parameter is #defined, so the compiler sees
+// `template <int 128>`, and NVRTC's message shows the line but not why. Found by a plain scan
+// (comments and #if branches included), and said only after a compile error.
+std::string declared_parameter_note(const Spec& spec, const std::string& source) {
+  for (const Param& p : spec.params) {
+    const std::regex declared(
+        "\\b(?:int|unsigned|long|short|char|bool|size_t|auto|typename|class|float|double)\\s+" +
+        p.name + "\\b");
+    std::smatch m;
+    if (!std::regex_search(source, m, declared)) continue;
+    const auto line = 1 + std::count(source.begin(), source.begin() + m.position(0), '\n');
+    return fmt::format(
+        "{} is a tuning parameter, #defined as its value for every candidate, and {} declares a "
+        "name {} at line {}: the compiler sees the value there; give one of them another name",
+        p.name, spec.kernel.source.filename().string(), p.name, line);
+  }
+  return {};
+}
+
+// For a reference kernel read from the kernel's own file in a spec with parameters: the
+// reference is compiled without them (it has no config), which a file written for the
+// candidates (Kernel Tuner keeps a reference beside its kernel) rarely survives.
+std::string shared_file_note(const Spec& spec) {
+  std::error_code ec;
+  if (spec.params.empty() ||
+      !std::filesystem::equivalent(spec.reference.kernel.source, spec.kernel.source, ec)) {
+    return {};
+  }
+  std::vector<std::string> names;
+  for (const Param& p : spec.params) names.push_back(p.name);
+  return fmt::format(
+      "the reference is compiled from the kernel's file, {}, without the tuning parameters' "
+      "#defines ({}); guard the candidates' code with `#ifdef {}`, or give the reference a file "
+      "of its own",
+      spec.kernel.source.filename().string(), fmt::join(names, ", "), names.front());
+}
+
 Result<ChoicePtr> make_reference(const Spec& spec, const SpecTarget& target) {
   const ReferenceDecl& ref = spec.reference;
   if (ref.kind == ReferenceDecl::Kind::kExpected) return spec_detail::make_expected_reference(spec);
@@ -162,6 +201,7 @@ Result<ChoicePtr> make_reference(const Spec& spec, const SpecTarget& target) {
     auto desc =
         template_desc(spec, ref.kernel, spec.name + "_reference", std::move(*source), target);
     if (!desc) return std::unexpected(desc.error());
+    desc->compile_error_note = shared_file_note(spec);
     // The choice keeps its template alive (KernelTemplate is enable_shared_from_this).
     auto tmpl = KernelTemplate::create(std::move(*desc), std::move(*space));
     if (!spec_has_host_reference(spec)) return tmpl->choice(Config{});
@@ -251,8 +291,10 @@ Result<SpecChoices> make_spec_choices(const Spec& spec, std::span<const std::str
     name = fmt::format("{}_{}", spec.name, spec.epilogue.tag());
     *source = fused_source(spec.epilogue, *source);
   }
+  const std::string note = declared_parameter_note(spec, *source);
   auto desc = template_desc(spec, spec.kernel, std::move(name), std::move(*source), target);
   if (!desc) return std::unexpected(desc.error());
+  desc->compile_error_note = note;
   out.kernel_template =
       KernelTemplate::create(with_search_flags(std::move(*desc), backend_flags), std::move(*space));
   Result<std::vector<Config>> configs = out.kernel_template->space().enumerate();

@@ -1,6 +1,8 @@
 // Errors where they happen, through the real CLI: a compiler message names the user's file and
-// line; a header beside the kernel is found, and an edited header (beside it or in a -I folder)
-// re-tunes and recompiles; a restriction set that leaves no config names the restriction.
+// line (a parameter's name in the source included); a reference in the kernel's file is told why
+// it does not compile; a header beside the kernel is found, and an edited header (beside it or in a
+// -I folder) re-tunes and recompiles; a restriction set that leaves no config names the
+// restriction.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -68,6 +70,39 @@ TEST(CompileErrorsCli, MustacheRenderingKeepsTheTemplatesLineNumbers) {
   CliResult r = tune(cache, data_path("compile_errors/bad/bad_mustache.yaml"));
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr(source + ":11:5: error:")) << r.output;
+}
+
+// `template <int U>` beside a parameter U: the #define's line has a name of its own, the
+// compiler's note points at the user's line rather than at a temporary file, and ktune's note
+// says why (NVRTC's message shows the line only).
+TEST(CompileErrorsCli, AParameterNameInTheSourceIsReportedAtTheUsersLine) {
+  ScratchDir cache("errors-cache");
+  const std::string source =
+      std::filesystem::absolute(data_path("compile_errors/clash/clash.cpp")).lexically_normal();
+  CliResult r = tune(cache, data_path("compile_errors/clash/clash.yaml"));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("<tuning parameters>:1:11: error:")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(source + ":4:15: note: in expansion of macro")) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr(".ktune-tmp."))) << r.output;
+  // The whole message of the first failure, and ktune's note after the compiler's.
+  EXPECT_THAT(r.output, HasSubstr("note: U is a tuning parameter, #defined as its value for every "
+                                  "candidate, and clash.cpp declares a name U at line 4"))
+      << r.output;
+}
+
+// A reference kept in the kernel's file is compiled without the parameters; the error says so
+// and what to do, after the compiler's own message.
+TEST(CompileErrorsCli, AReferenceInTheKernelsFileIsToldWhyItDoesNotCompile) {
+  ScratchDir cache("errors-cache");
+  CliResult r = tune(cache, data_path("compile_errors/same_file/scale.yaml"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("reference scale_reference does not compile")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("scale.cpp:5:14: error:")) << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("note: the reference is compiled from the kernel's file, scale.cpp, "
+                        "without the tuning parameters' #defines (UNROLL); guard the "
+                        "candidates' code with `#ifdef UNROLL`"))
+      << r.output;
 }
 
 TEST(CompileErrorsCli, HeaderBesideTheKernelIsFoundAndItsEditRetunesAndRecompiles) {

@@ -52,6 +52,10 @@ struct KernelTemplateDesc {
   std::function<Result<std::vector<LaunchGeometry>>(const Config&, const Problem&)> step_launch;
   bool lower_entries = false;
   std::string launch_text;
+  // A line appended to this template's compile errors, after the compiler's message (a spec's
+  // reference that shares the kernel's file is told that the tuning parameters are not defined
+  // for it). Not part of the digest: it changes what is said, not what is compiled.
+  std::string compile_error_note;
 };
 
 class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {
