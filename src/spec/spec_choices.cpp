@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <regex>
+#include <string_view>
 #include <system_error>
 
 #include "core/file_util.h"
@@ -152,18 +152,43 @@ Result<KernelTemplateDesc> template_desc(const Spec& spec, const KernelDecl& ker
   return desc;
 }
 
+// The line of the first declaration `<type> NAME` in `source` (a type keyword, whitespace, then
+// the name as a whole word), or 0 when there is none.
+std::size_t declaration_line(std::string_view source, std::string_view name) {
+  static constexpr std::string_view kTypes[] = {"int",   "unsigned", "long",     "short",
+                                                "char",  "bool",     "size_t",   "auto",
+                                                "float", "double",   "typename", "class"};
+  const auto word_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  };
+  for (std::size_t at = source.find(name); at != std::string_view::npos;
+       at = source.find(name, at + 1)) {
+    const std::size_t after = at + name.size();
+    if ((at > 0 && word_char(source[at - 1])) ||
+        (after < source.size() && word_char(source[after]))) {
+      continue;
+    }
+    std::size_t end = at;
+    while (end > 0 && std::isspace(static_cast<unsigned char>(source[end - 1])) != 0) --end;
+    std::size_t begin = end;
+    while (begin > 0 && word_char(source[begin - 1])) --begin;
+    if (end == at || begin == end) continue;
+    const std::string_view type = source.substr(begin, end - begin);
+    if (std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes)) {
+      return 1 + static_cast<std::size_t>(std::count(source.begin(), source.begin() + at, '\n'));
+    }
+  }
+  return 0;
+}
+
 // For the candidates of a source that declares a name a tuning parameter has (`template <int
 // BLOCK>` beside a parameter BLOCK): every parameter is #defined, so the compiler sees
 // `template <int 128>`, and NVRTC's message shows the line but not why. Found by a plain scan
 // (comments and #if branches included), and said only after a compile error.
-std::string declared_parameter_note(const Spec& spec, const std::string& source) {
+std::string declared_parameter_note(const Spec& spec, std::string_view source) {
   for (const Param& p : spec.params) {
-    const std::regex declared(
-        "\\b(?:int|unsigned|long|short|char|bool|size_t|auto|typename|class|float|double)\\s+" +
-        p.name + "\\b");
-    std::smatch m;
-    if (!std::regex_search(source, m, declared)) continue;
-    const auto line = 1 + std::count(source.begin(), source.begin() + m.position(0), '\n');
+    const std::size_t line = declaration_line(source, p.name);
+    if (line == 0) continue;
     return fmt::format(
         "{} is a tuning parameter, #defined as its value for every candidate, and {} declares a "
         "name {} at line {}: the compiler sees the value there; give one of them another name",
@@ -286,12 +311,13 @@ Result<SpecChoices> make_spec_choices(const Spec& spec, std::span<const std::str
   SpecChoices out;
   // Configs removed by restrictions that name a device limit are over the device's limits too.
   if (!target.limits.empty()) count_limit_restrictions(spec, *space, out);
+  // Lines as the user's file numbers them: before an epilogue's hook is put in front.
+  const std::string note = declared_parameter_note(spec, *source);
   std::string name = spec.name;
   if (!spec.epilogue.empty()) {
     name = fmt::format("{}_{}", spec.name, spec.epilogue.tag());
     *source = fused_source(spec.epilogue, *source);
   }
-  const std::string note = declared_parameter_note(spec, *source);
   auto desc = template_desc(spec, spec.kernel, std::move(name), std::move(*source), target);
   if (!desc) return std::unexpected(desc.error());
   desc->compile_error_note = note;
