@@ -50,10 +50,14 @@ CliResult tune(const ScratchDir& cache, const std::filesystem::path& spec,
   return run_cli(cache.path(), args);
 }
 
+// A test file by the absolute name compilers print in their messages.
+std::string absolute_data(const std::string& relative) {
+  return std::filesystem::absolute(data_path(relative)).lexically_normal().string();
+}
+
 TEST(CompileErrorsCli, CompilerMessageNamesTheUsersFileAndLine) {
   ScratchDir cache("errors-cache");
-  const std::string source =
-      std::filesystem::absolute(data_path("compile_errors/bad/bad.cpp")).lexically_normal();
+  const std::string source = absolute_data("compile_errors/bad/bad.cpp");
   CliResult r = tune(cache, data_path("compile_errors/bad/bad.yaml"));
   EXPECT_NE(r.exit_code, 0) << r.output;
   // bad.cpp has `undeclared_name = 1;` at line 6, column 5.
@@ -64,9 +68,7 @@ TEST(CompileErrorsCli, CompilerMessageNamesTheUsersFileAndLine) {
 // A section left out removes four lines; the message still names the template's own line.
 TEST(CompileErrorsCli, MustacheRenderingKeepsTheTemplatesLineNumbers) {
   ScratchDir cache("errors-cache");
-  const std::string source =
-      std::filesystem::absolute(data_path("compile_errors/bad/bad_mustache.cpp"))
-          .lexically_normal();
+  const std::string source = absolute_data("compile_errors/bad/bad_mustache.cpp");
   CliResult r = tune(cache, data_path("compile_errors/bad/bad_mustache.yaml"));
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr(source + ":11:5: error:")) << r.output;
@@ -77,8 +79,7 @@ TEST(CompileErrorsCli, MustacheRenderingKeepsTheTemplatesLineNumbers) {
 // says why (NVRTC's message shows the line only).
 TEST(CompileErrorsCli, AParameterNameInTheSourceIsReportedAtTheUsersLine) {
   ScratchDir cache("errors-cache");
-  const std::string source =
-      std::filesystem::absolute(data_path("compile_errors/clash/clash.cpp")).lexically_normal();
+  const std::string source = absolute_data("compile_errors/clash/clash.cpp");
   CliResult r = tune(cache, data_path("compile_errors/clash/clash.yaml"));
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("<tuning parameters>:1:11: error:")) << r.output;
