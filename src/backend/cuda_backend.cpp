@@ -305,10 +305,10 @@ Result<Artifact> CudaBackend::compile(const KernelSource& source) const {
   options.insert(options.end(), include.begin(), include.end());
   options.insert(options.end(), source.extra_flags.begin(), source.extra_flags.end());
   // The user's headers, read now: an edited one is another cubin (include_deps.h). The toolkit's
-  // header folder, searched last, is not scanned: its headers change with NVRTC's version, which
-  // the key holds.
+  // header folders, searched last, are not scanned: their headers change with NVRTC's version,
+  // which the key holds.
   const std::string deps = include_deps_digest(source.code, options);
-  if (!nv.include_dir.empty()) options.push_back("--include-path=" + nv.include_dir);
+  for (const std::string& dir : nv.include_dirs) options.push_back("--include-path=" + dir);
 
   const std::string tu = translation_unit(source);
   Hasher h;

@@ -39,8 +39,9 @@ std::vector<std::string> candidate_paths() {
 // The toolkit's header folder for the NVRTC at `library` (its file): where cuda_fp16.h is, next to
 // the library (lib/../include in a toolkit, targets/<arch>/lib/../include, the wheels'
 // nvidia/cuda_nvrtc/lib/../../cuda_runtime/include), else under $CUDA_HOME, $CUDA_PATH,
-// /usr/local/cuda, /usr (Debian's nvidia-cuda-toolkit). Empty when none has it.
-std::string toolkit_include_dir(const std::string& library) {
+// /usr/local/cuda, /usr (Debian's nvidia-cuda-toolkit); with its cccl/ subfolder where there is
+// one. Empty when none has it.
+std::vector<std::string> toolkit_include_dirs(const std::string& library) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<fs::path> dirs;
@@ -58,7 +59,10 @@ std::string toolkit_include_dir(const std::string& library) {
   dirs.emplace_back("/usr/local/cuda/include");
   dirs.emplace_back("/usr/include");
   for (const fs::path& d : dirs) {
-    if (fs::is_regular_file(d / "cuda_fp16.h", ec)) return d.lexically_normal().string();
+    if (!fs::is_regular_file(d / "cuda_fp16.h", ec)) continue;
+    std::vector<std::string> out = {d.lexically_normal().string()};
+    if (fs::is_directory(d / "cccl", ec)) out.push_back((d / "cccl").lexically_normal().string());
+    return out;
   }
   return {};
 }
@@ -102,9 +106,9 @@ Result<NvrtcLibrary> open_nvrtc() {
   // The file the loader took (a plain name is found through the loader's path).
   Dl_info info{};
   if (::dladdr(reinterpret_cast<void*>(nv.Version), &info) != 0 && info.dli_fname != nullptr) {
-    nv.include_dir = toolkit_include_dir(info.dli_fname);
+    nv.include_dirs = toolkit_include_dirs(info.dli_fname);
   } else {
-    nv.include_dir = toolkit_include_dir({});
+    nv.include_dirs = toolkit_include_dirs({});
   }
   int count = 0;
   if (nv.GetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {

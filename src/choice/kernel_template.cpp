@@ -201,6 +201,7 @@ KernelTemplate::KernelTemplate(KernelTemplateDesc desc, SearchSpace space)
     h.add(p.name).add(arg_role_name(p.role)).add(dtype_name(p.dtype));
   }
   h.add(static_cast<std::int64_t>(desc_.mustache ? 1 : 0));
+  if (!desc_.defines) h.add("no-defines");  // only then, so that other digests stay as they were
   h.add(static_cast<std::int64_t>(desc_.extra_flags.size()));
   for (const std::string& f : desc_.extra_flags) h.add(f);
   // Only when there are headers, so that the records of a self-contained kernel keep their keys.
@@ -228,8 +229,10 @@ Result<KernelSource> KernelTemplate::render(const Config& config) const {
   source.signature = desc_.signature;
   source.extra_flags = desc_.extra_flags;
   source.source_path = desc_.source_path;
-  for (std::size_t i = 0; i < config.names.size(); ++i) {
-    source.defines.emplace_back(config.names[i], param_value_str(config.values[i]));
+  if (desc_.defines) {
+    for (std::size_t i = 0; i < config.names.size(); ++i) {
+      source.defines.emplace_back(config.names[i], param_value_str(config.values[i]));
+    }
   }
   if (desc_.step_entries) {
     std::vector<std::string> entries = desc_.step_entries(config);

@@ -116,6 +116,7 @@ Result<KernelTemplateDesc> template_desc(const Spec& spec, const KernelDecl& ker
   desc.entry = kernel.entry;
   desc.signature = spec_signature(spec);
   desc.mustache = kernel.mustache;
+  desc.defines = kernel.defines;
   desc.extra_flags = kernel.flags;
   std::error_code ec;
   desc.source_path = std::filesystem::absolute(kernel.source, ec).lexically_normal();
@@ -186,6 +187,7 @@ std::size_t declaration_line(std::string_view source, std::string_view name) {
 // `template <int 128>`, and NVRTC's message shows the line but not why. Found by a plain scan
 // (comments and #if branches included), and said only after a compile error.
 std::string declared_parameter_note(const Spec& spec, std::string_view source) {
+  if (!spec.kernel.defines) return {};
   for (const Param& p : spec.params) {
     const std::size_t line = declaration_line(source, p.name);
     if (line == 0) continue;

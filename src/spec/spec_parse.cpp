@@ -79,12 +79,19 @@ Status parse_kernel(const Reader& r, const YAML::Node& node, std::string_view pa
   if (YAML::Node render = node["render"]; render.IsDefined()) {
     auto text = r.string(render, field(path, "render"));
     if (!text) return std::unexpected(text.error());
-    if (*text != "defines" && *text != "mustache") {
+    if (*text != "defines" && *text != "mustache" && *text != "none") {
       return r.fail(
           render, field(path, "render"),
-          fmt::format("unknown render mode '{}'; expected one of defines, mustache", *text));
+          fmt::format("unknown render mode '{}'; expected one of defines, mustache, none", *text));
+    }
+    if (*text == "none" && out.language == "c++") {
+      return r.fail(render, field(path, "render"),
+                    "render: none leaves a c++ kernel no way to see its parameters; expected "
+                    "defines or mustache (none is for cuda and opencl kernels, whose parameters "
+                    "reach the entry's {{P}} and the launch)");
     }
     out.mustache = *text == "mustache";
+    out.defines = *text != "none";
   }
   if (YAML::Node flags = node["flags"]; flags.IsDefined()) {
     auto list = r.strings(flags, field(path, "flags"));

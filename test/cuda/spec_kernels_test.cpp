@@ -83,6 +83,26 @@ TEST(CudaSpecGpu, PlantedFaultsCostOneCandidateEach) {
   EXPECT_THAT(r.output, HasSubstr("Selected scale_cuda_B"));
 }
 
+// CUB from the toolkit's cccl/ folder, a parameter named as one of CUB's template parameters
+// kept out of its headers by `render: none`: every config compiles without a GPU. On the GPU it
+// tunes against the host reference.
+TEST(CudaSpec, AKernelOnCubCompilesWithItsParameterOutOfTheHeaders) {
+  ScratchDir cache("cuda-spec-cub");
+  CliResult r = run_cli(cache.path(), {"tune", data_path("cuda_spec/cub_sum.yaml"),
+                                       "--compile-only", "--arch", "sm_90a", "--no-cache"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("(0 failed)")) << r.output;
+}
+
+TEST(CudaSpecGpu, AKernelOnCubTunes) {
+  if (!cuda_device_info(0)) GTEST_SKIP() << "[SKIP] no CUDA GPU";
+  ScratchDir cache("cuda-spec-cub-gpu");
+  CliResult r = run_cli(cache.path(), {"tune", data_path("cuda_spec/cub_sum.yaml"), "--no-cache",
+                                       "--budget-ms", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("3 candidates (3 valid, 0 failed)")) << r.output;
+}
+
 // The two other reference forms of a cuda spec build without a GPU: cuBLAS as the reference of a
 // GEMM-shaped spec (and as a competing candidate), and a host C++ reference (CPU compiler).
 TEST(CudaSpec, CublasAndHostReferencesCompileWithoutAGpu) {

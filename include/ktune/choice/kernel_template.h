@@ -56,6 +56,9 @@ struct KernelTemplateDesc {
   // reference that shares the kernel's file is told that the tuning parameters are not defined
   // for it). Not part of the digest: it changes what is said, not what is compiled.
   std::string compile_error_note;
+  // false: no #define per parameter in the rendered source (a spec's `render: none`). The fields
+  // from `kind` on come after the first six, so that positional initialisers stay valid.
+  bool defines = true;
 };
 
 class KernelTemplate : public std::enable_shared_from_this<KernelTemplate> {

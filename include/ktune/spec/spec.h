@@ -43,6 +43,10 @@ struct KernelDecl {
   std::string entry;  // c++/opencl: an identifier; cuda: a name expression ("scan<{{B}}, 4>")
   std::string language = "c++";  // "c++", "cuda" (NVRTC) or "opencl" (OpenCL C)
   bool mustache = false;         // render: mustache
+  // render: none: no #define per parameter (the source as written; cuda and opencl only, whose
+  // parameters reach the kernel through the entry's {{P}} and the launch expressions), so that a
+  // parameter named like a name of an included header (CUB's `B`) leaves the header alone.
+  bool defines = true;
   std::vector<std::string> flags;
   // Problem sizes also passed to the source as #defines (compile-time constants): the
   // candidates are then built per problem.

@@ -90,7 +90,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "name: add\nkernel: {source: add.cpp, entry: add, render: jinja}\n",
                 ErrorCode::kInvalidArgument,
                 "2:47: kernel.render: unknown render mode 'jinja'; expected one of defines, "
-                "mustache"},
+                "mustache, none"},
+        BadCase{"kernel_render_none_cpp",
+                "name: add\nkernel: {source: add.cpp, entry: add, render: none}\n",
+                ErrorCode::kInvalidArgument,
+                "2:47: kernel.render: render: none leaves a c++ kernel no way to see its "
+                "parameters; expected defines or mustache (none is for cuda and opencl kernels, "
+                "whose parameters reach the entry's {{P}} and the launch)"},
         BadCase{"flags_not_list", "name: add\nkernel: {source: add.cpp, entry: add, flags: -O3}\n",
                 ErrorCode::kInvalidArgument, "2:46: kernel.flags: expected a list; got '-O3'"},
         BadCase{"no_problems", head() + "problems: []\n", ErrorCode::kInvalidArgument,
