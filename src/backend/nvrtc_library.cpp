@@ -39,8 +39,9 @@ std::vector<std::string> candidate_paths() {
 // The toolkit's header folder for the NVRTC at `library` (its file): where cuda_fp16.h is, next to
 // the library (lib/../include in a toolkit, targets/<arch>/lib/../include, the wheels'
 // nvidia/cuda_nvrtc/lib/../../cuda_runtime/include), else under $CUDA_HOME, $CUDA_PATH,
-// /usr/local/cuda, /usr (Debian's nvidia-cuda-toolkit); with its cccl/ subfolder where there is
-// one. Empty when none has it.
+// /usr/local/cuda, /usr (Debian's nvidia-cuda-toolkit); then a cccl/ folder (CUB, Thrust,
+// libcu++ in CUDA 13): the one beside those headers, else the first of the other folders'. Empty
+// when no folder has cuda_fp16.h.
 std::vector<std::string> toolkit_include_dirs(const std::string& library) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -58,13 +59,23 @@ std::vector<std::string> toolkit_include_dirs(const std::string& library) {
   }
   dirs.emplace_back("/usr/local/cuda/include");
   dirs.emplace_back("/usr/include");
-  for (const fs::path& d : dirs) {
-    if (!fs::is_regular_file(d / "cuda_fp16.h", ec)) continue;
-    std::vector<std::string> out = {d.lexically_normal().string()};
-    if (fs::is_directory(d / "cccl", ec)) out.push_back((d / "cccl").lexically_normal().string());
-    return out;
+  std::vector<std::string> out;
+  std::size_t found = dirs.size();
+  for (std::size_t i = 0; i < dirs.size() && found == dirs.size(); ++i) {
+    if (fs::is_regular_file(dirs[i] / "cuda_fp16.h", ec)) found = i;
   }
-  return {};
+  if (found == dirs.size()) return out;
+  out.push_back(dirs[found].lexically_normal().string());
+  // CCCL beside those headers, else the first other folder's (the Python wheels' NVRTC comes
+  // without it, a toolkit installed beside them has it).
+  for (std::size_t k = 0; k < dirs.size(); ++k) {
+    const fs::path& d = dirs[k == 0 ? found : (k <= found ? k - 1 : k)];
+    if (fs::is_regular_file(d / "cccl" / "cub" / "cub.cuh", ec)) {
+      out.push_back((d / "cccl").lexically_normal().string());
+      break;
+    }
+  }
+  return out;
 }
 
 Result<NvrtcLibrary> open_nvrtc() {

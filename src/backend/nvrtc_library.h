@@ -44,10 +44,11 @@ struct NvrtcLibrary {
   int minor = 0;
   std::string path;                  // the name dlopen succeeded with, for messages
   std::vector<int> supported_archs;  // 75, 80, 86, 89, 90, ... (nvrtcGetSupportedArchs)
-  // The CUDA headers of the toolkit this NVRTC came with: the folder holding cuda_fp16.h, then
-  // its cccl/ where it has one (CUDA 13 keeps CUB, Thrust and libcu++ there, and nvcc searches
-  // it), so that a kernel can #include <cuda_fp16.h>, <cuda_bf16.h>, <cuda/std/...>,
-  // <cub/...>: NVRTC reads no header folder of its own. Empty when none was found.
+  // The CUDA headers of the toolkit this NVRTC came with: the folder holding cuda_fp16.h, then a
+  // cccl/ folder (CUDA 13 keeps CUB, Thrust and libcu++ there, and nvcc searches it), beside it
+  // or else another toolkit folder's (the Python wheels' NVRTC has none), so that a kernel can
+  // #include <cuda_fp16.h>, <cuda_bf16.h>, <cuda/std/...>, <cub/...>: NVRTC reads no header folder
+  // of its own. Empty when none was found.
   std::vector<std::string> include_dirs;
 };
 
