@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -66,15 +67,14 @@ std::vector<std::string> toolkit_include_dirs(const std::string& library) {
   }
   if (found == dirs.size()) return out;
   out.push_back(dirs[found].lexically_normal().string());
-  // CCCL beside those headers, else the first other folder's (the Python wheels' NVRTC comes
-  // without it, a toolkit installed beside them has it).
-  for (std::size_t k = 0; k < dirs.size(); ++k) {
-    const fs::path& d = dirs[k == 0 ? found : (k <= found ? k - 1 : k)];
-    if (fs::is_regular_file(d / "cccl" / "cub" / "cub.cuh", ec)) {
-      out.push_back((d / "cccl").lexically_normal().string());
-      break;
-    }
-  }
+  // CCCL beside those headers, else the first folder's that has it (the Python wheels' NVRTC
+  // comes without it, a toolkit installed beside them has it).
+  const auto has_cccl = [&](const fs::path& d) {
+    return fs::is_regular_file(d / "cccl" / "cub" / "cub.cuh", ec);
+  };
+  const auto cccl = has_cccl(dirs[found]) ? dirs.begin() + static_cast<std::ptrdiff_t>(found)
+                                          : std::find_if(dirs.begin(), dirs.end(), has_cccl);
+  if (cccl != dirs.end()) out.push_back((*cccl / "cccl").lexically_normal().string());
   return out;
 }
 
